@@ -1,0 +1,1 @@
+"""Persistence: the lossless turn archive and the audit log (SQLite, WAL)."""
