@@ -1,0 +1,1 @@
+"""The Function runtime: owner-written JavaScript workflows in a capability sandbox."""

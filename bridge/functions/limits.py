@@ -1,0 +1,55 @@
+"""The limits every Function invocation runs under.
+
+`config.yml` carries these as one section; the control plane validates it with this model and
+hands the runtime a frozen instance. Every field has a checked range, so a typo cannot turn a
+limit off: there is no "unlimited" value.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FunctionLimits(BaseModel):
+    """Per-invocation limits of the Function runtime. Defaults suit a small survival server."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source_chars: int = Field(default=65_536, ge=64, le=1_048_576)
+    """Largest `on_call` source accepted when the catalogue is loaded."""
+
+    operations_per_call: int = Field(default=32, ge=1, le=1_000)
+    """`api.invoke` calls one invocation may make in total, refused ones included."""
+
+    concurrent_operations: int = Field(default=4, ge=1, le=64)
+    """`api.invoke` calls that may be in flight at once."""
+
+    pending_approvals: int = Field(default=1, ge=1, le=16)
+    """Approval prompts that may be open at once."""
+
+    sync_segment_ms: int = Field(default=50, ge=5, le=10_000)
+    """Longest run of JavaScript between two awaits of host work before it is terminated."""
+
+    workflow_ms: int = Field(default=120_000, ge=100, le=3_600_000)
+    """Whole invocation wall time, waiting for approvals included."""
+
+    heap_mb: int = Field(default=32, ge=8, le=1_024)
+    """V8 heap of one isolate; past it the isolate is terminated (memory bombs)."""
+
+    result_chars: int = Field(default=16_384, ge=64, le=1_048_576)
+    """Size of the returned JSON (and of each `api.invoke` input) in characters."""
+
+    result_depth: int = Field(default=16, ge=1, le=64)
+    """Nesting depth of the returned JSON (and of each `api.invoke` input)."""
+
+    result_members: int = Field(default=1_024, ge=1, le=100_000)
+    """Array items plus object members in the returned JSON (and each `api.invoke` input)."""
+
+    argument_chars: int = Field(default=8_192, ge=2, le=1_048_576)
+    """Size of the model's `arguments` JSON for `call_function`."""
+
+    argument_depth: int = Field(default=8, ge=1, le=64)
+    """Nesting depth of the model's `arguments`."""
+
+    argument_members: int = Field(default=256, ge=1, le=100_000)
+    """Array items plus object members in the model's `arguments`."""
