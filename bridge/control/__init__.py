@@ -1,0 +1,1 @@
+"""The control plane: strict configuration files, validated jointly and published atomically."""

@@ -1,0 +1,48 @@
+"""Environment references and secret redaction.
+
+``${NAME}`` in a control-plane value names an environment variable. It is looked up in the
+process environment first, then in the folder's ``.env``; an empty value counts as unset so a
+blank export in a shell does not hide the ``.env`` entry. Values are never interpolated any
+further: a resolved value containing ``${...}`` is used verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+REDACTED = "***"
+
+ENV_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
+WHOLE_ENV_REFERENCE = re.compile(rf"\$\{{({ENV_NAME_PATTERN})\}}")
+# Inside a header value: ``${NAME}`` anywhere in the text.
+EMBEDDED_REFERENCE = re.compile(rf"\$\{{({ENV_NAME_PATTERN})\}}")
+
+# Placeholders resolved per request by the provider layer, never from the environment.
+REQUEST_TEMPLATES: frozenset[str] = frozenset({"session_id", "user_agent"})
+
+
+def whole_reference(value: str) -> str | None:
+    """The variable name when ``value`` is exactly ``${NAME}``, otherwise ``None``."""
+    match = WHOLE_ENV_REFERENCE.fullmatch(value)
+    return match.group(1) if match else None
+
+
+def lookup(name: str, environ: Mapping[str, str]) -> str | None:
+    """The non-empty value of ``name`` in ``environ``, or ``None``."""
+    value = environ.get(name)
+    return value if value else None
+
+
+def merged_environment(process: Mapping[str, str], dotenv: Mapping[str, str]) -> dict[str, str]:
+    """Process variables win over ``.env`` entries unless they are empty."""
+    merged = dict(dotenv)
+    merged.update({key: value for key, value in process.items() if value})
+    return merged
+
+
+def redact(text: str, secrets: list[str] | tuple[str, ...] | frozenset[str]) -> str:
+    """Replace every occurrence of each secret (longest first) with ``***``."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
