@@ -1,0 +1,251 @@
+"""A YAML reader that accepts only plain JSON-shaped data.
+
+PyYAML's safe loader still expands aliases (billion laughs), applies merge keys, honours
+``!!binary``/``!!set``/timestamps and reads YAML 1.1 ``yes``/``no``/``on``/``off`` as booleans.
+This reader walks the parser's events itself and refuses all of that, so what reaches the
+models is exactly what the owner wrote. Every refusal names the file, line, column and the
+field path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+
+from bridge.control.problems import ConfigLoadError, Problem, format_path
+
+PathParts = tuple[str | int, ...]
+
+DEFAULT_MAX_BYTES = 256 * 1024
+DEFAULT_MAX_DEPTH = 32
+DEFAULT_MAX_NODES = 20_000
+
+_NULL = re.compile(r"null|Null|NULL|~|")
+_TRUE = re.compile(r"true|True|TRUE")
+_FALSE = re.compile(r"false|False|FALSE")
+_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+# Only asked which type YAML 1.1 would give a plain scalar, to refuse it with a precise message.
+_implied_tag = cast(Callable[[type, str, tuple[bool, bool]], str], yaml.resolver.Resolver().resolve)
+
+
+@dataclass(slots=True)
+class YamlDocument:
+    """A parsed file: its value and where each field path starts (1-based line, column)."""
+
+    value: Any
+    marks: dict[PathParts, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: PathParts) -> tuple[int | None, int | None]:
+        """The position of ``path`` or of its nearest located ancestor."""
+        for end in range(len(path), -1, -1):
+            mark = self.marks.get(path[:end])
+            if mark is not None:
+                return mark
+        return None, None
+
+
+class _Refusal(Exception):
+    def __init__(self, message: str, event: Event | None, path: PathParts) -> None:
+        super().__init__(message)
+        self.message = message
+        self.event = event
+        self.path = path
+
+
+def load_strict_yaml(
+    data: bytes,
+    file: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> YamlDocument:
+    """Parse ``data`` (UTF-8, one document) or raise ``ConfigLoadError`` with one problem."""
+    if len(data) > max_bytes:
+        raise ConfigLoadError([Problem(file, None, None, "", f"file is over {max_bytes} bytes")])
+    if data.startswith(b"\xef\xbb\xbf"):
+        # Windows editors add a UTF-8 byte order mark; it carries no meaning, so it is dropped.
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad_line = data[: exc.start].count(b"\n") + 1
+        problem = Problem(file, bad_line, None, "", "file is not valid UTF-8")
+        raise ConfigLoadError([problem]) from exc
+    if "\ufeff" in text:
+        bom_line = text[: text.index("\ufeff")].count("\n") + 1
+        problem = Problem(file, bom_line, None, "", "byte order mark inside the file")
+        raise ConfigLoadError([problem])
+    builder = _Builder(max_depth=max_depth, max_nodes=max_nodes)
+    try:
+        builder.run(yaml.parse(text, Loader=yaml.SafeLoader))
+    except _Refusal as refusal:
+        line, column = _position(refusal.event)
+        if line is None:
+            line, column = builder.document.locate(refusal.path)
+        problem = Problem(file, line, column, format_path(refusal.path), refusal.message)
+        raise ConfigLoadError([problem]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = Problem(
+            file,
+            mark.line + 1 if mark else None,
+            mark.column + 1 if mark else None,
+            format_path(builder.path),
+            str(exc.problem or exc.context or "invalid YAML"),
+        )
+        raise ConfigLoadError([problem]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigLoadError([Problem(file, None, None, "", f"invalid YAML: {exc}")]) from None
+    return builder.document
+
+
+def _position(event: Event | None) -> tuple[int | None, int | None]:
+    if event is None or event.start_mark is None:
+        return None, None
+    return event.start_mark.line + 1, event.start_mark.column + 1
+
+
+class _Builder:
+    """Turns a parser event stream into plain values, refusing anything beyond JSON."""
+
+    def __init__(self, *, max_depth: int, max_nodes: int) -> None:
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self.path: list[str | int] = []
+        self.document = YamlDocument(value=None)
+        self.events: Any = None
+
+    def run(self, events: Any) -> None:
+        self.events = iter(events)
+        documents = 0
+        for event in self.events:
+            if isinstance(event, StreamStartEvent | DocumentEndEvent):
+                continue
+            if isinstance(event, StreamEndEvent):
+                break
+            if isinstance(event, DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise _Refusal("more than one YAML document", event, ())
+                if event.explicit and event.tags:
+                    raise _Refusal("%TAG directives are not allowed", event, ())
+                continue
+            self.document.value = self.node(event)
+
+    def node(self, event: Event) -> Any:
+        path = tuple(self.path)
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
+            raise _Refusal(f"more than {self.max_nodes} YAML nodes", event, path)
+        if isinstance(event, AliasEvent):
+            raise _Refusal("aliases (*name) are not allowed", event, path)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise _Refusal("anchors (&name) are not allowed", event, path)
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            raise _Refusal(f"explicit tags are not allowed ({tag})", event, path)
+        if len(self.path) >= self.max_depth and isinstance(
+            event, MappingStartEvent | SequenceStartEvent
+        ):
+            raise _Refusal(f"nesting deeper than {self.max_depth} levels", event, path)
+        if isinstance(event, ScalarEvent):
+            return self.scalar(event, path)
+        if isinstance(event, SequenceStartEvent):
+            return self.sequence()
+        if isinstance(event, MappingStartEvent):
+            return self.mapping()
+        raise _Refusal(f"unexpected YAML event {type(event).__name__}", event, path)
+
+    def sequence(self) -> list[Any]:
+        items: list[Any] = []
+        for event in self.events:
+            if isinstance(event, SequenceEndEvent):
+                return items
+            self.path.append(len(items))
+            self.document.marks[tuple(self.path)] = _mark(event)
+            items.append(self.node(event))
+            self.path.pop()
+        raise _Refusal("unterminated sequence", None, tuple(self.path))
+
+    def mapping(self) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_event in self.events:
+            if isinstance(key_event, MappingEndEvent):
+                return result
+            path = tuple(self.path)
+            if not isinstance(key_event, ScalarEvent):
+                if isinstance(key_event, AliasEvent):
+                    raise _Refusal("aliases (*name) are not allowed", key_event, path)
+                raise _Refusal("mapping keys must be plain strings", key_event, path)
+            key = self.key(key_event, path)
+            if key in result:
+                raise _Refusal(f"duplicate key {key!r}", key_event, (*path, key))
+            self.path.append(key)
+            self.document.marks[tuple(self.path)] = _mark(key_event)
+            result[key] = self.node(next(self.events))
+            self.path.pop()
+        raise _Refusal("unterminated mapping", None, tuple(self.path))
+
+    def key(self, event: ScalarEvent, path: PathParts) -> str:
+        if event.anchor is not None:
+            raise _Refusal("anchors (&name) are not allowed", event, path)
+        if event.tag is not None:
+            raise _Refusal(f"explicit tags are not allowed ({event.tag})", event, path)
+        if event.style is None and event.value == "<<":
+            raise _Refusal("merge keys (<<) are not allowed", event, path)
+        value = self.scalar(event, path)
+        if not isinstance(value, str):
+            raise _Refusal(f"mapping key {event.value!r} is not a string; quote it", event, path)
+        return value
+
+    def scalar(self, event: ScalarEvent, path: PathParts) -> Any:
+        value = event.value
+        if event.style is not None:
+            return value  # quoted or block scalar: always a string
+        if _NULL.fullmatch(value):
+            return None
+        if _TRUE.fullmatch(value):
+            return True
+        if _FALSE.fullmatch(value):
+            return False
+        if _INT.fullmatch(value):
+            return int(value)
+        if _FLOAT.fullmatch(value):
+            return float(value)
+        implied = _implied_tag(yaml.ScalarNode, value, (True, False))
+        if implied == "tag:yaml.org,2002:bool":
+            raise _Refusal(
+                f"{value!r} is a YAML 1.1 boolean; write true or false, or quote it", event, path
+            )
+        if implied != "tag:yaml.org,2002:str":
+            kind = implied.rsplit(":", 1)[-1]
+            raise _Refusal(
+                f"{value!r} would be read as a YAML {kind}; quote it if it is text", event, path
+            )
+        return value
+
+
+def _mark(event: Event) -> tuple[int, int]:
+    line, column = _position(event)
+    return (line or 0, column or 0)

@@ -1,0 +1,1 @@
+"""Policy decisions enforced in code: the command whitelist (and, later, approvals)."""

@@ -1,0 +1,154 @@
+"""The command whitelist: one canonical command form and anchored, linear-time rule matching.
+
+A command is canonicalised once, and rules only ever see that form, so there is exactly one
+string a rule has to account for. Canonical form:
+
+- at most ``MAX_COMMAND_CHARS`` characters;
+- no control, format, separator (other than the plain space), surrogate, private-use or
+  unassigned character: newlines, U+2028, zero-width and bidi marks all make it invalid;
+- no ``§`` (legacy formatting codes);
+- one leading ``/`` removed;
+- no leading, trailing or repeated spaces (refused rather than collapsed, so what is checked is
+  what runs);
+- the root (first word) lowercased; namespaced roots (``minecraft:give``) kept as written, so a
+  rule for ``give`` does not allow ``minecraft:give``.
+
+Rules are RE2 patterns (linear time, no backreferences) matched against the whole canonical
+command. All rules of one executor are compiled into one RE2 set, so a decision is a single
+pass over the command whatever the number of rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import re2
+
+from bridge.errors import ToolError
+
+Executor = Literal["player", "console"]
+
+MAX_COMMAND_CHARS = 256
+MAX_RULES_PER_LIST = 256
+MAX_RULE_CHARS = 512
+
+
+class InvalidCommand(ToolError):
+    """The command has no canonical form; ``reason`` says why in words a player can read."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"invalid command: {reason}")
+        self.reason = reason
+
+
+class InvalidRule(ValueError):
+    """A whitelist pattern is not acceptable; raised while a control plane is validated."""
+
+
+@dataclass(frozen=True, slots=True)
+class WhitelistDecision:
+    """The answer for one command: ``rule`` is the pattern that allowed it, if any."""
+
+    allowed: bool
+    canonical: str
+    rule: str | None
+
+
+def canonicalize(command: str) -> str:
+    """The canonical form of ``command`` or ``InvalidCommand``."""
+    if len(command) > MAX_COMMAND_CHARS + 1:
+        raise InvalidCommand(f"longer than {MAX_COMMAND_CHARS} characters")
+    # str.isprintable is false exactly for the Unicode categories refused above (Cc, Cf, Cs, Co,
+    # Cn, Zl, Zp and every Zs but U+0020), and it runs in C.
+    if not command.isprintable():
+        bad = next(ch for ch in command if not ch.isprintable())
+        raise InvalidCommand(f"contains the invisible or control character U+{ord(bad):04X}")
+    if "§" in command:
+        raise InvalidCommand("contains the formatting character §")
+    text = command[1:] if command.startswith("/") else command
+    if not text:
+        raise InvalidCommand("is empty")
+    if len(text) > MAX_COMMAND_CHARS:
+        raise InvalidCommand(f"longer than {MAX_COMMAND_CHARS} characters")
+    if text[0] == " " or text[-1] == " ":
+        raise InvalidCommand("starts or ends with a space")
+    if "  " in text:
+        raise InvalidCommand("contains repeated spaces")
+    root, space, rest = text.partition(" ")
+    return root.lower() + space + rest
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # errors are reported to the owner, not to stderr
+    return options
+
+
+def check_rule(pattern: str) -> None:
+    """Raise ``InvalidRule`` unless ``pattern`` is a usable whitelist pattern."""
+    if not 1 <= len(pattern) <= MAX_RULE_CHARS:
+        raise InvalidRule(f"a rule must have 1 to {MAX_RULE_CHARS} characters")
+    if not pattern.isprintable():
+        raise InvalidRule("a rule must not contain control or invisible characters")
+    try:
+        re2.compile(pattern, options=_options())
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise InvalidRule(f"not a valid RE2 pattern: {detail}") from None
+
+
+class RuleSet:
+    """The compiled rules of one executor, in file order; the first matching rule is reported."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        if len(patterns) > MAX_RULES_PER_LIST:
+            raise InvalidRule(f"at most {MAX_RULES_PER_LIST} rules per list")
+        if len(set(patterns)) != len(patterns):
+            raise InvalidRule("a rule is listed twice")
+        for pattern in patterns:
+            check_rule(pattern)
+        self.patterns: tuple[str, ...] = tuple(patterns)
+        self._set: Any = None
+        if self.patterns:
+            self._set = re2.Set.FullMatchSet(_options())
+            for pattern in self.patterns:
+                self._set.Add(pattern)
+            self._set.Compile()
+
+    def first_match(self, canonical: str) -> str | None:
+        if self._set is None:
+            return None
+        matched = self._set.Match(canonical)
+        return self.patterns[min(matched)] if matched else None
+
+
+class Whitelist:
+    """The compiled ``whitelist.yml``; immutable after construction."""
+
+    def __init__(
+        self,
+        *,
+        enabled: bool = True,
+        player: Sequence[str] = (),
+        console: Sequence[str] = (),
+    ) -> None:
+        self.enabled = enabled
+        self._rules: dict[str, RuleSet] = {"player": RuleSet(player), "console": RuleSet(console)}
+
+    def rules(self, executor: Executor) -> tuple[str, ...]:
+        return self._rules[executor].patterns
+
+    def decide(self, executor: Executor, command: str) -> WhitelistDecision:
+        """Allow only when a rule of ``executor`` matches the whole canonical command.
+
+        Raises ``InvalidCommand`` when ``command`` has no canonical form.
+        """
+        canonical = canonicalize(command)
+        if not self.enabled:
+            return WhitelistDecision(False, canonical, None)
+        rule = self._rules[executor].first_match(canonical)
+        return WhitelistDecision(rule is not None, canonical, rule)
