@@ -1,0 +1,334 @@
+"""Pydantic wire models for every message type of link protocol v1, and the type registry.
+
+The models mirror ``docs/protocol/schema.json`` field for field; ``tests/link/test_vectors.py``
+runs the shared vectors through both, so a drift between them fails a test. Every model refuses
+unknown fields and validates strictly (no ``"3"`` for ``3``), because the Java side does too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+TYPE_PATTERN = r"^[a-z][a-z0-9_.]{0,63}$"
+UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+PLAYER_NAME_PATTERN = r"^[.]?[A-Za-z0-9_]{1,16}$"
+
+_T = TypeVar("_T", bound=Hashable)
+
+
+def _unique(items: list[_T]) -> list[_T]:
+    if len(set(items)) != len(items):
+        raise ValueError("items must not repeat")
+    return items
+
+
+class WireModel(BaseModel):
+    """Base of every ``data`` model: strict, closed, immutable.
+
+    Optional fields (default ``None``) are absent on the wire, never ``null``: the schema has no
+    ``null`` for them, so an explicit ``null`` is refused on input and omitted on output. Fields
+    that are required and nullable (``notice``, ``feedback``) have no default and keep ``null``.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _optional_fields_are_absent_not_null(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, field in cls.model_fields.items():
+                if name in value and value[name] is None and not field.is_required():
+                    raise ValueError(f"{name} must be left out rather than null")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        return {
+            key: value
+            for key, value in dumped.items()
+            if not (value is None and key in fields and not fields[key].is_required())
+        }
+
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+Uuid = Annotated[str, Field(pattern=UUID_PATTERN)]
+Version = Annotated[str, Field(min_length=1, max_length=64)]
+Nonce = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{43}$")]
+Feature = Annotated[str, Field(pattern=TYPE_PATTERN)]
+Short = Annotated[int, Field(ge=0, le=65535)]
+Permission = Literal[
+    "mineclaw.command.chat",
+    "mineclaw.command.approve",
+    "mineclaw.command.listen",
+    "mineclaw.command.reload",
+    "mineclaw.command.compact",
+    "mineclaw.command.clear",
+    "mineclaw.command.stop",
+    "mineclaw.command.model",
+    "mineclaw.command.tools",
+    "mineclaw.command.functions",
+    "mineclaw.bypass.ratelimit",
+]
+Granted = Annotated[list[Permission], Field(max_length=11), AfterValidator(_unique)]
+TextName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+TextMap = Annotated[dict[TextName, Annotated[str, Field(max_length=8192)]], Field(max_length=16)]
+SentErrorCode = Literal[
+    "MALFORMED_FRAME",
+    "INVALID_ENVELOPE",
+    "UNSUPPORTED_VERSION",
+    "UNKNOWN_TYPE",
+    "INVALID_DATA",
+    "DUPLICATE_ID",
+    "UNEXPECTED_ANSWER",
+    "NOT_READY",
+    "AUTH_FAILED",
+    "PLAYER_OFFLINE",
+    "UNAVAILABLE",
+    "INTERNAL",
+]
+
+
+class PlayerRef(WireModel):
+    uuid: Uuid
+    name: Annotated[str, Field(pattern=PLAYER_NAME_PATTERN)]
+
+
+class Text(WireModel):
+    """Text the plugin renders: a trusted template with plain and model-written placeholders."""
+
+    template: Annotated[str, Field(min_length=1, max_length=2048)]
+    values: TextMap | None = None
+    model: TextMap | None = None
+
+
+def _player_exactly_when(selector: str, wanted: str, player: object | None) -> None:
+    if (selector == wanted) != (player is not None):
+        if player is None:
+            raise ValueError(f"player is required when the value is {wanted!r}")
+        raise ValueError(f"player is only allowed when the value is {wanted!r}")
+
+
+# ---- handshake
+
+
+class ProtocolVersion(WireModel):
+    major: Short
+    minor: Short
+
+
+class Hello(WireModel):
+    protocol: ProtocolVersion
+    nonce: Nonce
+    mac: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    instance_id: Uuid
+    plugin_version: Version
+    minecraft_version: Version
+    platform: Literal["paper", "folia", "testkit"]
+    features: Annotated[list[Feature], Field(max_length=32), AfterValidator(_unique)]
+
+
+class HelloResult(WireModel):
+    bridge_version: Version
+    session_id: Id
+
+
+class HelloChallenge(WireModel):
+    nonce: Nonce
+    protocol: Short
+    bridge_version: Version
+
+
+class LinkState(WireModel):
+    forward: Literal["all", "prefixed"]
+    public_prefix: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+# ---- plugin to bridge
+
+
+class ChatRequest(WireModel):
+    player: PlayerRef
+    granted: Granted
+    text: Annotated[str, Field(min_length=1, max_length=4096)]
+
+
+class ChatVerdict(WireModel):
+    decision: Literal["pass", "accept", "refuse"]
+    ai_prefix: bool
+    notice: Text | None
+
+
+class CommandSender(WireModel):
+    kind: Literal["player", "console"]
+    player: PlayerRef | None = None
+    granted: Granted
+
+    @model_validator(mode="after")
+    def _player_only_for_players(self) -> CommandSender:
+        _player_exactly_when(self.kind, "player", self.player)
+        return self
+
+
+class CommandRequest(WireModel):
+    sender: CommandSender
+    args: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(max_length=16)]
+
+
+class CommandReply(WireModel):
+    lines: Annotated[list[Text], Field(max_length=64)]
+
+
+class PlayerEvent(WireModel):
+    """The data of ``player.join`` and ``player.quit``."""
+
+    player: PlayerRef
+
+
+# ---- bridge to plugin
+
+
+class OutputChat(WireModel):
+    target: Literal["broadcast", "player"]
+    player: Uuid | None = None
+    text: Text
+
+    @model_validator(mode="after")
+    def _player_only_for_player_target(self) -> OutputChat:
+        _player_exactly_when(self.target, "player", self.player)
+        return self
+
+
+class OutputChatResult(WireModel):
+    delivered: Annotated[int, Field(ge=0, le=2147483647)]
+
+
+class OutputActionbar(WireModel):
+    player: Uuid
+    text: Text
+
+
+class PlayersList(WireModel):
+    pass
+
+
+class PlayersListResult(WireModel):
+    players: Annotated[list[PlayerRef], Field(max_length=1024)]
+
+
+class CommandDispatch(WireModel):
+    executor: Literal["console", "player"]
+    player: Uuid | None = None
+    command: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]")]
+
+    @model_validator(mode="after")
+    def _player_only_for_player_executor(self) -> CommandDispatch:
+        _player_exactly_when(self.executor, "player", self.player)
+        return self
+
+
+class CommandDispatchResult(WireModel):
+    dispatch_status: Literal["dispatched", "rejected", "failed"]
+    feedback: Annotated[list[Annotated[str, Field(max_length=2048)]], Field(max_length=64)] | None
+
+
+class ErrorData(WireModel):
+    code: SentErrorCode
+    message: Annotated[str, Field(max_length=512)]
+
+
+# ---- the registry
+
+
+class Direction(StrEnum):
+    PLUGIN_TO_BRIDGE = "plugin_to_bridge"
+    BRIDGE_TO_PLUGIN = "bridge_to_plugin"
+
+
+class Kind(StrEnum):
+    REQUEST = "request"
+    EVENT = "event"
+    ANSWER = "answer"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class MessageType:
+    """One type as a receiver sees it: who sends it, what kind it is, the model of its data."""
+
+    name: str
+    kind: Kind
+    sender: Direction
+    data: type[WireModel]
+
+
+def _types(
+    sender: Direction, rows: Sequence[tuple[str, Kind, type[WireModel]]]
+) -> dict[str, MessageType]:
+    return {name: MessageType(name, kind, sender, model) for name, kind, model in rows}
+
+
+_P, _B = Direction.PLUGIN_TO_BRIDGE, Direction.BRIDGE_TO_PLUGIN
+_R, _E, _A = Kind.REQUEST, Kind.EVENT, Kind.ANSWER
+
+MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
+    _P: _types(
+        _P,
+        [
+            ("hello", _R, Hello),
+            ("chat", _R, ChatRequest),
+            ("command", _R, CommandRequest),
+            ("player.join", _E, PlayerEvent),
+            ("player.quit", _E, PlayerEvent),
+            ("output.chat.result", _A, OutputChatResult),
+            ("players.list.result", _A, PlayersListResult),
+            ("command.dispatch.result", _A, CommandDispatchResult),
+            ("error", Kind.ERROR, ErrorData),
+        ],
+    ),
+    _B: _types(
+        _B,
+        [
+            ("hello.challenge", _E, HelloChallenge),
+            ("link.state", _E, LinkState),
+            ("output.chat", _R, OutputChat),
+            ("output.actionbar", _E, OutputActionbar),
+            ("players.list", _R, PlayersList),
+            ("command.dispatch", _R, CommandDispatch),
+            ("hello.result", _A, HelloResult),
+            ("chat.result", _A, ChatVerdict),
+            ("command.result", _A, CommandReply),
+            ("error", Kind.ERROR, ErrorData),
+        ],
+    ),
+}
+"""Every type of protocol v1, by the direction it travels in."""
+
+
+def message_type(sender: Direction, name: str) -> MessageType | None:
+    """The type ``name`` as sent by ``sender``, or None when that side never sends it."""
+    return MESSAGE_TYPES[sender].get(name)
+
+
+def answer_type(sender: Direction, request: str) -> MessageType:
+    """The ``*.result`` type that answers ``request`` (sent in the opposite direction)."""
+    answerer = _B if sender is _P else _P
+    found = MESSAGE_TYPES[answerer].get(f"{request}.result")
+    if found is None:  # pragma: no cover - the registry above pairs every request
+        raise KeyError(request)
+    return found
