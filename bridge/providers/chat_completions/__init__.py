@@ -1,0 +1,1 @@
+"""The OpenAI Chat Completions wire protocol: ``POST {base_url}/chat/completions``."""

@@ -1,0 +1,197 @@
+"""The provider client: one ``httpx.AsyncClient`` per provider, both protocols, retries.
+
+``stream`` never raises for a provider fault: every stream ends with exactly one ``Completed``
+or ``Failed`` event. A request is retried here only while nothing of its response stream has
+been read; once bytes arrived, a broken stream fails this attempt and the turn engine decides
+whether to spend another of the turn's attempts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+
+from bridge.providers.errors import (
+    ProviderConnectError,
+    ProviderResponseError,
+    ProviderStatusError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+    ProviderTransportError,
+    clip,
+)
+from bridge.providers.events import Failed, StreamEvent
+from bridge.providers.headers import HeaderBuilder
+from bridge.providers.identity import IdentitySettings
+from bridge.providers.items import ProviderRequest
+from bridge.providers.protocols import protocol_for
+from bridge.providers.retry import RetryAfterTooLong, delay_before_retry
+from bridge.providers.settings import ModelSettings, ProviderSettings
+
+# At most this much of an error body is read, and only to find the provider's error code.
+MAX_ERROR_BODY_BYTES = 64 * 1024
+
+
+async def _read_bounded(response: httpx.Response) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= MAX_ERROR_BODY_BYTES:
+            break
+    return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
+
+
+def _error_fields(body: bytes) -> tuple[str | None, str]:
+    """The provider's error code and message from a JSON error body; never the body itself."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None, ""
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, str):
+        return None, clip(error)
+    if not isinstance(error, dict):
+        return None, ""
+    code = error.get("code") or error.get("type")
+    message = error.get("message")
+    return (str(code) if code is not None else None), (
+        clip(message) if isinstance(message, str) else ""
+    )
+
+
+class _RetryableStatus(ProviderStatusError):
+    """A status error that remembers the server's retry headers for the backoff."""
+
+    def __init__(self, status: int, code: str | None, message: str, headers: dict[str, str]):
+        super().__init__(status, code, message)
+        self.retry_headers = headers
+
+
+def _translate(exc: httpx.HTTPError) -> ProviderTransportError:
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return ProviderConnectError(f"bad provider URL: {type(exc).__name__}", retryable=False)
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderTimeoutError(f"provider timed out ({type(exc).__name__})")
+    if isinstance(exc, httpx.ConnectError):
+        return ProviderConnectError("could not connect to the provider")
+    return ProviderStreamError(f"connection to the provider broke ({type(exc).__name__})")
+
+
+class ProviderClient:
+    """Talks to one provider. Use as ``async with`` or call ``aclose`` when done.
+
+    transport: handed to httpx, so tests can use ``httpx.MockTransport``.
+    sleep: how the client waits between retries; tests may record the delays instead.
+    """
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        *,
+        identity: IdentitySettings | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.settings = settings
+        self._identity = identity or IdentitySettings()
+        self._protocol = protocol_for(settings.api_type)
+        self._headers = HeaderBuilder(settings)
+        self._url = settings.base_url.rstrip("/") + self._protocol.path
+        self._sleep = sleep
+        timeouts = settings.timeouts
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(
+                connect=timeouts.connect_s,
+                read=timeouts.read_s,
+                write=timeouts.read_s,
+                pool=timeouts.connect_s,
+            ),
+            follow_redirects=False,
+        )
+
+    @property
+    def user_agent(self) -> str:
+        return self._headers.user_agent
+
+    async def __aenter__(self) -> ProviderClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def build_body(self, request: ProviderRequest, model: ModelSettings) -> dict[str, object]:
+        """The JSON body ``stream`` would send, for inspection and tests."""
+        return self._protocol.build_body(request, model, self._identity)
+
+    async def stream(
+        self, request: ProviderRequest, model: ModelSettings
+    ) -> AsyncIterator[StreamEvent]:
+        """Send ``request`` and yield its events; the last one is ``Completed`` or ``Failed``.
+
+        Close the iterator (``contextlib.aclosing``) if you stop before the end."""
+        try:
+            body = json.dumps(self.build_body(request, model), ensure_ascii=False).encode()
+            headers = self._headers.build(request.session_id)
+        except ProviderTransportError as exc:
+            yield Failed(reason=str(exc), retryable=False, error=exc)
+            return
+        policy = self.settings.retry
+        attempt = 0
+        while True:
+            attempt += 1
+            reader = self._protocol.new_reader(model)
+            received = False
+            try:
+                async with self._http.stream(
+                    "POST", self._url, content=body, headers=headers
+                ) as response:
+                    await self._check_response(response)
+                    async for chunk in response.aiter_bytes():
+                        received = True
+                        for event in reader.feed(chunk):
+                            yield event
+                        if reader.finished:
+                            return
+                    for event in reader.close():
+                        yield event
+                    return
+            except (httpx.HTTPError, ProviderTransportError) as raw:
+                error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
+                if received or not error.retryable or attempt >= max(1, policy.max_attempts):
+                    yield Failed(reason=str(error), retryable=error.retryable, error=error)
+                    return
+                retry_headers = getattr(error, "retry_headers", None)
+                try:
+                    delay = delay_before_retry(policy, attempt, retry_headers)
+                except RetryAfterTooLong as too_long:
+                    yield Failed(reason=f"{error} ({too_long})", retryable=True, error=error)
+                    return
+            await self._sleep(delay)
+
+    async def _check_response(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status >= 300:
+            code, message = _error_fields(await _read_bounded(response))
+            retry_headers = {
+                name: response.headers[name]
+                for name in ("retry-after", "retry-after-ms")
+                if name in response.headers
+            }
+            raise _RetryableStatus(status, code, message, retry_headers)
+        content_type = response.headers.get("content-type", "")
+        if content_type.startswith(("application/json", "text/html", "text/plain")):
+            code, message = _error_fields(await _read_bounded(response))
+            if code or message:
+                raise ProviderResponseError(message or "provider error", code=code, retryable=False)
+            raise ProviderStreamError(
+                f"expected an event stream, got {clip(content_type, 60)}", retryable=False
+            )

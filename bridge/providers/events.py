@@ -1,0 +1,86 @@
+"""What a provider client streams to the turn engine, whichever protocol is on the wire.
+
+A stream yields any number of deltas and ends with exactly one terminal event: ``Completed``
+(with the assembled items of this response) or ``Failed``. These are plain slotted dataclasses
+rather than pydantic models because hundreds of them are made per response on the hot path;
+their content was already checked by the reader that made them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bridge.errors import ProviderError
+from bridge.providers.items import AssistantText, Reasoning, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the provider reported them; 0 where it reported nothing."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallBegun:
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgumentsDelta:
+    call_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDone:
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """The response finished; ``items`` is what it holds, ready to append to the turn."""
+
+    items: tuple[AssistantText | Reasoning | ToolCall, ...]
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    response_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The attempt failed. ``retryable`` says whether the same request may succeed; the turn
+    engine decides whether to spend another of the turn's attempts on it."""
+
+    reason: str
+    retryable: bool
+    error: ProviderError | None = field(default=None, compare=False)
+
+
+StreamEvent = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallBegun
+    | ToolCallArgumentsDelta
+    | ToolCallDone
+    | Completed
+    | Failed
+)

@@ -1,0 +1,1 @@
+"""The OpenAI Responses wire protocol: ``POST {base_url}/responses``, stateless."""
