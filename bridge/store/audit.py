@@ -1,0 +1,229 @@
+"""The audit log: one SQLite table and one JSON-lines file, written by a dedicated thread.
+
+Why a writer thread: `record` is called from the event loop, in the middle of turns and chat
+verdicts. A SQLite commit is usually tens of microseconds in WAL mode, but now and then a commit
+triggers a checkpoint that fsyncs the database, and on a shared disk that can take tens of
+milliseconds, which would stall every chat verdict behind it. So `record` only validates, masks
+and serialises the event (microseconds) and puts it on a bounded queue; the thread writes
+batches, one transaction and one file append per batch.
+
+When the queue is full (the disk has stalled for a long time), `record` waits up to
+``put_timeout`` seconds and then raises `AuditError`: an audit event is never dropped silently.
+The database runs with ``synchronous=NORMAL``: a process kill loses nothing that was committed;
+a power cut may lose the last batches, which is the usual trade for a log.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import re2
+
+from bridge.errors import StoreError
+from bridge.store.audit_sink import JSONValue
+from bridge.store.redaction import mask_secrets
+
+AUDIT_DB_FILE_NAME = "audit.sqlite3"
+AUDIT_JSONL_FILE_NAME = "audit.jsonl"
+
+_KIND = re2.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){0,7}")
+_MAX_KIND_CHARS = 64
+_BATCH_MAX = 256
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit_events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    fields_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_kind ON audit_events (kind, seq);
+"""
+
+
+class AuditError(StoreError):
+    """An audit event was refused (bad kind, not JSON) or could not be written."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One stored audit event, as read back."""
+
+    seq: int
+    at: datetime
+    kind: str
+    fields: dict[str, JSONValue]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    at: str
+    kind: str
+    fields_json: str
+
+
+class AuditLog:
+    """The SQLite + JSON-lines audit sink. Implements `bridge.store.audit_sink.AuditSink`.
+
+    Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000) and
+    ``put_timeout`` (seconds `record` waits on a full queue before raising, default 2.0).
+    ``clock`` gives the event time (UTC now by default).
+    """
+
+    def __init__(
+        self,
+        db_path: Path,
+        jsonl_path: Path,
+        *,
+        queue_size: int = 10_000,
+        put_timeout: float = 2.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._db_path = db_path
+        self._jsonl_path = jsonl_path
+        self._put_timeout = put_timeout
+        self._clock = clock
+        self._queue: queue.Queue[_Pending | None] = queue.Queue(maxsize=queue_size)
+        self._closed = False
+        self._failure: BaseException | None = None
+        self._read_lock = threading.Lock()
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            jsonl_path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+            self._jsonl = jsonl_path.open("a", encoding="utf-8")
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditError(f"cannot open the audit log at {db_path}: {exc}") from exc
+        self._writer = threading.Thread(target=self._write_loop, name="audit-writer", daemon=True)
+        self._writer.start()
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path, **settings: Any) -> AuditLog:
+        return cls(data_dir / AUDIT_DB_FILE_NAME, data_dir / AUDIT_JSONL_FILE_NAME, **settings)
+
+    def record(self, kind: str, fields: dict[str, JSONValue]) -> None:
+        """Queue one event. Raises `AuditError` for a bad kind, non-JSON fields or a dead log."""
+        if self._closed:
+            raise AuditError(f"audit log is closed (event {kind!r})")
+        if self._failure is not None:
+            raise AuditError(f"audit writer failed: {self._failure}") from self._failure
+        if len(kind) > _MAX_KIND_CHARS or not _KIND.fullmatch(kind):
+            raise AuditError(f"audit event kind {kind!r} is not a dotted lowercase name")
+        masked = mask_secrets(fields)
+        try:
+            fields_json = json.dumps(masked, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise AuditError(f"audit event {kind!r}: fields are not plain JSON: {exc}") from exc
+        pending = _Pending(self._clock().astimezone(UTC).isoformat(), kind, fields_json)
+        try:
+            self._queue.put(pending, timeout=self._put_timeout)
+        except queue.Full as exc:
+            raise AuditError(f"audit queue full for {self._put_timeout}s (event {kind!r})") from exc
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until every queued event is written, or raise `AuditError` after `timeout`."""
+        done = threading.Event()
+
+        def wait_for_queue() -> None:
+            self._queue.join()
+            done.set()
+
+        threading.Thread(target=wait_for_queue, daemon=True).start()
+        if not done.wait(timeout):
+            raise AuditError(f"audit log did not drain within {timeout}s")
+        if self._failure is not None:
+            raise AuditError(f"audit writer failed: {self._failure}") from self._failure
+
+    def events(self, kind: str | None = None) -> list[AuditEvent]:
+        """Stored events (of one kind, or all), oldest first. Queued ones appear after `flush`."""
+        query = "SELECT seq, at, kind, fields_json FROM audit_events"
+        params: tuple[str, ...] = ()
+        if kind is not None:
+            query += " WHERE kind = ?"
+            params = (kind,)
+        with self._read_lock:
+            try:
+                rows = self._conn.execute(query + " ORDER BY seq", params).fetchall()
+            except sqlite3.Error as exc:
+                raise AuditError(f"cannot read the audit log: {exc}") from exc
+        return [
+            AuditEvent(seq, datetime.fromisoformat(at), kind_, json.loads(fields_json))
+            for seq, at, kind_, fields_json in rows
+        ]
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is queued, stop the writer and close both files."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._writer.join(timeout)
+        with self._read_lock:
+            self._conn.close()
+        self._jsonl.close()
+        if self._writer.is_alive():
+            raise AuditError(f"audit writer did not stop within {timeout}s")
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _write_loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch: list[_Pending] = []
+            stop = first is None
+            if first is not None:
+                batch.append(first)
+            while not stop and len(batch) < _BATCH_MAX:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                else:
+                    batch.append(more)
+            try:
+                if batch and self._failure is None:
+                    self._write_batch(batch)
+            except (sqlite3.Error, OSError) as exc:
+                # Later `record` calls raise; the loop keeps draining so `flush` never hangs.
+                self._failure = exc
+            finally:
+                for _ in range(len(batch) + (1 if stop else 0)):
+                    self._queue.task_done()
+            if stop:
+                return
+
+    def _write_batch(self, batch: list[_Pending]) -> None:
+        with self._read_lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(
+                    "INSERT INTO audit_events (at, kind, fields_json) VALUES (?, ?, ?)",
+                    [(event.at, event.kind, event.fields_json) for event in batch],
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        lines = "".join(
+            f'{{"at":{json.dumps(e.at)},"kind":{json.dumps(e.kind)},"fields":{e.fields_json}}}\n'
+            for e in batch
+        )
+        self._jsonl.write(lines)
+        self._jsonl.flush()
