@@ -1,0 +1,138 @@
+"""``config.yml``: chat, limits, identity, tool limits and the plugin link.
+
+Every section and every field has a default, so an empty ``schema: 1`` file is a working
+configuration; ranges are checked so a typo cannot switch a limit off.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from bridge.control.base import StrictModel
+from bridge.functions.limits import FunctionLimits
+from bridge.policy.whitelist import InvalidRule, check_rule
+
+_VISIBLE_TEXT = re.compile(r"[^\x00-\x1f\x7f§]+")
+
+
+def _plain_text(value: str) -> str:
+    if not _VISIBLE_TEXT.fullmatch(value) or not value.isprintable():
+        raise ValueError("must be printable text without control characters or §")
+    return value
+
+
+class ChatConfig(StrictModel):
+    """How players address the agent and how long its chat output may be."""
+
+    public_prefix: str = Field(default="@ai", min_length=1, max_length=32)
+    wake_pattern: str | None = Field(default=None, min_length=1, max_length=512)
+    reply_max_chars: int = Field(default=1000, ge=16, le=16_384)
+    action_bar_max_chars: int = Field(default=120, ge=8, le=512)
+
+    @field_validator("public_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        _plain_text(value)
+        if " " in value:
+            raise ValueError("must not contain spaces")
+        return value
+
+    @field_validator("wake_pattern")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            check_rule(value)
+        except InvalidRule as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+class RateLimitConfig(StrictModel):
+    """Cooldowns between turns, in milliseconds."""
+
+    player_cooldown_ms: int = Field(default=5000, ge=0, le=3_600_000)
+    global_cooldown_ms: int = Field(default=1000, ge=0, le=3_600_000)
+
+
+class TurnConfig(StrictModel):
+    """How much tool work one turn may do."""
+
+    max_tool_rounds: int = Field(default=8, ge=1, le=64)
+    max_tool_calls: int = Field(default=16, ge=1, le=256)
+
+
+class ContextConfig(StrictModel):
+    """How much of the session is replayed to the model."""
+
+    max_messages: int = Field(default=240, ge=2, le=10_000)
+
+
+class IdentityConfig(StrictModel):
+    """How the agent appears and how player identity reaches the model."""
+
+    name: str = Field(default="Mineclaw", min_length=1, max_length=32)
+    include_player_name_field: bool = True
+    include_player_content_prefix: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _plain_text(value)
+
+
+class WorkspaceConfig(StrictModel):
+    """Limits of the workspace file tools (list, read, grep)."""
+
+    max_read_chars: int = Field(default=20_000, ge=256, le=1_000_000)
+    max_results: int = Field(default=100, ge=1, le=10_000)
+    max_depth: int = Field(default=8, ge=1, le=64)
+    timeout_ms: int = Field(default=2000, ge=10, le=60_000)
+
+
+class EnvironmentToolsConfig(StrictModel):
+    """Limits of the snapshot tools (player, held item, looked-at block)."""
+
+    look_distance: int = Field(default=16, ge=1, le=128)
+    item_summary_max_slots: int = Field(default=36, ge=1, le=256)
+    item_summary_max_chars: int = Field(default=2000, ge=64, le=65_536)
+    tool_cooldown_ms: int = Field(default=500, ge=0, le=600_000)
+
+
+class LoggingConfig(StrictModel):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class LinkConfig(StrictModel):
+    """The WebSocket server the plugin connects to."""
+
+    host: str = Field(default="127.0.0.1", min_length=1, max_length=253)
+    port: int = Field(default=25580, ge=1, le=65_535)
+    max_frame_bytes: int = Field(default=65_536, ge=1024, le=16 * 1024 * 1024)
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9.:\-\[\]]+", value):
+            raise ValueError("must be a host name or an IP address")
+        return value
+
+
+class ConfigFile(StrictModel):
+    """The whole of ``config.yml``."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    turn: TurnConfig = Field(default_factory=TurnConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    identity: IdentityConfig = Field(default_factory=IdentityConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    environment: EnvironmentToolsConfig = Field(default_factory=EnvironmentToolsConfig)
+    functions: FunctionLimits = Field(default_factory=FunctionLimits)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    link: LinkConfig = Field(default_factory=LinkConfig)

@@ -1,0 +1,1 @@
+"""The default control-plane files, copied by ``mineclaw-bridge init``."""

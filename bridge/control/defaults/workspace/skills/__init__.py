@@ -1,0 +1,1 @@
+"""Default skills (package data)."""

@@ -1,0 +1,59 @@
+"""Reading control-plane files by fixed name, refusing links and anything not a regular file.
+
+The file is opened with ``O_NOFOLLOW`` and checked with ``fstat`` on the open descriptor, so a
+link swapped in between a check and the open cannot redirect the read; ``O_NONBLOCK`` keeps a
+FIFO planted under a control-plane name from blocking the bridge.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from bridge.control.problems import ConfigLoadError, Problem
+
+_LINK_REFUSED = "is a symbolic link; control-plane files must be regular files"
+
+
+def read_regular_file(path: Path, *, label: str, max_bytes: int) -> bytes | None:
+    """The bytes of ``path``, ``None`` when it does not exist, or ``ConfigLoadError``.
+
+    ``label`` is the name used in problems (the path relative to the config folder).
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(label, _LINK_REFUSED) from None
+        raise _refuse(label, f"cannot be opened: {exc.strerror}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refuse(label, "is not a regular file")
+        if info.st_size > max_bytes:
+            raise _refuse(label, f"is over {max_bytes} bytes")
+        chunks: list[bytes] = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 65_536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:  # grew while being read
+            raise _refuse(label, f"is over {max_bytes} bytes")
+        return data
+    except OSError as exc:
+        raise _refuse(label, f"cannot be read: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+
+
+def _refuse(label: str, message: str) -> ConfigLoadError:
+    return ConfigLoadError([Problem(label, None, None, "", message)])

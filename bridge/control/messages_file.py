@@ -1,0 +1,145 @@
+"""``message.yml``: every line a player can see, as restricted MiniMessage templates.
+
+A template may use style tags (colours, decorations, ``reset``, ``gradient``, ``rainbow``) and
+the named placeholders its field declares, written ``<name>``. Click, hover, insertion and
+every other interactive tag are refused: buttons are built by the bridge from the button
+templates, so owner text can never carry its own action. Required placeholders (such as
+``<message>`` in the reply layout) must be present.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from bridge.control.base import StrictModel
+
+MAX_TEMPLATE_CHARS = 1024
+
+_COLOURS = frozenset(
+    "black dark_blue dark_green dark_aqua dark_red dark_purple gold gray grey dark_gray "
+    "dark_grey blue green aqua red light_purple yellow white".split()
+)
+_DECORATIONS = frozenset(
+    "bold b italic i em underlined u strikethrough st obfuscated obf reset".split()
+)
+_TAG = re.compile(r"<(/?)([^<>]*)>")
+_STYLE_ARGUMENT = re.compile(r"(#[0-9a-fA-F]{6}|[a-z_]+)(:(#[0-9a-fA-F]{6}|[a-z_]+))*")
+
+# (allowed placeholders, required placeholders) per template, by "section.field".
+PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _declare(field: str, allowed: str = "", required: str = "") -> None:
+    PLACEHOLDERS[field] = (frozenset(allowed.split()), frozenset(required.split()))
+
+
+_declare("gates.no_permission", "player name")
+_declare("gates.player_cooldown", "player name seconds", "seconds")
+_declare("gates.global_cooldown", "player name seconds", "seconds")
+_declare("gates.busy", "player name")
+_declare("errors.provider_failure", "player name reason")
+_declare("errors.offline", "player name")
+_declare("errors.invalid_request", "player name reason")
+_declare("listen.enabled", "player name")
+_declare("listen.disabled", "player name")
+_declare("reply.layout", "name message", "message")
+_declare("reply.action_bar", "name text", "text")
+_declare("approval.prompt", "requester target command name accept deny", "command accept deny")
+_declare("approval.accept_button", "", "")
+_declare("approval.deny_button", "", "")
+_declare("approval.accepted", "requester target command name")
+_declare("approval.denied", "requester target command name")
+_declare("approval.expired", "requester target command name")
+
+
+def check_template(template: str, field: str) -> None:
+    """Raise ``ValueError`` naming the first tag or placeholder ``field`` may not use."""
+    if len(template) > MAX_TEMPLATE_CHARS:
+        raise ValueError(f"longer than {MAX_TEMPLATE_CHARS} characters")
+    if not template.isprintable() or "§" in template:
+        raise ValueError("must not contain control characters, line breaks or §")
+    allowed, required = PLACEHOLDERS[field]
+    used: set[str] = set()
+    for match in _TAG.finditer(template):
+        closing, body = match.groups()
+        name, _, argument = body.partition(":")
+        if not closing and body in allowed:
+            used.add(body)
+            continue
+        if name in _COLOURS or name in _DECORATIONS or re.fullmatch(r"#[0-9a-fA-F]{6}", name):
+            if argument:
+                raise ValueError(f"tag <{body}> takes no argument")
+            continue
+        if name in {"color", "colour", "c", "gradient", "rainbow"}:
+            if argument and not _STYLE_ARGUMENT.fullmatch(argument):
+                raise ValueError(f"tag <{body}> has an invalid argument")
+            continue
+        names = ", ".join(f"<{p}>" for p in sorted(allowed)) or "none"
+        raise ValueError(f"<{closing}{body}> is not a style tag or a placeholder here ({names})")
+    missing = sorted(required - used)
+    if missing:
+        raise ValueError(f"must contain {', '.join(f'<{p}>' for p in missing)}")
+
+
+class _Section(StrictModel):
+    section_name: ClassVar[str] = ""
+
+    @field_validator("*")
+    @classmethod
+    def _template(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and info.field_name is not None:
+            check_template(value, f"{cls.section_name}.{info.field_name}")
+        return value
+
+
+class GateMessages(_Section):
+    section_name: ClassVar[str] = "gates"
+    no_permission: str = "<red>You may not use the assistant."
+    player_cooldown: str = "<gray>Please wait <seconds>s before asking again."
+    global_cooldown: str = "<gray>The assistant is cooling down; try again in <seconds>s."
+    busy: str = "<gray>The assistant is busy with another request; try again shortly."
+
+
+class ErrorMessages(_Section):
+    section_name: ClassVar[str] = "errors"
+    provider_failure: str = "<red>The assistant could not answer right now (<reason>)."
+    offline: str = "<gray>The assistant is offline."
+    invalid_request: str = "<red>That request could not be handled: <reason>"
+
+
+class ListenMessages(_Section):
+    section_name: ClassVar[str] = "listen"
+    enabled: str = "<yellow><name> is now listening to public chat."
+    disabled: str = "<yellow><name> stopped listening; address it with @ai."
+
+
+class ReplyMessages(_Section):
+    section_name: ClassVar[str] = "reply"
+    layout: str = "<aqua>[<name>]</aqua> <message>"
+    action_bar: str = "<gray><name>: <text>"
+
+
+class ApprovalMessages(_Section):
+    section_name: ClassVar[str] = "approval"
+    prompt: str = (
+        "<yellow><requester> wants to run <white><command></white> as you. <accept> <deny>"
+    )
+    accept_button: str = "<green><bold>[Accept]</bold></green>"
+    deny_button: str = "<red><bold>[Deny]</bold></red>"
+    accepted: str = "<green>Accepted: <command>"
+    denied: str = "<red>Denied: <command>"
+    expired: str = "<gray>The request to run <command> expired."
+
+
+class MessagesFile(StrictModel):
+    """The whole of ``message.yml``; every template has a default."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    gates: GateMessages = Field(default_factory=GateMessages)
+    errors: ErrorMessages = Field(default_factory=ErrorMessages)
+    listen: ListenMessages = Field(default_factory=ListenMessages)
+    reply: ReplyMessages = Field(default_factory=ReplyMessages)
+    approval: ApprovalMessages = Field(default_factory=ApprovalMessages)

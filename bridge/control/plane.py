@@ -1,0 +1,204 @@
+"""The control plane: every file validated jointly and published as one immutable snapshot.
+
+``load_control_plane`` reads the folder, collects every problem of every file (and the rules
+that span files) and either returns a complete ``ControlPlane`` or raises ``ConfigLoadError``
+with all of them. ``ControlPlaneStore`` holds the snapshot in use: a reload builds a whole new
+snapshot first and swaps one reference, so a reader that took ``store.current`` sees either the
+old plane or the new one, never a mix, and a failed reload leaves the old one serving.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from bridge.control.config_file import ConfigFile
+from bridge.control.envfile import read_env_file
+from bridge.control.files import read_regular_file
+from bridge.control.layout import (
+    CONFIG_FILE,
+    FUNCTIONS_FILE,
+    MAX_YAML_BYTES,
+    MESSAGES_FILE,
+    PROVIDERS_FILE,
+    TOOLS_FILE,
+    WHITELIST_FILE,
+    default_bytes,
+)
+from bridge.control.messages_file import MessagesFile
+from bridge.control.problems import ConfigLoadError, Problem, format_path
+from bridge.control.providers import ProvidersFile
+from bridge.control.secrets import merged_environment, redact
+from bridge.control.tools_file import ToolsFile
+from bridge.control.validation import validate_document
+from bridge.control.whitelist_file import WhitelistFile
+from bridge.control.workspace_files import Skill, load_workspace
+from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
+from bridge.functions.catalogue import FunctionsFile, catalogue_problems
+from bridge.policy.whitelist import Whitelist
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# .env values this short are not treated as secrets: redacting "1" or "on" would mangle text.
+_MIN_SECRET_CHARS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ControlPlane:
+    """One validated, immutable snapshot of the whole configuration folder."""
+
+    version: int
+    directory: Path
+    config: ConfigFile
+    providers: ProvidersFile
+    whitelist: Whitelist
+    whitelist_file: WhitelistFile
+    tools: ToolsFile
+    functions: FunctionsFile
+    messages: MessagesFile
+    agents_md: str
+    skills: tuple[Skill, ...]
+    warnings: tuple[Problem, ...] = ()
+    secret_values: frozenset[str] = field(default=frozenset(), repr=False)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every configured secret value replaced by ``***``."""
+        return redact(text, self.secret_values)
+
+
+def load_control_plane(
+    path: Path, *, environ: Mapping[str, str] | None = None, version: int = 1
+) -> ControlPlane:
+    """Load and validate the folder ``path``; ``ConfigLoadError`` lists every problem.
+
+    ``environ`` stands in for the process environment (``os.environ`` when ``None``). A missing
+    YAML file falls back to its built-in default with a warning; ``init_config_dir`` writes them.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        missing = Problem(str(path), None, None, "", "configuration folder not found")
+        raise ConfigLoadError([missing])
+    loader = _Loader(path, os.environ if environ is None else environ)
+    return loader.load(version)
+
+
+class _Loader:
+    def __init__(self, directory: Path, process_environ: Mapping[str, str]) -> None:
+        self.directory = directory
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+        self.dotenv: dict[str, str] = {}
+        self.documents: dict[str, YamlDocument] = {}
+        try:
+            self.dotenv = read_env_file(directory)
+        except ConfigLoadError as exc:
+            self.problems.extend(exc.problems)
+        self.environ = merged_environment(process_environ, self.dotenv)
+
+    def load(self, version: int) -> ControlPlane:
+        config = self.model(CONFIG_FILE, ConfigFile)
+        context = {"environ": self.environ, "defer_cross_checks": True}
+        providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
+        whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)
+        tools = self.model(TOOLS_FILE, ToolsFile)
+        functions = self.model(FUNCTIONS_FILE, FunctionsFile)
+        messages = self.model(MESSAGES_FILE, MessagesFile)
+        agents_md, skills, workspace_problems = load_workspace(self.directory)
+        self.problems.extend(workspace_problems)
+        if providers is not None:
+            self.check_providers(providers)
+        if functions is not None and config is not None:
+            for message in catalogue_problems(functions, config.functions):
+                self.problems.append(Problem(FUNCTIONS_FILE, None, None, "functions", message))
+        if self.problems or None in (config, providers, whitelist_file, tools, functions, messages):
+            raise ConfigLoadError([*self.problems, *self.warnings])
+        assert config and providers and whitelist_file and tools and functions and messages
+        return ControlPlane(
+            version=version,
+            directory=self.directory,
+            config=config,
+            providers=providers,
+            whitelist=whitelist_file.compile(),
+            whitelist_file=whitelist_file,
+            tools=tools,
+            functions=functions,
+            messages=messages,
+            agents_md=agents_md,
+            skills=skills,
+            warnings=tuple(self.warnings),
+            secret_values=self.secrets(providers),
+        )
+
+    def model(
+        self, name: str, model: type[ModelT], *, context: Mapping[str, Any] | None = None
+    ) -> ModelT | None:
+        try:
+            data = read_regular_file(
+                self.directory / name, label=name, max_bytes=MAX_YAML_BYTES[name]
+            )
+            if data is None:
+                message = "not found; using the built-in default (mineclaw-bridge init writes it)"
+                self.warnings.append(Problem(name, None, None, "", message, warning=True))
+                data = default_bytes(name)
+            document = load_strict_yaml(data, name, max_bytes=MAX_YAML_BYTES[name])
+        except ConfigLoadError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        self.documents[name] = document
+        result, problems = validate_document(model, document, name, context=context)
+        self.problems.extend(problems)
+        return result
+
+    def check_providers(self, providers: ProvidersFile) -> None:
+        document = self.documents[PROVIDERS_FILE]
+        for parts, message in providers.cross_check():
+            line, column = document.locate(parts)
+            self.problems.append(Problem(PROVIDERS_FILE, line, column, format_path(parts), message))
+        for provider_id, provider in providers.providers.items():
+            if provider.api_key_missing:
+                parts = ("providers", provider_id, "api_key")
+                line, column = document.locate(parts)
+                message = (
+                    f"${{{provider.api_key_env}}} is not set in the environment or .env; "
+                    "turns using this provider will fail until it is"
+                )
+                self.warnings.append(
+                    Problem(PROVIDERS_FILE, line, column, format_path(parts), message, True)
+                )
+
+    def secrets(self, providers: ProvidersFile) -> frozenset[str]:
+        values = {v for v in self.dotenv.values() if len(v) >= _MIN_SECRET_CHARS}
+        for provider in providers.providers.values():
+            values.add(provider.api_key.get_secret_value())
+            values.update(provider.extra_headers.values())
+        return frozenset(v for v in values if len(v) >= _MIN_SECRET_CHARS)
+
+
+class ControlPlaneStore:
+    """The control plane in use. ``reload()`` is safe to call from any thread."""
+
+    def __init__(self, path: Path, *, environ: Mapping[str, str] | None = None) -> None:
+        self.path = Path(path)
+        self._environ = environ
+        self._lock = threading.Lock()
+        self._current = load_control_plane(self.path, environ=environ, version=1)
+
+    @property
+    def current(self) -> ControlPlane:
+        """The published snapshot; take it once per unit of work (a turn) and keep it."""
+        return self._current
+
+    def reload(self) -> ControlPlane:
+        """Load the folder again and publish it; on ``ConfigLoadError`` nothing changes."""
+        with self._lock:
+            plane = load_control_plane(
+                self.path, environ=self._environ, version=self._current.version + 1
+            )
+            self._current = plane  # one reference swap: readers see old or new, whole
+            return plane

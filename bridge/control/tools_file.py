@@ -1,0 +1,92 @@
+"""``tools.yml``: which built-in tools exist, how the model sees them and who may use them.
+
+A key is the tool name shown to the model; ``handler`` says which built-in implements it, so an
+owner can rename or describe a tool without touching code. ``parameters`` is the JSON Schema
+of the arguments object the model must send.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any, Literal
+
+import jsonschema
+from pydantic import Field, field_validator
+
+from bridge.control.base import StrictModel
+
+Handler = Literal[
+    "player_snapshot",
+    "item_inspect",
+    "block_inspect",
+    "online_players",
+    "list",
+    "read",
+    "grep",
+    "run_command",
+    "call_function",
+]
+
+TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+PERMISSION_NODE = re.compile(r"[a-z0-9_\-]+(\.[a-z0-9_\-]+)*")
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_error(schema_json: str) -> str | None:
+    # Checking a schema against the meta-schema dominates a reload; the answer depends only on
+    # the schema text, so unchanged tools are not checked again.
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
+        return f"not a valid JSON Schema at {where}: {exc.message}"
+    return None
+
+
+class ToolSpec(StrictModel):
+    """One tool offered to the model."""
+
+    handler: Handler
+    enabled: bool = True
+    description: str = Field(min_length=1, max_length=2048)
+    # A permission node the asking player must hold for the tool to be shown at all.
+    permission: str | None = Field(default=None, min_length=1, max_length=128)
+    parameters: dict[str, Any]
+
+    @field_validator("permission")
+    @classmethod
+    def _node(cls, value: str | None) -> str | None:
+        if value is not None and not PERMISSION_NODE.fullmatch(value):
+            raise ValueError("must be a permission node such as mineclaw.tool.run_command")
+        return value
+
+    @field_validator("parameters")
+    @classmethod
+    def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        error = _schema_error(json.dumps(value, sort_keys=True))
+        if error is not None:
+            raise ValueError(error)
+        if value.get("type") != "object":
+            raise ValueError('must have "type": "object"')
+        return value
+
+
+class ToolsFile(StrictModel):
+    """The whole of ``tools.yml``."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    tools: dict[str, ToolSpec] = Field(default_factory=dict, max_length=128)
+
+    @field_validator("tools")
+    @classmethod
+    def _names(cls, value: dict[str, ToolSpec]) -> dict[str, ToolSpec]:
+        for name in value:
+            if not TOOL_NAME.fullmatch(name):
+                raise ValueError(f"tool name {name!r} must match {TOOL_NAME.pattern}")
+        return value
+
+    def enabled(self) -> dict[str, ToolSpec]:
+        """The enabled tools by name, in file order."""
+        return {name: spec for name, spec in self.tools.items() if spec.enabled}

@@ -1,0 +1,132 @@
+"""The agent's workspace: ``workspace/AGENTS.md`` and ``workspace/skills/*.md``.
+
+``AGENTS.md`` opens the system prompt. A skill is a Markdown file that starts with a YAML front
+matter block between ``---`` lines (``id``, ``name``, ``description``, ``triggers``), read with
+the same strict YAML rules as the control-plane files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from pydantic import Field
+
+from bridge.control.base import StrictModel
+from bridge.control.files import read_regular_file
+from bridge.control.problems import ConfigLoadError, Problem
+from bridge.control.validation import validate_document
+from bridge.control.yaml_strict import load_strict_yaml
+
+WORKSPACE_DIR = "workspace"
+AGENTS_FILE = "AGENTS.md"
+SKILLS_DIR = "skills"
+MAX_AGENTS_BYTES = 64 * 1024
+MAX_SKILL_BYTES = 32 * 1024
+MAX_SKILLS = 64
+
+_FRONT_MATTER = re.compile(r"---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+class SkillHeader(StrictModel):
+    """The front matter of a skill file."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field(min_length=1, max_length=512)
+    triggers: list[str] = Field(default_factory=list, max_length=32)
+
+
+class Skill(StrictModel):
+    """A skill: its header and its Markdown body."""
+
+    file: str
+    header: SkillHeader
+    body: str
+
+
+def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Problem]]:
+    """``AGENTS.md`` text, the skills in file-name order, and every problem found."""
+    problems: list[Problem] = []
+    workspace = config_dir / WORKSPACE_DIR
+    if not _is_real_directory(workspace, WORKSPACE_DIR, problems, required=False):
+        return "", (), problems
+    agents_label = f"{WORKSPACE_DIR}/{AGENTS_FILE}"
+    agents = ""
+    try:
+        data = read_regular_file(
+            workspace / AGENTS_FILE, label=agents_label, max_bytes=MAX_AGENTS_BYTES
+        )
+        agents = "" if data is None else _text(data, agents_label)
+    except ConfigLoadError as exc:
+        problems.extend(exc.problems)
+    skills = _load_skills(workspace / SKILLS_DIR, problems)
+    return agents, skills, problems
+
+
+def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
+    label_dir = f"{WORKSPACE_DIR}/{SKILLS_DIR}"
+    if not _is_real_directory(directory, label_dir, problems, required=False):
+        return ()
+    names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".md"))
+    if len(names) > MAX_SKILLS:
+        problems.append(Problem(label_dir, None, None, "", f"more than {MAX_SKILLS} skills"))
+        names = names[:MAX_SKILLS]
+    skills: list[Skill] = []
+    seen: dict[str, str] = {}
+    for name in names:
+        label = f"{label_dir}/{name}"
+        try:
+            data = read_regular_file(directory / name, label=label, max_bytes=MAX_SKILL_BYTES)
+            if data is None:
+                continue  # removed while listing
+            skill = parse_skill(_text(data, label), label)
+        except ConfigLoadError as exc:
+            problems.extend(exc.problems)
+            continue
+        if skill.header.id in seen:
+            message = f"skill id {skill.header.id!r} is also used by {seen[skill.header.id]}"
+            problems.append(Problem(label, 2, None, "id", message))
+            continue
+        seen[skill.header.id] = label
+        skills.append(skill)
+    return tuple(skills)
+
+
+def parse_skill(text: str, label: str) -> Skill:
+    """A skill from its file text, or ``ConfigLoadError``."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        message = "must start with a front matter block between --- lines"
+        raise ConfigLoadError([Problem(label, 1, 1, "", message)])
+    document = load_strict_yaml((match.group(1) or "").encode("utf-8"), label)
+    header, problems = validate_document(SkillHeader, document, label, line_offset=1)
+    if header is None:
+        raise ConfigLoadError(problems)
+    return Skill(file=label, header=header, body=text[match.end() :])
+
+
+def _text(data: bytes, label: str) -> str:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigLoadError([Problem(label, line, None, "", "not valid UTF-8")]) from None
+
+
+def _is_real_directory(path: Path, label: str, problems: list[Problem], *, required: bool) -> bool:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if required:
+            problems.append(Problem(label, None, None, "", "folder is missing"))
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        problems.append(Problem(label, None, None, "", "is a symbolic link; refused"))
+        return False
+    if not stat.S_ISDIR(info.st_mode):
+        problems.append(Problem(label, None, None, "", "is not a folder"))
+        return False
+    return True
