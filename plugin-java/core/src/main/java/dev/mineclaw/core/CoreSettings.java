@@ -1,0 +1,53 @@
+package dev.mineclaw.core;
+
+import dev.mineclaw.core.link.LinkSettings;
+import dev.mineclaw.core.link.TokenSource;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Everything the core is configured with. Immutable.
+ *
+ * @param link how to reach the bridge
+ * @param tokens where the shared token comes from
+ * @param instanceId this server start's id; a new one on every start
+ * @param verdictTimeout how long a chat message may wait for its verdict (250 ms by default)
+ * @param defaultPrefix the wake prefix until the bridge names one ({@code "@ai"} by default)
+ * @param messages overrides of the plugin's own lines, key to MiniMessage template
+ * @param features feature flags announced in {@code hello}
+ */
+public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceId, Duration verdictTimeout,
+        String defaultPrefix, Map<String, String> messages, List<String> features) {
+    public static final Duration DEFAULT_VERDICT_TIMEOUT = Duration.ofMillis(250);
+    public static final String DEFAULT_PREFIX = "@ai";
+    public static final List<String> DEFAULT_FEATURES = List.of(
+            "chat", "command", "output.chat", "output.actionbar", "players.list", "command.dispatch");
+
+    public CoreSettings {
+        Objects.requireNonNull(link, "link");
+        Objects.requireNonNull(tokens, "tokens");
+        Objects.requireNonNull(instanceId, "instanceId");
+        if (verdictTimeout.isNegative() || verdictTimeout.isZero()) {
+            throw new IllegalArgumentException("the verdict timeout must be positive, got " + verdictTimeout);
+        }
+        if (defaultPrefix.isEmpty() || defaultPrefix.length() > 32) {
+            throw new IllegalArgumentException("the default prefix must be 1-32 characters");
+        }
+        messages = Map.copyOf(messages);
+        features = List.copyOf(features);
+    }
+
+    /** Defaults for everything but where the bridge is, the token and the instance id. */
+    public static CoreSettings defaults(LinkSettings link, TokenSource tokens, UUID instanceId) {
+        return new CoreSettings(link, tokens, instanceId, DEFAULT_VERDICT_TIMEOUT, DEFAULT_PREFIX, Map.of(),
+                DEFAULT_FEATURES);
+    }
+
+    public CoreSettings withVerdictTimeout(Duration timeout) {
+        return new CoreSettings(this.link, this.tokens, this.instanceId, timeout, this.defaultPrefix, this.messages,
+                this.features);
+    }
+}

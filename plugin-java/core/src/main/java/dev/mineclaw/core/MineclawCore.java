@@ -1,0 +1,122 @@
+package dev.mineclaw.core;
+
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.bridge.BridgeRequests;
+import dev.mineclaw.core.chat.ChatOutcome;
+import dev.mineclaw.core.chat.ChatService;
+import dev.mineclaw.core.command.CommandForwarder;
+import dev.mineclaw.core.command.CommandSender;
+import dev.mineclaw.core.link.BridgeLink;
+import dev.mineclaw.core.link.Handshake;
+import dev.mineclaw.core.link.LinkClient;
+import dev.mineclaw.core.link.LinkListener;
+import dev.mineclaw.core.link.LinkState;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.text.Messages;
+import dev.mineclaw.core.text.TextRenderer;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The plugin, independent of any server: platform adapters create one, forward chat, commands and
+ * joins to it, and call {@link #stop()} on disable.
+ */
+public final class MineclawCore {
+    private final Platform platform;
+    private final LinkClient link;
+    private final TextRenderer renderer = new TextRenderer();
+    private final Messages messages;
+    private final ChatService chat;
+    private final CommandForwarder commands;
+
+    /** @param observer told about the link's life too (may be a no-op); must not block */
+    public MineclawCore(Platform platform, CoreSettings settings, LinkListener observer) {
+        this.platform = platform;
+        this.messages = new Messages(settings.messages(), this.renderer);
+        Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
+                platform.minecraftVersion(), platform.platformName(), settings.features());
+        ChatService[] chatRef = new ChatService[1];
+        this.link = new LinkClient(settings.link(), identity, settings.tokens(), new LinkListener() {
+            @Override
+            public void linkUp(String sessionId) {
+                observer.linkUp(sessionId);
+            }
+
+            @Override
+            public void linkDown(String reason) {
+                observer.linkDown(reason);
+            }
+
+            @Override
+            public void linkState(LinkState state) {
+                chatRef[0].linkState(state);
+                observer.linkState(state);
+            }
+        }, platform.logger());
+        this.chat = new ChatService(this.link, this.messages, this.renderer, settings.defaultPrefix(),
+                settings.verdictTimeout(), platform.logger());
+        chatRef[0] = this.chat;
+        this.commands = new CommandForwarder(platform, this.link, this.messages, this.renderer,
+                settings.link().requestTimeout());
+        new BridgeRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
+    }
+
+    /** Starts connecting to the bridge; returns at once. */
+    public void start() {
+        this.link.start();
+    }
+
+    /** Closes the link; nothing reconnects afterwards. */
+    public void stop() {
+        this.link.close();
+    }
+
+    /**
+     * Decides a public chat message and shows any private notice to the sender. Completes within
+     * the verdict timeout; the adapter applies the outcome to its chat event.
+     */
+    public CompletableFuture<ChatOutcome> chat(PlayerRef player, Collection<String> granted, String text) {
+        return this.chat.decide(player, granted, text).thenApply(outcome -> {
+            if (outcome.notice() != null) {
+                this.platform.runForPlayer(player.uuid(),
+                        () -> this.platform.sendMessage(player.uuid(), outcome.notice()), () -> { });
+            }
+            return outcome;
+        });
+    }
+
+    /** Forwards {@code /mineclaw args}; completes when the reply lines were shown. */
+    public CompletableFuture<Void> command(CommandSender sender, List<String> args) {
+        return this.commands.handle(sender, args);
+    }
+
+    /** Tells the bridge a player joined (dropped while the link is down). */
+    public void playerJoined(PlayerRef player) {
+        playerEvent("player.join", player);
+    }
+
+    /** Tells the bridge a player left (dropped while the link is down). */
+    public void playerQuit(PlayerRef player) {
+        playerEvent("player.quit", player);
+    }
+
+    private void playerEvent(String type, PlayerRef player) {
+        JsonObject data = new JsonObject();
+        data.add("player", player.toJson());
+        this.link.sendEvent(type, data);
+    }
+
+    public BridgeLink link() {
+        return this.link;
+    }
+
+    public Messages messages() {
+        return this.messages;
+    }
+
+    public TextRenderer renderer() {
+        return this.renderer;
+    }
+}

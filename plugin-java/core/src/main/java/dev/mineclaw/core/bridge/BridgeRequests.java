@@ -1,0 +1,111 @@
+package dev.mineclaw.core.bridge;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.link.LinkClient;
+import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.platform.Scheduling;
+import dev.mineclaw.core.text.Text;
+import dev.mineclaw.core.text.TextRenderer;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.logging.Level;
+import net.kyori.adventure.text.Component;
+
+/**
+ * Serves what the bridge asks of the plugin, each on the executor the thread rules require:
+ * {@code output.chat}, {@code output.actionbar}, {@code players.list}, {@code command.dispatch}.
+ */
+public final class BridgeRequests {
+    private final Platform platform;
+    private final TextRenderer renderer;
+    private final Duration timeout;
+
+    /** @param timeout how long platform work may take before the request fails (under the bridge's 10 s) */
+    public BridgeRequests(Platform platform, TextRenderer renderer, Duration timeout) {
+        this.platform = platform;
+        this.renderer = renderer;
+        this.timeout = timeout;
+    }
+
+    /** Registers every handler on {@code link}. */
+    public void register(LinkClient link) {
+        link.onRequest("output.chat", this::outputChat);
+        link.onEvent("output.actionbar", this::actionBar);
+        link.onRequest("players.list", data -> CompletableFuture.completedFuture(playersList()));
+        link.onRequest("command.dispatch", this::dispatch);
+    }
+
+    CompletableFuture<JsonObject> outputChat(JsonObject data) {
+        Component text = this.renderer.render(Text.fromJson(data.getAsJsonObject("text")));
+        if ("broadcast".equals(data.get("target").getAsString())) {
+            return Scheduling.onGlobal(this.platform, this.timeout, () -> delivered(this.platform.broadcast(text)));
+        }
+        UUID player = UUID.fromString(data.get("player").getAsString());
+        return Scheduling.onPlayer(this.platform, player, this.timeout, () -> {
+            this.platform.sendMessage(player, text);
+            return delivered(1);
+        });
+    }
+
+    void actionBar(JsonObject data) {
+        Component text = this.renderer.render(Text.fromJson(data.getAsJsonObject("text")));
+        UUID player = UUID.fromString(data.get("player").getAsString());
+        this.platform.runForPlayer(player, () -> this.platform.sendActionBar(player, text),
+                () -> this.platform.logger().fine("actionbar: player " + player + " is not online"));
+    }
+
+    JsonObject playersList() {
+        JsonArray players = new JsonArray();
+        for (PlayerRef player : this.platform.onlinePlayers()) {
+            players.add(player.toJson());
+        }
+        JsonObject answer = new JsonObject();
+        answer.add("players", players);
+        return answer;
+    }
+
+    CompletableFuture<JsonObject> dispatch(JsonObject data) {
+        String command = data.get("command").getAsString();
+        if ("console".equals(data.get("executor").getAsString())) {
+            return Scheduling.onGlobal(this.platform, this.timeout, () -> {
+                try {
+                    ConsoleDispatch result = this.platform.dispatchConsole(command);
+                    JsonArray feedback = new JsonArray();
+                    result.feedback().forEach(feedback::add);
+                    return dispatchAnswer(result.dispatched() ? "dispatched" : "rejected", feedback);
+                } catch (RuntimeException exc) {
+                    this.platform.logger().log(Level.WARNING, "console command failed: " + command, exc);
+                    return dispatchAnswer("failed", new JsonArray());
+                }
+            });
+        }
+        UUID player = UUID.fromString(data.get("player").getAsString());
+        return Scheduling.onPlayer(this.platform, player, this.timeout, () -> {
+            try {
+                boolean accepted = this.platform.dispatchAsPlayer(player, command);
+                return dispatchAnswer(accepted ? "dispatched" : "rejected", null);
+            } catch (RuntimeException exc) {
+                this.platform.logger().log(Level.WARNING, "player command failed: " + command, exc);
+                return dispatchAnswer("failed", null);
+            }
+        });
+    }
+
+    private static JsonObject delivered(int count) {
+        JsonObject answer = new JsonObject();
+        answer.addProperty("delivered", count);
+        return answer;
+    }
+
+    private static JsonObject dispatchAnswer(String status, JsonArray feedback) {
+        JsonObject answer = new JsonObject();
+        answer.addProperty("dispatch_status", status);
+        answer.add("feedback", feedback == null ? JsonNull.INSTANCE : feedback);
+        return answer;
+    }
+}

@@ -1,0 +1,124 @@
+package dev.mineclaw.core.chat;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.link.BridgeLink;
+import dev.mineclaw.core.link.LinkState;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.text.Messages;
+import dev.mineclaw.core.text.Text;
+import dev.mineclaw.core.text.TextRenderer;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import net.kyori.adventure.text.Component;
+
+/**
+ * Decides what happens to a public chat message. With {@code forward: prefixed} only messages
+ * starting with the public prefix are asked about; with {@code all}, every message. The verdict
+ * is awaited at most the verdict timeout; without one (link down, late, failed) an ordinary
+ * message passes untouched and a prefixed one is cancelled with the offline line, so the link
+ * never blocks chat.
+ */
+public final class ChatService {
+    private static final int TEXT_MAX = 4096;
+
+    private final BridgeLink link;
+    private final Messages messages;
+    private final TextRenderer renderer;
+    private final Duration verdictTimeout;
+    private final Logger logger;
+    private volatile LinkState state;
+
+    /**
+     * @param defaultPrefix the wake prefix used until the bridge names one (and while down, the
+     *     last one it named)
+     * @param verdictTimeout how long a chat message may wait for the bridge (250 ms by default)
+     */
+    public ChatService(BridgeLink link, Messages messages, TextRenderer renderer, String defaultPrefix,
+            Duration verdictTimeout, Logger logger) {
+        this.link = link;
+        this.messages = messages;
+        this.renderer = renderer;
+        this.verdictTimeout = verdictTimeout;
+        this.logger = logger;
+        this.state = new LinkState(false, defaultPrefix);
+    }
+
+    /** The bridge's latest {@code link.state}. */
+    public void linkState(LinkState newState) {
+        this.state = newState;
+    }
+
+    /** The prefix that marks a wake now. */
+    public String publicPrefix() {
+        return this.state.publicPrefix();
+    }
+
+    /**
+     * The outcome for {@code text} from {@code player}, completing within the verdict timeout
+     * (plus scheduling noise) whatever the link does. Never completes exceptionally.
+     */
+    public CompletableFuture<ChatOutcome> decide(PlayerRef player, Collection<String> granted, String text) {
+        LinkState current = this.state;
+        boolean prefixed = text.startsWith(current.publicPrefix());
+        boolean up = this.link.isUp();
+        // While the link is down, listen mode counts as off.
+        boolean forward = prefixed || (up && current.forwardAll());
+        if (!forward || text.isEmpty() || text.length() > TEXT_MAX) {
+            return CompletableFuture.completedFuture(ChatOutcome.untouched(ChatOutcome.Reason.NOT_FORWARDED));
+        }
+        if (!up) {
+            return CompletableFuture.completedFuture(noVerdict(prefixed));
+        }
+        return this.link.request("chat", chatData(player, granted, text), this.verdictTimeout)
+                .completeOnTimeout(null, this.verdictTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((answer, error) -> {
+                    if (error != null || answer == null) {
+                        if (error != null) {
+                            this.logger.fine("chat: no verdict for " + player.name() + ": " + error.getMessage());
+                        }
+                        return noVerdict(prefixed);
+                    }
+                    return verdict(answer);
+                });
+    }
+
+    /** {@link #decide} for callers on a thread that may block, such as Paper's async chat event. */
+    public ChatOutcome decideBlocking(PlayerRef player, Collection<String> granted, String text) {
+        return decide(player, granted, text).join();
+    }
+
+    private ChatOutcome noVerdict(boolean prefixed) {
+        if (prefixed) {
+            return new ChatOutcome(false, false, this.messages.line(Messages.OFFLINE), ChatOutcome.Reason.NO_VERDICT);
+        }
+        return ChatOutcome.untouched(ChatOutcome.Reason.NO_VERDICT);
+    }
+
+    private ChatOutcome verdict(JsonObject answer) {
+        JsonElement noticeJson = answer.get("notice");
+        Component notice = noticeJson == null || noticeJson.isJsonNull()
+                ? null
+                : this.renderer.render(Text.fromJson(noticeJson.getAsJsonObject()));
+        boolean aiPrefix = answer.get("ai_prefix").getAsBoolean();
+        return switch (answer.get("decision").getAsString()) {
+            case "accept" -> new ChatOutcome(true, aiPrefix, notice, ChatOutcome.Reason.ACCEPTED);
+            case "refuse" -> new ChatOutcome(false, false, notice, ChatOutcome.Reason.REFUSED);
+            default -> new ChatOutcome(true, false, notice, ChatOutcome.Reason.PASSED);
+        };
+    }
+
+    private static JsonObject chatData(PlayerRef player, Collection<String> granted, String text) {
+        JsonArray nodes = new JsonArray();
+        granted.forEach(nodes::add);
+        JsonObject data = new JsonObject();
+        data.add("player", player.toJson());
+        data.add("granted", nodes);
+        data.addProperty("text", text);
+        return data;
+    }
+}

@@ -1,0 +1,154 @@
+package dev.mineclaw.core.command;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.link.BridgeLink;
+import dev.mineclaw.core.link.LinkException;
+import dev.mineclaw.core.platform.PermissionFacts;
+import dev.mineclaw.core.platform.Permissions;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerGoneException;
+import dev.mineclaw.core.text.Messages;
+import dev.mineclaw.core.text.Text;
+import dev.mineclaw.core.text.TextRenderer;
+import dev.mineclaw.core.wire.ErrorCode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import net.kyori.adventure.text.Component;
+
+/**
+ * Forwards {@code /mineclaw ...} to the bridge with the sender's permission facts and shows the
+ * reply lines to the sender. Before forwarding it re-checks the node a subcommand needs where the
+ * plugin knows it, so a bridge bug alone cannot let a player run an owner's subcommand.
+ */
+public final class CommandForwarder {
+    private static final int MAX_ARGS = 16;
+    private static final int MAX_ARG_CHARS = 256;
+
+    private final Platform platform;
+    private final BridgeLink link;
+    private final Messages messages;
+    private final TextRenderer renderer;
+    private final Duration timeout;
+
+    /** @param timeout how long to wait for the bridge's reply (10 s by default) */
+    public CommandForwarder(Platform platform, BridgeLink link, Messages messages, TextRenderer renderer,
+            Duration timeout) {
+        this.platform = platform;
+        this.link = link;
+        this.messages = messages;
+        this.renderer = renderer;
+        this.timeout = timeout;
+    }
+
+    /**
+     * Handles one {@code /mineclaw} invocation from any thread. The future completes once every
+     * reply line was handed to the sender's executor; it never completes exceptionally.
+     */
+    public CompletableFuture<Void> handle(CommandSender sender, List<String> args) {
+        Optional<String> problem = argumentProblem(args);
+        if (problem.isPresent()) {
+            return reply(sender, List.of(this.messages.line(Messages.COMMAND_BAD_ARGS, Map.of("reason", problem.get()))));
+        }
+        return granted(sender).thenCompose(granted -> {
+            Optional<String> node = args.isEmpty() ? Optional.empty() : Permissions.nodeForSubcommand(args.get(0));
+            if (node.isPresent() && !granted.contains(node.get())) {
+                return reply(sender, List.of(
+                        this.messages.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", node.get()))));
+            }
+            return this.link.request("command", commandData(sender, granted, args), this.timeout)
+                    .handle((answer, error) -> error == null ? lines(answer) : failureLines(error))
+                    .thenCompose(lines -> reply(sender, lines));
+        }).exceptionally(error -> {
+            // The player left while their permissions were read: there is no one to tell.
+            return null;
+        });
+    }
+
+    private CompletableFuture<List<String>> granted(CommandSender sender) {
+        if (sender.isConsole()) {
+            return CompletableFuture.completedFuture(Permissions.REPORTED);
+        }
+        return PermissionFacts.of(this.platform, sender.player().uuid(), this.timeout);
+    }
+
+    private CompletableFuture<Void> reply(CommandSender sender, List<Component> lines) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (sender.isConsole()) {
+            this.platform.runGlobal(() -> {
+                try {
+                    lines.forEach(this.platform::sendConsole);
+                } finally {
+                    done.complete(null);
+                }
+            });
+        } else {
+            this.platform.runForPlayer(sender.player().uuid(), () -> {
+                try {
+                    lines.forEach(line -> this.platform.sendMessage(sender.player().uuid(), line));
+                } finally {
+                    done.complete(null);
+                }
+            }, () -> done.completeExceptionally(new PlayerGoneException(sender.player().uuid())));
+        }
+        return done;
+    }
+
+    private List<Component> lines(JsonObject answer) {
+        List<Component> out = new ArrayList<>();
+        for (JsonElement line : answer.getAsJsonArray("lines")) {
+            out.add(this.renderer.render(Text.fromJson(line.getAsJsonObject())));
+        }
+        return out;
+    }
+
+    private List<Component> failureLines(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof LinkException link) {
+            if (link.code() == ErrorCode.DISCONNECTED) {
+                return List.of(this.messages.line(Messages.COMMAND_OFFLINE));
+            }
+            if (link.code() == ErrorCode.TIMEOUT) {
+                return List.of(this.messages.line(Messages.COMMAND_TIMEOUT));
+            }
+            return List.of(this.messages.line(Messages.COMMAND_FAILED, Map.of("code", link.code().name())));
+        }
+        this.platform.logger().warning("command: request failed: " + cause);
+        return List.of(this.messages.line(Messages.COMMAND_FAILED, Map.of("code", ErrorCode.INTERNAL.name())));
+    }
+
+    private static Optional<String> argumentProblem(List<String> args) {
+        if (args.size() > MAX_ARGS) {
+            return Optional.of("at most " + MAX_ARGS + " arguments");
+        }
+        for (String arg : args) {
+            if (arg.isEmpty() || arg.length() > MAX_ARG_CHARS) {
+                return Optional.of("each argument must be 1-" + MAX_ARG_CHARS + " characters");
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static JsonObject commandData(CommandSender sender, List<String> granted, List<String> args) {
+        JsonObject from = new JsonObject();
+        from.addProperty("kind", sender.isConsole() ? "console" : "player");
+        if (!sender.isConsole()) {
+            from.add("player", sender.player().toJson());
+        }
+        JsonArray nodes = new JsonArray();
+        granted.forEach(nodes::add);
+        from.add("granted", nodes);
+        JsonArray argList = new JsonArray();
+        args.forEach(argList::add);
+        JsonObject data = new JsonObject();
+        data.add("sender", from);
+        data.add("args", argList);
+        return data;
+    }
+}

@@ -1,0 +1,218 @@
+package dev.mineclaw.core.link;
+
+import com.google.gson.JsonObject;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
+
+/**
+ * The plugin's end of the link: a WebSocket client (the JDK's {@code java.net.http}) that
+ * connects to the bridge, proves it holds the token, serves the bridge's requests through
+ * registered handlers, and reconnects with jittered exponential backoff whenever the connection
+ * ends, until {@link #close()}.
+ */
+public final class LinkClient implements BridgeLink {
+    private final LinkSettings settings;
+    private final Handshake.Identity identity;
+    private final TokenSource tokens;
+    private final LinkListener listener;
+    private final Logger logger;
+    private final HttpClient http;
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final Backoff backoff;
+    private final Map<String, Handlers.Request> requestHandlers = new ConcurrentHashMap<>();
+    private final Map<String, Handlers.Event> eventHandlers = new ConcurrentHashMap<>();
+    private final AtomicLong sessions = new AtomicLong();
+    private final Object lifecycle = new Object();
+    private volatile LinkSession current;
+    private volatile LinkSession up;
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    public LinkClient(LinkSettings settings, Handshake.Identity identity, TokenSource tokens, LinkListener listener,
+            Logger logger) {
+        this.settings = settings;
+        this.identity = identity;
+        this.tokens = tokens;
+        this.listener = listener;
+        this.logger = logger;
+        this.http = HttpClient.newBuilder().connectTimeout(settings.handshakeTimeout()).build();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "mineclaw-link-timer");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.scheduler.setRemoveOnCancelPolicy(true);
+        this.backoff = new Backoff(settings.backoffInitial(), settings.backoffMax(),
+                () -> ThreadLocalRandom.current().nextDouble());
+    }
+
+    /** Serves bridge requests of {@code type} with {@code handler}. Register before {@link #start()}. */
+    public void onRequest(String type, Handlers.Request handler) {
+        this.requestHandlers.put(type, handler);
+    }
+
+    /** Takes bridge events of {@code type} with {@code handler}. Register before {@link #start()}. */
+    public void onEvent(String type, Handlers.Event handler) {
+        this.eventHandlers.put(type, handler);
+    }
+
+    /** Starts connecting; returns at once. */
+    public void start() {
+        synchronized (this.lifecycle) {
+            if (this.started || this.closed) {
+                return;
+            }
+            this.started = true;
+        }
+        connect();
+    }
+
+    /** Closes the connection (1000) and stops reconnecting; requests in flight fail with DISCONNECTED. */
+    public void close() {
+        LinkSession session;
+        synchronized (this.lifecycle) {
+            this.closed = true;
+            session = this.current;
+        }
+        if (session != null) {
+            session.close("plugin shutting down");
+        }
+        this.scheduler.shutdownNow();
+    }
+
+    @Override
+    public boolean isUp() {
+        return this.up != null;
+    }
+
+    @Override
+    public CompletableFuture<JsonObject> request(String type, JsonObject data, Duration timeout) {
+        LinkSession session = this.up;
+        if (session == null) {
+            return CompletableFuture.failedFuture(LinkException.disconnected("the link to the bridge is down"));
+        }
+        return session.request(type, data, timeout);
+    }
+
+    /** {@link #request(String, JsonObject, Duration)} with the settings' request timeout. */
+    public CompletableFuture<JsonObject> request(String type, JsonObject data) {
+        return request(type, data, this.settings.requestTimeout());
+    }
+
+    @Override
+    public boolean sendEvent(String type, JsonObject data) {
+        LinkSession session = this.up;
+        return session != null && session.event(type, data);
+    }
+
+    private void connect() {
+        LinkSession session;
+        synchronized (this.lifecycle) {
+            if (this.closed) {
+                return;
+            }
+            session = new LinkSession(this, this.sessions.incrementAndGet());
+            this.current = session;
+        }
+        this.http.newWebSocketBuilder()
+                .connectTimeout(this.settings.handshakeTimeout())
+                .buildAsync(this.settings.url(), session)
+                .whenComplete((socket, error) -> {
+                    if (error != null) {
+                        this.logger.info("link: cannot connect to " + this.settings.url() + ": " + rootMessage(error));
+                        retryLater(session);
+                    }
+                });
+    }
+
+    void sessionUp(LinkSession session, String sessionId) {
+        synchronized (this.lifecycle) {
+            if (this.closed || this.current != session) {
+                return;
+            }
+            this.up = session;
+            this.backoff.reset();
+        }
+        this.logger.info("link: connected to the bridge, session " + sessionId);
+        this.listener.linkUp(sessionId);
+    }
+
+    void sessionEnded(LinkSession session, String reason) {
+        boolean wasUp;
+        synchronized (this.lifecycle) {
+            wasUp = this.up == session;
+            if (wasUp) {
+                this.up = null;
+            }
+        }
+        this.logger.info("link: connection ended: " + reason);
+        this.listener.linkDown(reason);
+        retryLater(session);
+    }
+
+    private void retryLater(LinkSession session) {
+        Duration delay;
+        synchronized (this.lifecycle) {
+            if (this.closed || this.current != session) {
+                return;
+            }
+            this.current = null;
+            delay = this.backoff.next();
+        }
+        this.logger.fine("link: reconnecting in " + delay.toMillis() + " ms");
+        try {
+            this.scheduler.schedule(this::connect, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException exc) {
+            // Closed concurrently: nothing to reconnect.
+        }
+    }
+
+    private static String rootMessage(Throwable error) {
+        Throwable cause = error;
+        while (cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    }
+
+    LinkSettings settings() {
+        return this.settings;
+    }
+
+    Handshake.Identity identity() {
+        return this.identity;
+    }
+
+    TokenSource tokens() {
+        return this.tokens;
+    }
+
+    LinkListener listener() {
+        return this.listener;
+    }
+
+    Logger logger() {
+        return this.logger;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return this.scheduler;
+    }
+
+    Handlers.Request requestHandler(String type) {
+        return this.requestHandlers.get(type);
+    }
+
+    Handlers.Event eventHandler(String type) {
+        return this.eventHandlers.get(type);
+    }
+}

@@ -1,0 +1,363 @@
+package dev.mineclaw.core.link;
+
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.MineclawException;
+import dev.mineclaw.core.platform.PlayerGoneException;
+import dev.mineclaw.core.wire.Direction;
+import dev.mineclaw.core.wire.ErrorCode;
+import dev.mineclaw.core.wire.Frame;
+import dev.mineclaw.core.wire.FrameCodec;
+import dev.mineclaw.core.wire.MessageTypes;
+import dev.mineclaw.core.wire.WireException;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+
+/**
+ * One WebSocket connection to the bridge: the handshake, reassembly of partial messages, flow
+ * control (one message requested at a time), and the requests in flight on it. When it ends,
+ * everything in flight fails with {@code DISCONNECTED} and the client decides about reconnecting.
+ */
+final class LinkSession implements WebSocket.Listener {
+    private enum Phase {
+        AWAITING_CHALLENGE,
+        HELLO_SENT,
+        UP,
+        ENDED
+    }
+
+    private final LinkClient client;
+    private final long number;
+    private final FrameCodec codec = new FrameCodec();
+    private final PendingRequests pending = new PendingRequests();
+    private final Set<String> answering = ConcurrentHashMap.newKeySet();
+    private final AtomicLong nextId = new AtomicLong();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private final StringBuilder partial = new StringBuilder();
+    private volatile Phase phase = Phase.AWAITING_CHALLENGE;
+    private volatile WebSocket socket;
+    private volatile SendQueue sends;
+
+    LinkSession(LinkClient client, long number) {
+        this.client = client;
+        this.number = number;
+    }
+
+    boolean isUp() {
+        return this.phase == Phase.UP;
+    }
+
+    @Override
+    public void onOpen(WebSocket webSocket) {
+        this.socket = webSocket;
+        this.sends = new SendQueue(webSocket, error -> end("send failed: " + error.getMessage(), true));
+        try {
+            this.client.scheduler().schedule(() -> {
+                if (this.phase != Phase.UP && this.phase != Phase.ENDED) {
+                    end("handshake timed out", true);
+                }
+            }, this.client.settings().handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException exc) {
+            end("the link is closed", true);
+            return;
+        }
+        webSocket.request(1);
+    }
+
+    @Override
+    public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+        this.partial.append(data);
+        if (this.partial.length() > this.client.settings().maxFrameChars()) {
+            this.partial.setLength(0);
+            webSocket.sendClose(1009, "frame too large");
+            end("the bridge sent a frame over " + this.client.settings().maxFrameChars() + " characters", true);
+            return null;
+        }
+        if (last) {
+            String text = this.partial.toString();
+            this.partial.setLength(0);
+            try {
+                receive(text);
+            } catch (RuntimeException exc) {
+                // A bug in a handler must not kill the connection's receive loop.
+                this.client.logger().log(Level.SEVERE, "link: failed to handle a frame", exc);
+            }
+        }
+        webSocket.request(1);
+        return null;
+    }
+
+    @Override
+    public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+        if (last) {
+            sendFrame(FrameCodec.error(newId(), null, ErrorCode.MALFORMED_FRAME, "binary frames are not part of the protocol"));
+        }
+        webSocket.request(1);
+        return null;
+    }
+
+    @Override
+    public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        end("closed by the bridge (" + statusCode + (reason.isEmpty() ? "" : " " + reason) + ")", false);
+        return null;
+    }
+
+    @Override
+    public void onError(WebSocket webSocket, Throwable error) {
+        end("connection error: " + error, false);
+    }
+
+    /** Sends a request on this connection; see {@link BridgeLink#request}. */
+    CompletableFuture<JsonObject> request(String type, JsonObject data, Duration timeout) {
+        CompletableFuture<JsonObject> answer = new CompletableFuture<>();
+        String id = newId();
+        Frame frame = new Frame(id, type, null, data);
+        try {
+            this.codec.check(frame, Direction.PLUGIN_TO_BRIDGE);
+        } catch (WireException exc) {
+            answer.completeExceptionally(exc);
+            return answer;
+        }
+        PendingRequests.Pending entry = new PendingRequests.Pending(type, answer);
+        if (!this.pending.add(id, entry)) {
+            answer.completeExceptionally(LinkException.disconnected("the link went down"));
+            return answer;
+        }
+        try {
+            entry.attachTimer(this.client.scheduler().schedule(
+                    () -> this.pending.expire(id,
+                            LinkException.timeout(type + " got no answer in " + timeout.toMillis() + " ms")),
+                    timeout.toMillis(), TimeUnit.MILLISECONDS));
+        } catch (RejectedExecutionException exc) {
+            this.pending.take(id);
+            answer.completeExceptionally(LinkException.disconnected("the link is closed"));
+            return answer;
+        }
+        if (!sendFrame(frame)) {
+            this.pending.take(id);
+            answer.completeExceptionally(LinkException.disconnected("the link went down"));
+        }
+        return answer;
+    }
+
+    /** Sends an event; false if the connection cannot take it. */
+    boolean event(String type, JsonObject data) {
+        Frame frame = new Frame(newId(), type, null, data);
+        this.codec.check(frame, Direction.PLUGIN_TO_BRIDGE);
+        return sendFrame(frame);
+    }
+
+    /** Closes the connection normally (1000); everything in flight fails at once. */
+    void close(String reason) {
+        end(reason, false);
+        WebSocket current = this.socket;
+        if (current == null) {
+            return;
+        }
+        try {
+            current.sendClose(WebSocket.NORMAL_CLOSURE, "")
+                    .orTimeout(1, TimeUnit.SECONDS)
+                    .whenComplete((socket, error) -> current.abort());
+        } catch (RuntimeException exc) {
+            current.abort();
+        }
+    }
+
+    private void receive(String text) {
+        Frame frame;
+        try {
+            frame = this.codec.decode(text, Direction.BRIDGE_TO_PLUGIN);
+        } catch (WireException exc) {
+            this.client.logger().warning("link: refused a frame from the bridge: " + exc.getMessage());
+            sendFrame(FrameCodec.error(newId(), exc.offendingId(), exc.code(), exc.detail()));
+            return;
+        }
+        if (frame.isAnswer()) {
+            answer(frame);
+        } else if (MessageTypes.kindOf(frame.type(), Direction.BRIDGE_TO_PLUGIN) == MessageTypes.Kind.REQUEST) {
+            serve(frame);
+        } else {
+            event(frame);
+        }
+    }
+
+    private void answer(Frame frame) {
+        if (frame.re() == null) {
+            this.client.logger().warning("link: the bridge reported " + frame.data());
+            return;
+        }
+        PendingRequests.Pending request = this.pending.take(frame.re());
+        if (request == null) {
+            if (!this.pending.wasExpired(frame.re())) {
+                sendFrame(FrameCodec.error(newId(), frame.id(), ErrorCode.UNEXPECTED_ANSWER,
+                        "no request '" + frame.re() + "' is in flight"));
+            }
+            return;
+        }
+        if (MessageTypes.ERROR.equals(frame.type())) {
+            ErrorCode code = ErrorCode.fromWire(frame.data().get("code").getAsString());
+            request.answer().completeExceptionally(
+                    new LinkException(code, frame.data().get("message").getAsString(), true));
+        } else if (!frame.type().equals(request.type() + MessageTypes.RESULT_SUFFIX)) {
+            request.answer().completeExceptionally(new LinkException(ErrorCode.INVALID_DATA,
+                    "the bridge answered " + request.type() + " with " + frame.type(), false));
+        } else {
+            request.answer().complete(frame.data());
+        }
+    }
+
+    private void event(Frame frame) {
+        switch (frame.type()) {
+            case "hello.challenge" -> challenged(frame.data());
+            case "link.state" -> {
+                JsonObject data = frame.data();
+                this.client.listener().linkState(new LinkState("all".equals(data.get("forward").getAsString()),
+                        data.get("public_prefix").getAsString()));
+            }
+            default -> {
+                if (this.phase != Phase.UP) {
+                    this.client.logger().warning("link: dropped " + frame.type() + " before the handshake completed");
+                    return;
+                }
+                Handlers.Event handler = this.client.eventHandler(frame.type());
+                if (handler == null) {
+                    this.client.logger().warning("link: no handler for event " + frame.type());
+                } else {
+                    handler.handle(frame.data());
+                }
+            }
+        }
+    }
+
+    private void challenged(JsonObject data) {
+        if (this.phase != Phase.AWAITING_CHALLENGE) {
+            this.client.logger().warning("link: ignored a second hello.challenge");
+            return;
+        }
+        this.phase = Phase.HELLO_SENT;
+        JsonObject hello;
+        try {
+            String token = this.client.tokens().token();
+            hello = Handshake.helloData(this.client.identity(), token, data.get("nonce").getAsString());
+        } catch (MineclawException exc) {
+            close("cannot answer the challenge: " + exc.getMessage());
+            return;
+        }
+        request("hello", hello, this.client.settings().handshakeTimeout()).whenComplete((result, error) -> {
+            if (error != null) {
+                end("handshake failed: " + describe(error), true);
+                return;
+            }
+            synchronized (this.ended) {
+                if (this.ended.get()) {
+                    return;
+                }
+                this.phase = Phase.UP;
+            }
+            this.client.sessionUp(this, result.get("session_id").getAsString());
+        });
+    }
+
+    private void serve(Frame frame) {
+        if (this.phase != Phase.UP) {
+            sendFrame(FrameCodec.error(newId(), frame.id(), ErrorCode.NOT_READY, "the handshake has not completed"));
+            return;
+        }
+        if (!this.answering.add(frame.id())) {
+            sendFrame(FrameCodec.error(newId(), frame.id(), ErrorCode.DUPLICATE_ID,
+                    "request id '" + frame.id() + "' is already in flight"));
+            return;
+        }
+        Handlers.Request handler = this.client.requestHandler(frame.type());
+        CompletableFuture<JsonObject> result;
+        if (handler == null) {
+            result = CompletableFuture.failedFuture(
+                    new LinkException(ErrorCode.UNAVAILABLE, "this plugin does not serve " + frame.type(), false));
+        } else {
+            try {
+                result = handler.handle(frame.data());
+            } catch (RuntimeException exc) {
+                result = CompletableFuture.failedFuture(exc);
+            }
+        }
+        result.whenComplete((data, error) -> {
+            this.answering.remove(frame.id());
+            if (error == null) {
+                reply(frame, data);
+            } else {
+                replyError(frame, error);
+            }
+        });
+    }
+
+    private void reply(Frame request, JsonObject data) {
+        Frame answer = new Frame(newId(), request.type() + MessageTypes.RESULT_SUFFIX, request.id(), data);
+        try {
+            this.codec.check(answer, Direction.PLUGIN_TO_BRIDGE);
+        } catch (WireException exc) {
+            replyError(request, exc);
+            return;
+        }
+        sendFrame(answer);
+    }
+
+    private void replyError(Frame request, Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        ErrorCode code;
+        String message;
+        if (cause instanceof LinkException link && link.code().sendable()) {
+            code = link.code();
+            message = link.getMessage();
+        } else if (cause instanceof PlayerGoneException gone) {
+            code = ErrorCode.PLAYER_OFFLINE;
+            message = gone.getMessage();
+        } else {
+            this.client.logger().log(Level.WARNING, "link: handler for " + request.type() + " failed", cause);
+            code = ErrorCode.INTERNAL;
+            message = "the plugin failed to handle " + request.type();
+        }
+        sendFrame(FrameCodec.error(newId(), request.id(), code, message));
+    }
+
+    private boolean sendFrame(Frame frame) {
+        SendQueue queue = this.sends;
+        if (queue == null || this.phase == Phase.ENDED) {
+            return false;
+        }
+        return queue.send(this.codec.encode(frame));
+    }
+
+    private void end(String reason, boolean abort) {
+        synchronized (this.ended) {
+            if (!this.ended.compareAndSet(false, true)) {
+                return;
+            }
+            this.phase = Phase.ENDED;
+        }
+        this.pending.closeAll(LinkException.disconnected("the link went down: " + reason));
+        WebSocket current = this.socket;
+        if (abort && current != null) {
+            current.abort();
+        }
+        this.client.sessionEnded(this, reason);
+    }
+
+    private String newId() {
+        return "p" + this.number + "-" + this.nextId.incrementAndGet();
+    }
+
+    private static String describe(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return cause.getMessage();
+    }
+}

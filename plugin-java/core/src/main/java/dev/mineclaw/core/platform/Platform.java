@@ -1,0 +1,68 @@
+package dev.mineclaw.core.platform;
+
+import java.util.List;
+import java.util.UUID;
+import java.util.logging.Logger;
+import net.kyori.adventure.text.Component;
+
+/**
+ * What the core needs from a server. Implementations are thin: they schedule, read and apply, and
+ * make no decision of their own.
+ *
+ * <p>Thread rules (Folia's, enforced by the testkit on every platform): anything that reads or
+ * changes one player runs on that player's executor ({@link #runForPlayer}); console work and
+ * broadcasts run on the global executor ({@link #runGlobal}). Methods marked "any thread" are
+ * safe everywhere.
+ */
+public interface Platform {
+    /** The protocol's platform name: {@code "paper"}, {@code "folia"} or {@code "testkit"}. Any thread. */
+    String platformName();
+
+    /** The plugin's version, 1-64 characters. Any thread. */
+    String pluginVersion();
+
+    /** The server's Minecraft version, 1-64 characters. Any thread. */
+    String minecraftVersion();
+
+    /** Where the core logs. Any thread. */
+    Logger logger();
+
+    /** Runs {@code task} on the global executor (Folia's global region scheduler). Any thread. */
+    void runGlobal(Runnable task);
+
+    /**
+     * Runs {@code task} on the executor that owns {@code player}, or {@code whenGone} (on any
+     * thread) if the player is not online or leaves before the task runs. Any thread.
+     */
+    void runForPlayer(UUID player, Runnable task, Runnable whenGone);
+
+    /** The players online now, as an immutable list. Any thread. */
+    List<PlayerRef> onlinePlayers();
+
+    /** Whether {@code player} holds {@code node}. Player's executor. */
+    boolean hasPermission(UUID player, String node);
+
+    /** The item in {@code player}'s main hand. Player's executor. */
+    ItemSnapshot heldItem(UUID player);
+
+    /** The block {@code player} looks at within a short reach, without loading chunks. Player's executor. */
+    BlockSnapshot targetBlock(UUID player);
+
+    /** Shows {@code text} in {@code player}'s chat. Player's executor. */
+    void sendMessage(UUID player, Component text);
+
+    /** Shows {@code text} on {@code player}'s action bar. Player's executor. */
+    void sendActionBar(UUID player, Component text);
+
+    /** Runs {@code command} (no leading slash) as {@code player}; false if the server refused it. Player's executor. */
+    boolean dispatchAsPlayer(UUID player, String command);
+
+    /** Shows {@code text} to every online player and the console; returns the player count. Global executor. */
+    int broadcast(Component text);
+
+    /** Writes {@code text} to the server console. Global executor. */
+    void sendConsole(Component text);
+
+    /** Runs {@code command} as the console, capturing what it writes back. Global executor. */
+    ConsoleDispatch dispatchConsole(String command);
+}

@@ -1,0 +1,99 @@
+package dev.mineclaw.core.wire;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** The shared shapes of docs/protocol.md ("Shared shapes") as checks over {@link Fields}. */
+final class Shapes {
+    static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+    static final Pattern PLAYER_NAME = Pattern.compile("\\.?[A-Za-z0-9_]{1,16}");
+    static final Pattern TEXT_NAME = Pattern.compile("[a-z][a-z0-9_]{0,31}");
+    static final Pattern FEATURE = Pattern.compile("[a-z][a-z0-9_.]{0,63}");
+    static final Pattern NONCE = Pattern.compile("[A-Za-z0-9_-]{43}");
+    static final Pattern MAC = Pattern.compile("[0-9a-f]{64}");
+
+    /** The permission nodes a sender's facts may name, in the order the spec lists them. */
+    static final List<String> GRANTABLE = List.of(
+            "mineclaw.command.chat",
+            "mineclaw.command.approve",
+            "mineclaw.command.listen",
+            "mineclaw.command.reload",
+            "mineclaw.command.compact",
+            "mineclaw.command.clear",
+            "mineclaw.command.stop",
+            "mineclaw.command.model",
+            "mineclaw.command.tools",
+            "mineclaw.command.functions",
+            "mineclaw.bypass.ratelimit");
+
+    private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
+    private static final int TEXT_ENTRIES = 16;
+    private static final int TEMPLATE_MAX = 2048;
+    private static final int VALUE_MAX = 8192;
+
+    private Shapes() {}
+
+    static void playerRef(Fields ref) {
+        ref.only(Set.of("uuid", "name"), Set.of("uuid", "name"));
+        ref.string("uuid", 36, 36, UUID);
+        ref.string("name", 1, 17, PLAYER_NAME);
+    }
+
+    static void granted(Fields owner, String field) {
+        JsonArray nodes = owner.array(field, GRANTABLE.size());
+        for (int i = 0; i < nodes.size(); i++) {
+            JsonElement node = nodes.get(i);
+            String where = field + "[" + i + "]";
+            if (!node.isJsonPrimitive() || !node.getAsJsonPrimitive().isString()) {
+                throw owner.fail(where, "must be a string");
+            }
+            if (!GRANTABLE_SET.contains(node.getAsString())) {
+                throw owner.fail(where, "is not a known permission node: '" + node.getAsString() + "'");
+            }
+        }
+    }
+
+    static void text(Fields text) {
+        text.only(Set.of("template", "values", "model"), Set.of("template"));
+        text.string("template", 0, TEMPLATE_MAX, null);
+        for (String part : List.of("values", "model")) {
+            if (!text.has(part)) {
+                continue;
+            }
+            Fields entries = text.object(part);
+            JsonElement raw = text.raw(part);
+            Set<Map.Entry<String, JsonElement>> all = raw.getAsJsonObject().entrySet();
+            if (all.size() > TEXT_ENTRIES) {
+                throw text.fail(part, "has " + all.size() + " entries, at most " + TEXT_ENTRIES + " allowed");
+            }
+            for (Map.Entry<String, JsonElement> entry : all) {
+                if (!TEXT_NAME.matcher(entry.getKey()).matches()) {
+                    throw entries.fail(entry.getKey(), "is not a valid placeholder name");
+                }
+                entries.string(entry.getKey(), 0, VALUE_MAX, null);
+            }
+        }
+    }
+
+    static void nullableText(Fields owner, String field) {
+        if (!owner.isNull(field)) {
+            text(owner.object(field));
+        }
+    }
+
+    static void stringList(Fields owner, String field, int maxItems, int maxLength) {
+        JsonArray items = owner.array(field, maxItems);
+        for (int i = 0; i < items.size(); i++) {
+            JsonElement item = items.get(i);
+            String where = field + "[" + i + "]";
+            if (!item.isJsonPrimitive() || !item.getAsJsonPrimitive().isString()) {
+                throw owner.fail(where, "must be a string");
+            }
+            owner.checkString(where, item.getAsString(), 0, maxLength, null);
+        }
+    }
+}
