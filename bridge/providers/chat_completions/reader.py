@@ -9,7 +9,6 @@ stream. An error object can arrive mid-stream, with or without an ``event: error
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bridge.providers.errors import ProviderResponseError, ProviderStreamError, clip
@@ -25,6 +24,7 @@ from bridge.providers.events import (
     Usage,
 )
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
+from bridge.providers.jsonfast import parse_json
 from bridge.providers.sse import SSEDecoder
 
 PROTOCOL = "openai_chat_completions"
@@ -112,7 +112,7 @@ class ChatCompletionsReader:
             self._complete(out)
             return
         try:
-            chunk = json.loads(data)
+            chunk = parse_json(data)
         except ValueError as exc:
             raise ProviderStreamError(
                 f"data line is not JSON (near line {self._sse.lines_read})"

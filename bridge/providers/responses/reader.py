@@ -8,7 +8,6 @@ order, and usage), ``response.failed``, ``response.incomplete`` or an ``error`` 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bridge.providers.errors import ProviderResponseError, ProviderStreamError, clip
@@ -24,6 +23,7 @@ from bridge.providers.events import (
     Usage,
 )
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
+from bridge.providers.jsonfast import parse_json
 from bridge.providers.responses.replay import normalize_reasoning_item
 from bridge.providers.sse import SSEDecoder
 
@@ -32,6 +32,21 @@ _RETRYABLE_ERROR_CODES = frozenset({"server_error", "rate_limit_exceeded", "over
 
 _REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
+)
+
+# Events that add nothing the reader keeps; when the server names them on the ``event:`` line
+# their JSON is not even parsed (``in_progress`` repeats the whole response object).
+_UNUSED_EVENTS = frozenset(
+    {
+        "response.in_progress",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_text.done",
+        "response.function_call_arguments.done",
+    }
 )
 
 AssembledItem = AssistantText | Reasoning | ToolCall
@@ -105,6 +120,8 @@ class ResponsesReader:
         if self.finished:
             return out
         for event in self._sse.feed(chunk):
+            if event.event in _UNUSED_EVENTS:
+                continue
             self._handle(event.data, out)
             if self.finished:
                 break
@@ -123,7 +140,7 @@ class ResponsesReader:
 
     def _handle(self, data: bytes, out: list[StreamEvent]) -> None:
         try:
-            event = json.loads(data)
+            event = parse_json(data)
             kind = event["type"]
         except (ValueError, KeyError, TypeError) as exc:
             raise ProviderStreamError(
