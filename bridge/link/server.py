@@ -1,0 +1,383 @@
+"""The thin asyncio WebSocket server around ``LinkProtocol``.
+
+It moves frames between one plugin connection and the protocol core, runs the handler for each
+request, and matches the bridge's own requests with their answers. Hardening lives here: loopback
+by default, browser ``Origin`` refused before the upgrade, no compression, a frame cap (1009
+above it), ping keep-alive, a handshake deadline (4003) and one authenticated connection at a
+time (the older one is closed with 4004).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from bridge.errors import LinkError
+from bridge.link.codes import CloseCode, ErrorCode
+from bridge.link.handler import LinkHandler
+from bridge.link.messages import ChatRequest, CommandRequest, Hello, PlayerEvent, WireModel
+from bridge.link.protocol import (
+    AnswerReceived,
+    Event,
+    EventReceived,
+    FaultAnswered,
+    FrameTooLargeError,
+    HandshakeCompleted,
+    HandshakeFailed,
+    LinkProtocol,
+    NotOpenError,
+    PeerErrorReported,
+    RequestFailed,
+    RequestReceived,
+    State,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """Where and how the link listens.
+
+    Defaults: ``host`` 127.0.0.1 (loopback only), ``port`` 25580 (0 picks a free one), ``path``
+    ``/link``, ``max_frame_bytes`` 65536, ``ping_interval`` and ``ping_timeout`` 20 s,
+    ``handshake_timeout`` 10 s, ``request_timeout`` 10 s (for the bridge's own requests),
+    ``max_requests_in_flight`` 256 (the plugin's unanswered requests), ``close_timeout`` 10 s
+    (how long a close waits for the peer's acknowledgement before dropping the socket).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 25580
+    path: str = "/link"
+    max_frame_bytes: int = 65536
+    ping_interval: float = 20.0
+    ping_timeout: float = 20.0
+    handshake_timeout: float = 10.0
+    request_timeout: float = 10.0
+    max_requests_in_flight: int = 256
+    close_timeout: float = 10.0
+
+
+class LinkRequestError(LinkError):
+    """A request to the plugin got no answer; ``code`` says why (TIMEOUT, DISCONNECTED, ...)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class LinkServerError(LinkError):
+    """The server could not start (address in use, bad host)."""
+
+
+class _Connection:
+    """One plugin connection: its socket, its protocol core, and what waits on it."""
+
+    def __init__(self, ws: ServerConnection, core: LinkProtocol, handler: LinkHandler) -> None:
+        self.ws = ws
+        self.core = core
+        self.handler = handler
+        self.pending: dict[str, asyncio.Future[WireModel]] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.plugin_events: asyncio.Queue[EventReceived] = asyncio.Queue()
+        self._write_lock = asyncio.Lock()
+        self.peer = "{}:{}".format(*ws.remote_address[:2]) if ws.remote_address else "?"
+
+    async def flush(self) -> None:
+        # The lock keeps frames in the order the core queued them, whichever task flushes.
+        async with self._write_lock:
+            try:
+                for text in self.core.data_to_send():
+                    await self.ws.send(text)
+                if self.core.close_code is not None:
+                    await self.ws.close(self.core.close_code, self.core.close_reason)
+            except ConnectionClosed:
+                pass  # the reader sees the close and fails what was in flight
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def dispatch(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, RequestReceived):
+                self.spawn(self._answer(event))
+            elif isinstance(event, EventReceived):
+                self.plugin_events.put_nowait(event)
+            elif isinstance(event, AnswerReceived):
+                self._settle(event.re, event.data, None)
+            elif isinstance(event, RequestFailed):
+                self._settle(event.re, None, LinkRequestError(event.code, event.message))
+            elif isinstance(event, HandshakeFailed):
+                logger.warning("link handshake from %s refused: %s", self.peer, event.reason)
+            elif isinstance(event, FaultAnswered):
+                logger.warning(
+                    "link frame from %s refused: %s %s", self.peer, event.code, event.message
+                )
+            elif isinstance(event, PeerErrorReported):
+                logger.warning(
+                    "plugin reported %s: %s (re %s)", event.code, event.message, event.re
+                )
+            elif isinstance(event, HandshakeCompleted):
+                hello = event.hello
+                logger.info(
+                    "plugin %s %s on %s (instance %s) linked from %s, session %s",
+                    hello.platform,
+                    hello.plugin_version,
+                    hello.minecraft_version,
+                    hello.instance_id,
+                    self.peer,
+                    event.session_id,
+                )
+
+    def _settle(self, request_id: str, data: WireModel | None, error: LinkError | None) -> None:
+        future = self.pending.pop(request_id, None)
+        if future is None or future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert data is not None
+            future.set_result(data)
+
+    async def _answer(self, request: RequestReceived) -> None:
+        try:
+            if isinstance(request.data, ChatRequest):
+                answer: WireModel = await self.handler.on_chat(request.data)
+            elif isinstance(request.data, CommandRequest):
+                answer = await self.handler.on_command(request.data)
+            else:  # pragma: no cover - the core delivers only the types above
+                raise LinkError(f"no handler for {request.type}")
+            self.core.send_answer(request.id, answer)
+        except NotOpenError:
+            return
+        except FrameTooLargeError as exc:
+            logger.error("answer to %s %s not sent: %s", request.type, request.id, exc)
+            self._send_internal(request.id)
+        except Exception:
+            logger.exception("handler for %s %s failed", request.type, request.id)
+            self._send_internal(request.id)
+        await self.flush()
+
+    def _send_internal(self, request_id: str) -> None:
+        try:
+            self.core.send_error(request_id, ErrorCode.INTERNAL, "the bridge could not answer")
+        except NotOpenError:
+            pass
+
+    async def run_plugin_events(self) -> None:
+        while True:
+            event = await self.plugin_events.get()
+            data = event.data
+            assert isinstance(data, PlayerEvent)
+            try:
+                if event.type == "player.join":
+                    await self.handler.on_player_join(data.player)
+                else:
+                    await self.handler.on_player_quit(data.player)
+            except Exception:
+                logger.exception("handler for %s %s failed", event.type, event.id)
+
+
+class LinkServer:
+    """The bridge's end of the link: listens, authenticates, and serves one plugin at a time.
+
+    Use ``async with LinkServer(token=..., handler=...) as server:``; ``server.url`` is the
+    address to give the plugin. ``request`` and ``send_event`` reach the plugin connected now.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str,
+        handler: LinkHandler,
+        settings: LinkSettings | None = None,
+    ) -> None:
+        self._token = token
+        self._handler = handler
+        self.settings = settings or LinkSettings()
+        self._server: Server | None = None
+        self._current: _Connection | None = None
+        self._connect_lock = asyncio.Lock()
+
+    # ---- lifecycle
+
+    async def start(self) -> None:
+        settings = self.settings
+        try:
+            self._server = await serve(
+                self._serve,
+                settings.host,
+                settings.port,
+                process_request=self._check_request,
+                compression=None,
+                max_size=settings.max_frame_bytes,
+                ping_interval=settings.ping_interval,
+                ping_timeout=settings.ping_timeout,
+                open_timeout=settings.handshake_timeout,
+                close_timeout=settings.close_timeout,
+                server_header=None,
+            )
+        except OSError as exc:
+            where = f"{settings.host}:{settings.port}"
+            raise LinkServerError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+
+    async def close(self) -> None:
+        """Close the plugin connection with 1000 and stop listening."""
+        if self._server is None:
+            return
+        current = self._current
+        if current is not None:
+            current.core.close(CloseCode.NORMAL, "bridge shutting down")
+            current.dispatch(current.core.events_received())
+            await current.flush()
+        self._server.close()
+        await self._server.wait_closed()
+        self._server = None
+
+    async def __aenter__(self) -> LinkServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise LinkServerError("the server is not listening")
+        port: int = next(iter(self._server.sockets)).getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        host = self.settings.host
+        shown = f"[{host}]" if ":" in host else host
+        return f"ws://{shown}:{self.port}{self.settings.path}"
+
+    # ---- the Link interface for the application
+
+    @property
+    def connected(self) -> bool:
+        return self._current is not None
+
+    async def request(
+        self, name: str, data: WireModel, *, timeout: float | None = None
+    ) -> WireModel:
+        connection = self._current
+        if connection is None:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        try:
+            request_id = connection.core.send_request(name, data)
+        except NotOpenError as exc:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "the link is closing") from exc
+        future: asyncio.Future[WireModel] = asyncio.get_running_loop().create_future()
+        connection.pending[request_id] = future
+        await connection.flush()
+        limit = self.settings.request_timeout if timeout is None else timeout
+        try:
+            return await asyncio.wait_for(future, limit)
+        except TimeoutError:
+            connection.core.forget_request(request_id)
+            connection.pending.pop(request_id, None)
+            raise LinkRequestError(ErrorCode.TIMEOUT, f"no answer to {name} in {limit} s") from None
+
+    async def send_event(self, name: str, data: WireModel) -> None:
+        connection = self._current
+        if connection is None:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        try:
+            connection.core.send_event(name, data)
+        except NotOpenError as exc:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "the link is closing") from exc
+        await connection.flush()
+
+    # ---- connections
+
+    def _check_request(self, ws: ServerConnection, request: Request) -> Response | None:
+        if "Origin" in request.headers:
+            # Browsers always send Origin; the plugin never does. Refusing it keeps web pages
+            # on this machine from talking to the link.
+            logger.warning("link upgrade with Origin %r refused", request.headers["Origin"])
+            return ws.respond(HTTPStatus.FORBIDDEN, "browser origins are refused\n")
+        if request.path != self.settings.path:
+            return ws.respond(HTTPStatus.NOT_FOUND, f"the link is at {self.settings.path}\n")
+        return None
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        core = LinkProtocol(
+            token=self._token,
+            link_state=self._handler.link_state(),
+            max_frame_bytes=self.settings.max_frame_bytes,
+            max_requests_in_flight=self.settings.max_requests_in_flight,
+        )
+        connection = _Connection(ws, core, self._handler)
+        try:
+            if await self._handshake(connection):
+                await self._run(connection)
+        finally:
+            await self._drop(connection)
+
+    async def _handshake(self, connection: _Connection) -> bool:
+        core = connection.core
+        await connection.flush()
+        try:
+            async with asyncio.timeout(self.settings.handshake_timeout):
+                while core.state is State.AWAITING_HELLO:
+                    core.receive(await connection.ws.recv())
+                    connection.dispatch(core.events_received())
+                    await connection.flush()
+        except TimeoutError:
+            logger.warning("link handshake from %s timed out", connection.peer)
+            core.close(CloseCode.HANDSHAKE_FAILED, "handshake timeout")
+            await connection.flush()
+            return False
+        except ConnectionClosed:
+            return False
+        return core.state is State.OPEN
+
+    async def _run(self, connection: _Connection) -> None:
+        async with self._connect_lock:
+            previous, self._current = self._current, connection
+            if previous is not None:
+                logger.info("link from %s replaced by %s", previous.peer, connection.peer)
+                previous.core.close(CloseCode.REPLACED, "replaced by a newer connection")
+                previous.dispatch(previous.core.events_received())
+                await previous.flush()
+                await self._handler.on_disconnected()
+            hello = connection.core.hello
+            assert isinstance(hello, Hello)
+            await self._handler.on_connected(self, hello)
+        connection.spawn(connection.run_plugin_events())
+        core = connection.core
+        try:
+            async for raw in connection.ws:
+                core.receive(raw)
+                connection.dispatch(core.events_received())
+                await connection.flush()
+        except ConnectionClosed:
+            pass
+
+    async def _drop(self, connection: _Connection) -> None:
+        connection.core.connection_lost()
+        connection.dispatch(connection.core.events_received())
+        for task in list(connection.tasks):
+            task.cancel()
+        if connection.tasks:
+            await asyncio.wait(connection.tasks)
+        async with self._connect_lock:
+            if self._current is connection:
+                self._current = None
+                await self._handler.on_disconnected()
+        code, reason = connection.ws.close_code, connection.ws.close_reason
+        logger.info("link from %s closed (%s %s)", connection.peer, code, reason or "")
