@@ -1,0 +1,97 @@
+"""The small interfaces the turn engine drives, and the snapshot a turn fixes when it starts.
+
+The engine knows nothing of sockets, HTTP or SQLite: the link glue supplies a `TurnOutput`, the
+provider client is bound into a `ModelStream`, the tool registry supplies a `ToolRunner`, and
+the archive is anything with `append`. Tests plug in scripted fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bridge.providers.events import StreamEvent
+from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSpec
+from bridge.store.archive import ArchivedTurn
+
+ModelStream = Callable[[ProviderRequest], AsyncIterator[StreamEvent]]
+"""One model of one provider, bound at turn start: for the real client,
+``functools.partial(client.stream, model=model_settings)``. Every stream ends with one
+``Completed`` or ``Failed`` event."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRef:
+    """The asking player. The uuid addresses output; only the name reaches the model."""
+
+    uuid: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    turn_id: str
+    session_id: str
+    player: PlayerRef
+
+
+class ToolRunner(Protocol):
+    """Runs one tool call of a turn and returns its result (an error is a result too).
+
+    It may raise `bridge.errors.ToolError`; the engine turns that into an error result. The
+    runner records its own dispatches and approvals in the audit log."""
+
+    async def run(self, call: ToolCall, context: TurnContext) -> ToolResult: ...
+
+
+class TurnOutput(Protocol):
+    """Where a turn's visible output goes (the link glue renders ``message.yml`` templates)."""
+
+    async def action_bar(self, player: PlayerRef, text: str) -> None:
+        """A streaming frame, model text, for the asking player only."""
+
+    async def reply(self, player: PlayerRef, text: str) -> None:
+        """The final answer, model text, broadcast with the ``reply.layout`` template."""
+
+    async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
+        """A private line to the asking player from a ``message.yml`` template."""
+
+
+class ArchiveWriter(Protocol):
+    """`bridge.store.archive.TurnArchive` or a fake; called from a worker thread."""
+
+    def append(self, turn: ArchivedTurn) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnLimits:
+    """The limits a turn runs under (from ``config.yml``); defaults match its defaults."""
+
+    max_tool_rounds: int = 8
+    max_tool_calls: int = 16
+    reply_max_chars: int = 1000
+    action_bar_max_chars: int = 120
+    max_messages: int = 240
+    model_attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnSnapshot:
+    """Everything a turn fixes when it starts; a reload or model switch makes a new one for
+    later turns and leaves this one alone.
+
+    instructions: ``workspace/AGENTS.md``. compaction_trigger_tokens: the model's trigger
+    (None: never compact automatically). tool_runner: bound to this turn's tool set and
+    Function catalogue.
+    """
+
+    control_version: str
+    model_ref: str
+    stream: ModelStream
+    instructions: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    native_tools: tuple[dict[str, Any], ...] = ()
+    tool_runner: ToolRunner | None = None
+    limits: TurnLimits = field(default_factory=TurnLimits)
+    compaction_trigger_tokens: int | None = None
