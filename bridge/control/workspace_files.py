@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import Field
@@ -101,7 +102,13 @@ def parse_skill(text: str, label: str) -> Skill:
     if match is None:
         message = "must start with a front matter block between --- lines"
         raise ConfigLoadError([Problem(label, 1, 1, "", message)])
-    document = load_strict_yaml((match.group(1) or "").encode("utf-8"), label)
+    try:
+        document = load_strict_yaml((match.group(1) or "").encode("utf-8"), label)
+    except ConfigLoadError as exc:
+        # The front matter starts on line 2 of the file.
+        raise ConfigLoadError(
+            replace(p, line=p.line + 1) if p.line is not None else p for p in exc.problems
+        ) from None
     header, problems = validate_document(SkillHeader, document, label, line_offset=1)
     if header is None:
         raise ConfigLoadError(problems)

@@ -153,6 +153,7 @@ class _Builder:
                 if event.explicit and event.tags:
                     raise _Refusal("%TAG directives are not allowed", event, ())
                 continue
+            self.document.marks[()] = _mark(event)
             self.document.value = self.node(event)
 
     def node(self, event: Event) -> Any:
