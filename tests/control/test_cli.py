@@ -1,0 +1,117 @@
+"""The owner commands: init, validate and whitelist check, through the real entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge.cli import main
+
+SECRET = "sk-never-print-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "240")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_init_then_nothing_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "init", str(tmp_path / "cfg"))
+    assert code == 0 and "created" in out and (tmp_path / "cfg" / "whitelist.yml").is_file()
+    code, out = run(capsys, "init", str(tmp_path / "cfg"))
+    assert code == 0 and "nothing to do" in out
+
+
+def test_validate_fresh_folder_passes_with_a_warning(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "validate", "--config", str(config_dir))
+    assert code == 0
+    assert "valid: 0 error(s), 1 warning(s)" in out
+    assert "OPENAI_API_KEY" in out
+
+
+def test_validate_lists_every_error_with_its_line(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (config_dir / "config.yml").write_text("schema: 1\nturn:\n  max_tool_rounds: 0\n")
+    (config_dir / "whitelist.yml").write_text("schema: 1\nconsole:\n  - a\n  - a\n")
+    code, out = run(capsys, "validate", "--config", str(config_dir))
+    assert code == 1
+    assert "invalid: 2 error(s)" in out
+    assert "line 3:3, turn.max_tool_rounds" in out
+    assert "rule [1] repeats rule [0]" in out
+
+
+def test_validate_never_prints_secrets(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (config_dir / ".env").write_text(f"OPENAI_API_KEY={SECRET}\nHDR='{SECRET}x\\n'\n")
+    text = (config_dir / "providers.yml").read_text()
+    text = text.replace(
+        "    # extra_headers:\n", "    extra_headers:\n      X-A: ${HDR}\n      Host: h\n"
+    )
+    (config_dir / "providers.yml").write_text(text)
+    code, out = run(capsys, "validate", "--config", str(config_dir))
+    assert code == 1
+    assert "Host" in out
+    assert SECRET not in out
+
+
+def test_validate_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "validate", "--config", str(tmp_path / "nope"))
+    assert code == 1 and "folder not found" in out
+
+
+class TestWhitelistCheck:
+    @pytest.fixture
+    def rules(self, config_dir: Path) -> Path:
+        (config_dir / "whitelist.yml").write_text(
+            "schema: 1\nplayer: ['time set (day|night)']\nconsole: ['weather clear']\n"
+        )
+        return config_dir
+
+    def test_allow(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(rules), "--as", "player", "/TIME set day"
+        )
+        assert code == 0
+        assert (
+            "allow" in out
+            and "canonical: time set day" in out
+            and "rule: time set (day|night)" in out
+        )
+
+    def test_deny(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(rules), "--as", "console", "time set day"
+        )
+        assert code == 1
+        assert "deny" in out and "none of the 1 rules matched" in out
+
+    def test_invalid_command(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(rules), "--as", "player", "time  set day"
+        )
+        assert code == 2 and "repeated spaces" in out
+
+    def test_broken_whitelist(self, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        (config_dir / "whitelist.yml").write_text("schema: 1\nplayer: ['(x']\n")
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(config_dir), "--as", "player", "x"
+        )
+        assert code == 2 and "whitelist.yml:2" in out
+
+    def test_executor_is_required(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        with pytest.raises(SystemExit) as caught:
+            main(["whitelist", "check", "--config", str(rules), "list"])
+        assert caught.value.code == 2
+        capsys.readouterr()
