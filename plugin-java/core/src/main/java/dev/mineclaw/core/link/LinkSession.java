@@ -179,7 +179,9 @@ final class LinkSession implements WebSocket.Listener {
             frame = this.codec.decode(text, Direction.BRIDGE_TO_PLUGIN);
         } catch (WireException exc) {
             this.client.logger().warning("link: refused a frame from the bridge: " + exc.getMessage());
-            sendFrame(FrameCodec.error(newId(), exc.offendingId(), exc.code(), exc.detail()));
+            if (!exc.fromErrorFrame()) {
+                sendFrame(FrameCodec.error(newId(), exc.offendingId(), exc.code(), exc.detail()));
+            }
             return;
         }
         if (frame.isAnswer()) {
@@ -196,21 +198,28 @@ final class LinkSession implements WebSocket.Listener {
             this.client.logger().warning("link: the bridge reported " + frame.data());
             return;
         }
-        PendingRequests.Pending request = this.pending.take(frame.re());
+        boolean isError = MessageTypes.ERROR.equals(frame.type());
+        // An error may answer any request; a result only a request of its own type.
+        PendingRequests.Pending request = this.pending.takeIf(frame.re(),
+                pendingType -> isError || frame.type().equals(pendingType + MessageTypes.RESULT_SUFFIX));
         if (request == null) {
-            if (!this.pending.wasExpired(frame.re())) {
+            if (this.pending.wasExpired(frame.re())) {
+                return;
+            }
+            if (isError) {
+                this.client.logger().warning("link: the bridge reported an error about '" + frame.re() + "': "
+                        + frame.data());
+            } else {
                 sendFrame(FrameCodec.error(newId(), frame.id(), ErrorCode.UNEXPECTED_ANSWER,
-                        "no request '" + frame.re() + "' is in flight"));
+                        "no " + frame.type().substring(0, frame.type().length() - MessageTypes.RESULT_SUFFIX.length())
+                                + " request '" + frame.re() + "' is in flight"));
             }
             return;
         }
-        if (MessageTypes.ERROR.equals(frame.type())) {
+        if (isError) {
             ErrorCode code = ErrorCode.fromWire(frame.data().get("code").getAsString());
             request.answer().completeExceptionally(
                     new LinkException(code, frame.data().get("message").getAsString(), true));
-        } else if (!frame.type().equals(request.type() + MessageTypes.RESULT_SUFFIX)) {
-            request.answer().completeExceptionally(new LinkException(ErrorCode.INVALID_DATA,
-                    "the bridge answered " + request.type() + " with " + frame.type(), false));
         } else {
             request.answer().complete(frame.data());
         }

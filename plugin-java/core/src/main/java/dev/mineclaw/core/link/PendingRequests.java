@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.Predicate;
 
 /**
  * The requests this side sent on one connection and still waits for. Each ends exactly once:
@@ -80,6 +81,15 @@ final class PendingRequests {
             pending.cancelTimer();
         }
         return pending;
+    }
+
+    /** Takes request {@code id} only if {@code typeMatches} accepts its type; else leaves it in flight. */
+    Pending takeIf(String id, Predicate<String> typeMatches) {
+        Pending pending = this.inFlight.get(id);
+        if (pending == null || !typeMatches.test(pending.type())) {
+            return null;
+        }
+        return take(id);
     }
 
     /** Times out request {@code id} if it is still in flight. */

@@ -4,7 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
-import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -111,21 +111,24 @@ final class Fields {
         return value;
     }
 
-    /** The value as a long when it is a JSON number without fraction or exponent, else null. */
+    /**
+     * The value as a long when it is a JSON integer (no fraction or exponent: {@code 1.0} is a
+     * float to the Python side too), saturated beyond the long range; otherwise null.
+     */
     static Long integerValue(JsonElement value) {
-        if (value == null || !value.isJsonPrimitive()) {
+        if (value == null || !value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
             return null;
         }
-        JsonPrimitive primitive = value.getAsJsonPrimitive();
-        if (!primitive.isNumber()) {
+        Number number = value.getAsJsonPrimitive().getAsNumber();
+        String literal = number.toString();
+        if (number instanceof StrictJson.NumberLiteral parsed ? !parsed.isInteger() : !literal.matches("-?[0-9]+")) {
             return null;
         }
-        String literal = primitive.getAsNumber().toString();
-        // 1.0 and 1e0 are floats to the Python side, so they are not integers here either.
-        if (!literal.matches("-?[0-9]{1,18}")) {
-            return null;
+        BigInteger exact = new BigInteger(literal);
+        if (exact.bitLength() > 63) {
+            return exact.signum() > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
         }
-        return new BigDecimal(literal).longValueExact();
+        return exact.longValueExact();
     }
 
     JsonArray array(String field, int maxItems) {

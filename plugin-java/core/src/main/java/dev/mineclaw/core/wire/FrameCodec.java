@@ -4,13 +4,6 @@ import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.Strictness;
-import com.google.gson.TypeAdapter;
-import com.google.gson.stream.JsonReader;
-import com.google.gson.stream.JsonToken;
-import java.io.IOException;
-import java.io.StringReader;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -26,26 +19,27 @@ public final class FrameCodec {
     /** The protocol major version. */
     public static final int VERSION = 1;
 
-    private static final Pattern ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    static final Pattern ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Pattern TYPE = Pattern.compile("[a-z][a-z0-9_.]{0,63}");
     private static final Set<String> ENVELOPE = Set.of("v", "id", "type", "re", "data");
     private static final int MESSAGE_MAX = 512;
 
-    private final Gson gson = new GsonBuilder().disableHtmlEscaping().create();
-    private final TypeAdapter<JsonElement> elements = this.gson.getAdapter(JsonElement.class);
+    private final Gson gson = new GsonBuilder().disableHtmlEscaping().serializeNulls().create();
 
     /**
      * Decodes and validates one frame sent in the {@code sender} direction.
      *
-     * @throws WireException with the protocol code, and the frame's id when it could be read
+     * @throws WireException with the protocol code, the frame's id when it could be read, and
+     *     whether it claimed to be an error frame (which is never answered)
      */
     public Frame decode(String text, Direction sender) {
         JsonObject root = parseObject(text);
-        String readableId = readableId(root);
         try {
             return validate(root, sender);
         } catch (WireException exc) {
-            throw exc.withOffendingId(readableId);
+            JsonElement type = root.get("type");
+            boolean errorFrame = type != null && type.isJsonPrimitive() && MessageTypes.ERROR.equals(type.getAsString());
+            throw exc.about(readableId(root), errorFrame);
         }
     }
 
@@ -83,19 +77,9 @@ public final class FrameCodec {
         return root;
     }
 
-    private JsonObject parseObject(String text) {
-        JsonElement root;
-        try {
-            JsonReader reader = new JsonReader(new StringReader(text));
-            reader.setStrictness(Strictness.STRICT);
-            root = this.elements.read(reader);
-            if (reader.peek() != JsonToken.END_DOCUMENT) {
-                throw new WireException(ErrorCode.MALFORMED_FRAME, "trailing data after the JSON value");
-            }
-        } catch (IOException | JsonParseException | IllegalStateException | StackOverflowError exc) {
-            throw new WireException(ErrorCode.MALFORMED_FRAME, "not valid JSON: " + exc.getMessage(), null, exc);
-        }
-        if (root == null || !root.isJsonObject()) {
+    private static JsonObject parseObject(String text) {
+        JsonElement root = StrictJson.parse(text);
+        if (!root.isJsonObject()) {
             throw new WireException(ErrorCode.MALFORMED_FRAME, "the frame is not a JSON object");
         }
         return root.getAsJsonObject();

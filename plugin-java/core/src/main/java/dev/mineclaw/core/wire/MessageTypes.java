@@ -2,6 +2,7 @@ package dev.mineclaw.core.wire;
 
 import com.google.gson.JsonArray;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -25,7 +26,7 @@ public final class MessageTypes {
         request(toBridge, "hello", MessageTypes::hello, data -> {
             data.only(Set.of("bridge_version", "session_id"), Set.of("bridge_version", "session_id"));
             data.string("bridge_version", 1, 64, null);
-            data.string("session_id", 1, 64, null);
+            data.string("session_id", 1, 64, FrameCodec.ID);
         });
         request(toBridge, "chat", data -> {
             data.only(Set.of("player", "granted", "text"), Set.of("player", "granted", "text"));
@@ -74,7 +75,7 @@ public final class MessageTypes {
         });
         request(toPlugin, "players.list", data -> data.only(Set.of(), Set.of()), data -> {
             data.only(Set.of("players"), Set.of("players"));
-            JsonArray players = data.array("players", Integer.MAX_VALUE);
+            JsonArray players = data.array("players", 1024);
             for (int i = 0; i < players.size(); i++) {
                 Shapes.playerRef(Fields.of(players.get(i), data.name("players[" + i + "]"), ErrorCode.INVALID_DATA));
             }
@@ -90,7 +91,7 @@ public final class MessageTypes {
             data.only(Set.of("dispatch_status", "feedback"), Set.of("dispatch_status", "feedback"));
             data.oneOf("dispatch_status", Set.of("dispatched", "rejected", "failed"));
             if (!data.isNull("feedback")) {
-                Shapes.stringList(data, "feedback", 256, 8192);
+                Shapes.stringList(data, "feedback", 64, 2048);
             }
         });
     }
@@ -148,8 +149,8 @@ public final class MessageTypes {
                         "features"));
         Fields protocol = data.object("protocol");
         protocol.only(Set.of("major", "minor"), Set.of("major", "minor"));
-        protocol.integer("major", 0, Integer.MAX_VALUE);
-        protocol.integer("minor", 0, Integer.MAX_VALUE);
+        protocol.integer("major", 0, 65535);
+        protocol.integer("minor", 0, 65535);
         data.string("nonce", 43, 43, Shapes.NONCE);
         data.string("mac", 64, 64, Shapes.MAC);
         data.string("instance_id", 36, 36, Shapes.UUID);
@@ -157,12 +158,16 @@ public final class MessageTypes {
         data.string("minecraft_version", 1, 64, null);
         data.oneOf("platform", Set.of("paper", "folia", "testkit"));
         JsonArray features = data.array("features", 32);
+        Set<String> seen = new HashSet<>();
         for (int i = 0; i < features.size(); i++) {
             String where = "features[" + i + "]";
             if (!features.get(i).isJsonPrimitive() || !features.get(i).getAsJsonPrimitive().isString()) {
                 throw data.fail(where, "must be a string");
             }
-            data.checkString(where, features.get(i).getAsString(), 1, 64, Shapes.FEATURE);
+            String feature = data.checkString(where, features.get(i).getAsString(), 1, 64, Shapes.FEATURE);
+            if (!seen.add(feature)) {
+                throw data.fail(where, "repeats '" + feature + "'");
+            }
         }
     }
 

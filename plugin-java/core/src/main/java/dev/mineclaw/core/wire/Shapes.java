@@ -2,6 +2,7 @@ package dev.mineclaw.core.wire;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,6 +46,7 @@ final class Shapes {
 
     static void granted(Fields owner, String field) {
         JsonArray nodes = owner.array(field, GRANTABLE.size());
+        Set<String> seen = new HashSet<>();
         for (int i = 0; i < nodes.size(); i++) {
             JsonElement node = nodes.get(i);
             String where = field + "[" + i + "]";
@@ -54,12 +56,15 @@ final class Shapes {
             if (!GRANTABLE_SET.contains(node.getAsString())) {
                 throw owner.fail(where, "is not a known permission node: '" + node.getAsString() + "'");
             }
+            if (!seen.add(node.getAsString())) {
+                throw owner.fail(where, "repeats '" + node.getAsString() + "'");
+            }
         }
     }
 
     static void text(Fields text) {
         text.only(Set.of("template", "values", "model"), Set.of("template"));
-        text.string("template", 0, TEMPLATE_MAX, null);
+        text.string("template", 1, TEMPLATE_MAX, null);
         for (String part : List.of("values", "model")) {
             if (!text.has(part)) {
                 continue;

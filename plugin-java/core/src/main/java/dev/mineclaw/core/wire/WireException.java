@@ -11,15 +11,22 @@ public final class WireException extends MineclawException {
 
     private final ErrorCode code;
     private final String offendingId;
+    private final boolean fromErrorFrame;
 
     public WireException(ErrorCode code, String message) {
         this(code, message, null, null);
     }
 
     public WireException(ErrorCode code, String message, String offendingId, Throwable cause) {
+        this(code, message, offendingId, false, cause);
+    }
+
+    private WireException(ErrorCode code, String message, String offendingId, boolean fromErrorFrame,
+            Throwable cause) {
         super(code.name() + ": " + message, cause);
         this.code = code;
         this.offendingId = offendingId;
+        this.fromErrorFrame = fromErrorFrame;
     }
 
     /** The protocol error code. */
@@ -38,8 +45,16 @@ public final class WireException extends MineclawException {
         return full.substring(this.code.name().length() + 2);
     }
 
-    /** The same failure attributed to the frame with this id. */
-    public WireException withOffendingId(String id) {
-        return new WireException(this.code, detail(), id, getCause());
+    /**
+     * Whether the offending frame said it was an {@code error} frame: such frames are logged and
+     * never answered, so two confused peers cannot answer each other's errors forever.
+     */
+    public boolean fromErrorFrame() {
+        return this.fromErrorFrame;
+    }
+
+    /** The same failure attributed to a frame with this id (may be null). */
+    public WireException about(String id, boolean errorFrame) {
+        return new WireException(this.code, detail(), id, errorFrame, getCause());
     }
 }

@@ -1,0 +1,109 @@
+package dev.mineclaw.core.text;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import net.kyori.adventure.text.Component;
+import net.kyori.adventure.text.format.NamedTextColor;
+import net.kyori.adventure.text.format.TextDecoration;
+import org.junit.jupiter.api.Test;
+
+class TextRendererTest {
+    private final TextRenderer renderer = new TextRenderer();
+
+    @Test
+    void modelTextCannotCreateClickHoverOrInsertion() {
+        String hostile = "<click:run_command:'/op Steve'>free diamonds</click>"
+                + "<hover:show_text:'<red>hi'>hover me</hover><insert:/op me>shift-click</insert>"
+                + "<key:key.jump><selector:@a><nbt:block:'0 0 0':Items>";
+        Component rendered = this.renderer.render(new Text("<answer>", Map.of(), Map.of("answer", hostile)));
+        for (Component part : flatten(rendered)) {
+            assertNull(part.clickEvent(), "click event in " + part);
+            assertNull(part.hoverEvent(), "hover event in " + part);
+            assertNull(part.insertion(), "insertion in " + part);
+        }
+        // The tags stay visible as literal text rather than vanishing silently.
+        String plain = TextRenderer.plain(rendered);
+        assertTrue(plain.contains("<click:run_command:'/op Steve'>"), plain);
+        assertTrue(plain.contains("<insert:/op me>"), plain);
+    }
+
+    @Test
+    void modelTextKeepsColoursAndDecorations() {
+        Component rendered = this.renderer.renderModel("<red><bold>hot</bold></red>");
+        Component hot = flatten(rendered).stream()
+                .filter(part -> TextRenderer.plain(part.children(List.of())).equals("hot"))
+                .findFirst().orElseThrow();
+        assertEquals(NamedTextColor.RED, hot.color());
+        assertEquals(TextDecoration.State.TRUE, hot.decoration(TextDecoration.BOLD));
+        assertEquals("rainbow", TextRenderer.plain(this.renderer.renderModel("<rainbow>rainbow</rainbow>")));
+        assertEquals("ab", TextRenderer.plain(this.renderer.renderModel("<gradient:red:blue>a</gradient><reset>b")));
+    }
+
+    @Test
+    void trustedTemplateMayUseInteractiveTags() {
+        Component rendered = this.renderer.render(Text.of("<click:run_command:'/mineclaw approve 1'>[Yes]</click>"));
+        assertTrue(flatten(rendered).stream().anyMatch(part -> part.clickEvent() != null));
+    }
+
+    @Test
+    void valuesAreInsertedAsPlainTextUnparsed() {
+        Component rendered = this.renderer.render(new Text("<gray><name></gray> says hi",
+                Map.of("name", "<click:run_command:/op>Steve</click><red>"), Map.of()));
+        assertEquals("<click:run_command:/op>Steve</click><red> says hi", TextRenderer.plain(rendered));
+        for (Component part : flatten(rendered)) {
+            assertNull(part.clickEvent());
+            assertFalse(part.color() == NamedTextColor.RED, "a value must not colour anything");
+        }
+    }
+
+    @Test
+    void sectionSignIsRemovedEverywhere() {
+        Component rendered = this.renderer.render(new Text("\u00a7a<v> <m>", Map.of("v", "\u00a7cvalue"),
+                Map.of("m", "\u00a7lmodel")));
+        String plain = TextRenderer.plain(rendered);
+        assertFalse(plain.contains("\u00a7"), plain);
+        assertEquals("acvalue lmodel", plain);
+    }
+
+    @Test
+    void lengthIsCappedWithoutSplittingASurrogatePair() {
+        String astral = "\uD83D\uDE00";
+        String longText = "a" + astral.repeat(TextRenderer.VALUE_MAX);
+        String capped = TextRenderer.clean(longText, TextRenderer.VALUE_MAX);
+        assertTrue(capped.length() <= TextRenderer.VALUE_MAX);
+        assertFalse(Character.isHighSurrogate(capped.charAt(capped.length() - 1)));
+        assertEquals(2048, TextRenderer.plain(this.renderer.render(Text.of("x".repeat(5000)))).length());
+    }
+
+    @Test
+    void messagesRegistryRendersDefaultsAndOverrides() {
+        Messages defaults = Messages.defaults(this.renderer);
+        assertTrue(TextRenderer.plain(defaults.line(Messages.OFFLINE)).contains("offline"));
+        Messages custom = new Messages(Map.of(Messages.COMMAND_NO_PERMISSION, "nope: <node>"), this.renderer);
+        assertEquals("nope: <b>x</b>",
+                TextRenderer.plain(custom.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", "<b>x</b>"))));
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> new Messages(Map.of("chat.nonsense", "x"), this.renderer));
+        assertTrue(unknown.getMessage().contains("chat.nonsense"));
+        assertNotNull(defaults.line(Messages.AI_PREFIX));
+    }
+
+    private static List<Component> flatten(Component root) {
+        List<Component> all = new ArrayList<>();
+        List<Component> todo = new ArrayList<>(List.of(root));
+        while (!todo.isEmpty()) {
+            Component next = todo.remove(todo.size() - 1);
+            all.add(next);
+            todo.addAll(next.children());
+        }
+        return all;
+    }
+}
