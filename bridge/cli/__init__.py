@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from bridge import __version__
 
 # Command families, in the order `--help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("bridge.cli.config_commands",)
+COMMAND_MODULES: tuple[str, ...] = ("bridge.cli.config_commands", "bridge.cli.serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,62 @@
+"""``mineclaw-bridge serve`` as a real process: start, address, token file, clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import sys
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+from .processes import START_TIMEOUT, BridgeProcess, free_port
+
+
+async def test_serve_creates_the_folder_prints_where_it_listens_and_stops_on_ctrl_c(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "new" / "config"
+    port = free_port()
+    bridge = await BridgeProcess.start(config, port=port)
+    try:
+        assert bridge.url == f"ws://127.0.0.1:{port}/link"
+        assert bridge.token_file == (config / "link.token").resolve()
+        assert stat.S_IMODE(bridge.token_file.stat().st_mode) == 0o600
+        async with connect(bridge.url) as ws:
+            challenge = json.loads(await asyncio.wait_for(ws.recv(), START_TIMEOUT))
+            assert challenge["type"] == "hello.challenge"
+    finally:
+        code = await bridge.interrupt()
+    assert code == 0, bridge.output()
+    assert bridge.stdout.lines[-1] == "stopped"
+
+
+async def test_serve_exits_1_and_names_the_problem_on_an_invalid_config(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text("link:\n  port: seventy\n")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge", "serve", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
+    assert process.returncode == 1
+    assert b"config.yml" in err and b"link.port" in err
+    assert b"listening" not in out
+
+
+async def test_serve_refuses_a_token_file_others_can_read(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    token = config / "link.token"
+    token.write_text("t" * 43 + "\n")
+    token.chmod(0o644)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
+    assert process.returncode == 1
+    assert b"link.token" in err and b"chmod 600" in err
+    assert b"t" * 43 not in err
