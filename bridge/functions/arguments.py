@@ -1,0 +1,55 @@
+"""Validation of the model's `arguments` for `call_function`.
+
+Caps first (size, depth, members), so a hostile value is refused before the schema validator
+walks it; then the Function's JSON Schema. At most `MAX_VIOLATIONS` problems are reported, each
+with the path of the offending value, so the model can correct itself without a wall of text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+
+from bridge.errors import FunctionError
+from bridge.functions.catalogue import FunctionSpec
+from bridge.functions.limits import FunctionLimits
+from bridge.functions.results import JSONLimitError, measure_json
+
+MAX_VIOLATIONS = 3
+
+
+class InvalidArguments(FunctionError):
+    """The arguments were refused; `violations` lists at most `MAX_VIOLATIONS` problems."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("; ".join(violations))
+        self.violations = violations
+
+
+def validate_arguments(
+    spec: FunctionSpec, arguments: Any, limits: FunctionLimits
+) -> dict[str, Any]:
+    """Return `arguments` if they fit the limits and the schema; else `InvalidArguments`."""
+    if not isinstance(arguments, dict):
+        raise InvalidArguments([f"arguments must be a JSON object, not {type(arguments).__name__}"])
+    try:
+        measure_json(arguments, depth=limits.argument_depth, members=limits.argument_members)
+        text = json.dumps(arguments, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except JSONLimitError as exc:
+        raise InvalidArguments([f"arguments: {exc}"]) from exc
+    except (TypeError, ValueError) as exc:
+        raise InvalidArguments([f"arguments are not JSON: {exc}"]) from exc
+    if len(text) > limits.argument_chars:
+        raise InvalidArguments([f"arguments: {len(text)} characters, over {limits.argument_chars}"])
+    validator = jsonschema.Draft202012Validator(spec.parameters)
+    violations: list[str] = []
+    for error in validator.iter_errors(arguments):
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        violations.append(f"{where}: {error.message[:200]}")
+        if len(violations) == MAX_VIOLATIONS:
+            break
+    if violations:
+        raise InvalidArguments(violations)
+    return arguments

@@ -1,0 +1,85 @@
+"""The one interface the runtime needs from a JavaScript engine.
+
+An `Engine` runs an invocation's driver and hands out fresh sandboxes, each already hardened
+and carrying the driver from `prelude.py`. A `Sandbox` evaluates script text within a time
+limit and returns the string (or nothing) the script produced. Everything else (limits,
+capabilities, the outbox protocol) is engine-independent and lives in the runtime, so
+swapping V8 for another engine means one new module implementing these two protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any, Protocol, TypeVar
+
+from bridge.errors import FunctionError
+
+T = TypeVar("T")
+
+
+class SandboxError(FunctionError):
+    """A sandbox evaluation did not produce a value. `code` is the stable result code."""
+
+    code = "script_error"
+
+
+class SandboxScriptError(SandboxError):
+    """The script threw, or did not parse."""
+
+    code = "script_error"
+
+
+class SandboxTimeout(SandboxError):
+    """One synchronous segment ran past its limit and was terminated."""
+
+    code = "sync_time_limit"
+
+
+class SandboxMemoryLimit(SandboxError):
+    """The isolate's heap reached its limit and the isolate was terminated."""
+
+    code = "memory_limit"
+
+
+class SandboxProtocolError(SandboxError):
+    """The script returned something other than a string or nothing."""
+
+    code = "protocol_error"
+
+
+class EngineUnavailable(SandboxError):
+    """The engine could not start, or failed its isolation self-check."""
+
+    code = "engine_unavailable"
+
+
+class Sandbox(Protocol):
+    """One isolated JavaScript context, used for exactly one invocation, then disposed."""
+
+    async def evaluate(self, script: str, *, timeout_s: float, discard: bool = False) -> str | None:
+        """Run `script` as one synchronous segment; raise a `SandboxError` subclass on failure.
+
+        The script's completion value must be a string or undefined, unless `discard` says to
+        ignore it (owner source, whose last statement can be anything). Cancelling the awaiting
+        task terminates the running JavaScript.
+        """
+
+    async def dispose(self) -> None:
+        """Terminate anything still running and free the context. Safe to call twice."""
+
+
+class Engine(Protocol):
+    """A source of fresh sandboxes."""
+
+    async def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run an invocation's driver where this engine's sandboxes are cheapest to reach.
+
+        Cancelling the caller cancels `work`. An engine without a thread of its own just
+        awaits it.
+        """
+
+    async def fresh(self, *, heap_bytes: int) -> Sandbox:
+        """A new hardened sandbox whose heap is capped at `heap_bytes`."""
+
+    async def aclose(self) -> None:
+        """Dispose of every sandbox made ahead and stop the engine."""

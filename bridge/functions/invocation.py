@@ -1,0 +1,307 @@
+"""One Function invocation: drive the sandbox, admit and perform operations, enforce limits.
+
+The loop: evaluate the owner source, start onCall, then repeatedly read the outbox
+(`__mineclaw.step()`), start admitted host operations as tasks, and settle finished ones back
+into the sandbox. Each evaluation is one synchronous segment with its own time limit; the whole
+loop runs under the workflow limit. Whatever ends the loop (result, error, limit, cancel), the
+`finally` cancels every operation still pending and disposes of the isolate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bridge.functions.engine import Engine, Sandbox, SandboxError
+from bridge.functions.host import (
+    ApprovalAnswer,
+    InvocationInfo,
+    NativeToolOutcome,
+    OperationRefused,
+)
+from bridge.functions.limits import FunctionLimits
+from bridge.functions.operations import Admitted, OperationGate, OperationRecord, Refused
+from bridge.functions.results import (
+    ErrorCode,
+    JSONLimitError,
+    OperationCode,
+    dump_limited,
+    error_result,
+    parse_limited,
+    parse_return,
+)
+from bridge.store.audit_sink import AuditSink, JSONValue
+
+logger = logging.getLogger(__name__)
+
+Settlement = tuple[int, bool, dict[str, Any]]
+T = TypeVar("T")
+
+
+class _Failure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(max_length=64)
+    message: str = Field(max_length=2_000)
+
+
+class _State(BaseModel):
+    """What `__mineclaw.step()` reports; malformed means a tampered driver."""
+
+    model_config = ConfigDict(extra="forbid")
+    requests: list[tuple[int, str | None, str | None]]
+    dropped: int = Field(ge=0)
+    done: bool
+    result: str | None
+    failure: _Failure | None
+
+
+class _Stop(Exception):
+    """Ends the drive loop with a runtime-made result."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__(result["output"]["error_code"])
+        self.result = result
+
+
+def _js_string(text: str) -> str:
+    # JSON text is a valid JavaScript string literal (ES2019 made the two agree).
+    return json.dumps(text)
+
+
+@dataclass
+class Invocation:
+    """Runs one validated call. Create per call; `run` once."""
+
+    info: InvocationInfo
+    source: str
+    arguments: dict[str, Any]
+    limits: FunctionLimits
+    engine: Engine
+    gate: OperationGate
+    audit: AuditSink
+    home: asyncio.AbstractEventLoop
+    """The bridge's loop: host calls and audit records run there, wherever `drive` runs."""
+    _tasks: dict[asyncio.Task[Settlement], Admitted] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[OperationRecord]:
+        return self.gate.records
+
+    async def drive(self) -> dict[str, Any]:
+        """Run to a result. Cancelling the caller cancels everything this started."""
+        sandbox = await self._fresh()
+        try:
+            return await self._loop(sandbox)
+        except _Stop as stop:
+            return stop.result
+        except SandboxError as exc:
+            return self.failed(exc.code, str(exc))
+        finally:
+            await self._cancel_operations()
+            await sandbox.dispose()
+
+    def failed(self, code: str, message: str) -> dict[str, Any]:
+        """An error result that also lists effects the server may already have accepted."""
+        return error_result(code, message, **self.effects())
+
+    def effects(self) -> dict[str, Any]:
+        effects = [
+            {**record.summary(), "note": "accepted by the server; cannot be rolled back"}
+            if record.status == "completed"
+            else {**record.summary(), "note": "was in flight; the server may have accepted it"}
+            for record in self.records
+            if record.may_have_effect and record.status in ("completed", "cancelled")
+        ]
+        return {"effects_not_rolled_back": effects} if effects else {}
+
+    async def _fresh(self) -> Sandbox:
+        try:
+            return await self.engine.fresh(heap_bytes=self.limits.heap_mb * 1024 * 1024)
+        except SandboxError as exc:
+            raise _Stop(error_result(ErrorCode.ENGINE_UNAVAILABLE, str(exc))) from exc
+
+    async def _segment(self, sandbox: Sandbox, script: str, *, discard: bool = False) -> str | None:
+        timeout_s = self.limits.sync_segment_ms / 1000
+        return await sandbox.evaluate(script, timeout_s=timeout_s, discard=discard)
+
+    async def _loop(self, sandbox: Sandbox) -> dict[str, Any]:
+        limits = self.limits
+        context = {"args": self.arguments, "player": {"name": self.info.player}}
+        config = {
+            "maxPosted": limits.operations_per_call + 1,
+            "requestChars": limits.result_chars,
+            "resultChars": limits.result_chars,
+        }
+        await self._segment(sandbox, self.source, discard=True)
+        await self._segment(
+            sandbox,
+            f"__mineclaw.start({_js_string(json.dumps(context))}, "
+            f"{_js_string(json.dumps(config))})",
+        )
+        while True:
+            state = self._read_state(await self._segment(sandbox, "__mineclaw.step()"))
+            settlements = [self._admit(*request) for request in state.requests]
+            if state.dropped:
+                self._record_dropped(state.dropped)
+            if state.done:
+                return self._final(state)
+            ready = [item for item in settlements if item is not None]
+            if not ready:
+                if not self._tasks:
+                    raise _Stop(
+                        self.failed(
+                            ErrorCode.WORKFLOW_STALLED,
+                            "onCall awaits something that can never settle",
+                        )
+                    )
+                finished, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    self._tasks.pop(task)
+                    ready.append(task.result())
+            script = "".join(
+                f"__mineclaw.settle({op_id}, {'true' if ok else 'false'}, "
+                f"{_js_string(json.dumps(payload))});"
+                for op_id, ok, payload in ready
+            )
+            await self._segment(sandbox, script)
+
+    def _read_state(self, text: str | None) -> _State:
+        limits = self.limits
+        cap = 4_096 + 3 * limits.result_chars * (limits.operations_per_call + 2)
+        tampered = _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered"))
+        if text is None or len(text) > cap:
+            raise tampered
+        try:
+            return _State.model_validate_json(text)
+        except ValidationError as exc:
+            raise tampered from exc
+
+    def _final(self, state: _State) -> dict[str, Any]:
+        if state.failure is not None:
+            return self.failed(state.failure.code, state.failure.message)
+        if state.result is None:
+            return self.failed(ErrorCode.INVALID_RESULT, "onCall returned no result")
+        limits = self.limits
+        try:
+            value = parse_limited(
+                state.result,
+                chars=limits.result_chars,
+                depth=limits.result_depth,
+                members=limits.result_members,
+            )
+        except JSONLimitError as exc:
+            return self.failed(ErrorCode.RESULT_TOO_LARGE, f"result: {exc}")
+        try:
+            return parse_return(value).model_dump()
+        except JSONLimitError as exc:
+            return self.failed(ErrorCode.INVALID_RESULT, str(exc))
+
+    def _admit(self, op_id: int, text: str | None, problem: str | None) -> Settlement | None:
+        try:
+            admitted = self.gate.admit(text, problem)
+        except Refused as refused:
+            self._record_operation(refused.record)
+            return op_id, False, {"code": refused.record.error_code, "message": str(refused)}
+        self.gate.running += 1
+        if admitted.is_approval:
+            self.gate.pending_approvals += 1
+        task = asyncio.get_running_loop().create_task(self._perform(op_id, admitted))
+        self._tasks[task] = admitted
+        return None
+
+    async def _perform(self, op_id: int, admitted: Admitted) -> Settlement:
+        record = admitted.record
+        try:
+            outcome = await self._at_home(admitted.call())
+        except asyncio.CancelledError:
+            record.status, record.error_code = "cancelled", OperationCode.CANCELLED
+            self._record_operation(record)
+            raise
+        except Exception as exc:  # noqa: BLE001 - any host fault becomes a catchable error
+            if isinstance(exc, OperationRefused):
+                code, message = exc.code, exc.message
+            else:
+                logger.exception("host failed on operation %s of %s", record.index, self.info)
+                code, message = OperationCode.HOST_ERROR, "the host failed; see the bridge log"
+            record.status, record.error_code, record.message = "failed", code, message
+            record.may_have_effect = False
+            self._record_operation(record)
+            return op_id, False, {"code": code, "message": message}
+        finally:
+            self.gate.running -= 1
+            if admitted.is_approval:
+                self.gate.pending_approvals -= 1
+        payload = outcome.model_dump(mode="json")
+        record.outcome = payload
+        record.status = "completed"
+        record.may_have_effect = _accepted(outcome, payload)
+        self._record_operation(record)
+        limits = self.limits
+        try:
+            dump_limited(
+                payload,
+                chars=limits.result_chars,
+                depth=limits.result_depth,
+                members=limits.result_members,
+            )
+        except JSONLimitError as exc:
+            return op_id, False, {"code": OperationCode.HOST_ERROR, "message": f"outcome: {exc}"}
+        return op_id, True, payload
+
+    async def _cancel_operations(self) -> None:
+        tasks = list(self._tasks)
+        self._tasks.clear()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _record_operation(self, record: OperationRecord) -> None:
+        fields: dict[str, JSONValue] = {**self._who(), **record.summary()}
+        self._audit("function.operation", fields)
+
+    def _record_dropped(self, count: int) -> None:
+        fields: dict[str, JSONValue] = {
+            **self._who(),
+            "status": "refused",
+            "error_code": OperationCode.OPERATION_LIMIT,
+            "dropped": count,
+        }
+        self._audit("function.operation", fields)
+
+    def _audit(self, kind: str, fields: dict[str, JSONValue]) -> None:
+        if _running_on(self.home):
+            self.audit.record(kind, fields)
+        else:
+            # FIFO on the home loop: these land before the invocation's result does.
+            self.home.call_soon_threadsafe(self.audit.record, kind, fields)
+
+    async def _at_home(self, work: Coroutine[Any, Any, T]) -> T:
+        if _running_on(self.home):
+            return await work
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.home))
+
+    def _who(self) -> dict[str, JSONValue]:
+        return {
+            "invocation_id": self.info.invocation_id,
+            "function": self.info.function,
+            "source_sha256": self.info.source_sha256,
+        }
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    return asyncio.get_running_loop() is loop
+
+
+def _accepted(outcome: BaseModel, payload: dict[str, Any]) -> bool:
+    if isinstance(outcome, ApprovalAnswer):
+        return False
+    if isinstance(outcome, NativeToolOutcome):
+        return payload.get("operation_status") == "completed"
+    return payload.get("dispatch_status") == "dispatched"

@@ -1,0 +1,182 @@
+"""The Function runtime's entry point: `call_function` as the model uses it.
+
+Exact name and arguments in, a JSON result out. Unknown, disabled and badly-called Functions are
+answered without creating a sandbox; everything else runs as an `Invocation` under the workflow
+limit, with start, every operation and the end (or timeout, or cancel) in the audit log, each
+with the source hash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.functions.arguments import InvalidArguments, validate_arguments
+from bridge.functions.catalogue import FunctionsFile
+from bridge.functions.engine import Engine
+from bridge.functions.host import FunctionHost, InvocationInfo
+from bridge.functions.invocation import Invocation
+from bridge.functions.limits import FunctionLimits
+from bridge.functions.operations import OperationGate, OperationRecord
+from bridge.functions.results import ErrorCode, error_result
+from bridge.store.audit_sink import AuditSink, JSONValue
+
+
+@dataclass(frozen=True)
+class FunctionOutcome:
+    """A finished call: `result` goes back to the model; the rest is for logs and reviews."""
+
+    result: dict[str, Any]
+    function: str
+    invocation_id: str
+    source_sha256: str | None
+    operations: tuple[OperationRecord, ...] = ()
+
+
+class FunctionRuntime:
+    """Runs the Functions of one catalogue snapshot. Cheap to build per turn."""
+
+    def __init__(
+        self,
+        *,
+        catalogue: FunctionsFile,
+        limits: FunctionLimits,
+        engine: Engine,
+        host: FunctionHost,
+        audit: AuditSink,
+    ) -> None:
+        self._catalogue = catalogue
+        self._limits = limits
+        self._engine = engine
+        self._host = host
+        self._audit = audit
+
+    async def call_function(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        player: str,
+        cancel: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
+        """The model-facing tool: `{status, output}` for Function `name` called by `player`."""
+        outcome = await self.invoke(name, arguments, player=player, cancel=cancel)
+        return outcome.result
+
+    async def invoke(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        player: str,
+        cancel: asyncio.Event | None = None,
+    ) -> FunctionOutcome:
+        """Run one call. Setting `cancel` stops it with a `cancelled` result; cancelling the
+        awaiting task stops it too (recorded in the audit log) and re-raises."""
+        invocation_id = secrets.token_hex(8)
+        spec = self._catalogue.get(name)
+        refusal: dict[str, Any] | None = None
+        if spec is None:
+            refusal = error_result(ErrorCode.UNKNOWN_FUNCTION, f"no Function named {name!r}")
+        elif not spec.enabled:
+            refusal = error_result(ErrorCode.FUNCTION_DISABLED, f"Function {name!r} is disabled")
+        else:
+            try:
+                arguments = validate_arguments(spec, arguments, self._limits)
+            except InvalidArguments as exc:
+                refusal = error_result(
+                    ErrorCode.INVALID_ARGUMENTS, "arguments refused", violations=exc.violations
+                )
+        if refusal is not None or spec is None:
+            assert refusal is not None
+            self._audit.record(
+                "function.refused",
+                {
+                    "invocation_id": invocation_id,
+                    "function": name[:64],
+                    "player": player,
+                    "error_code": refusal["output"]["error_code"],
+                },
+            )
+            return FunctionOutcome(refusal, name, invocation_id, None)
+        info = InvocationInfo(invocation_id, spec.name, spec.source_sha256, player)
+        invocation = Invocation(
+            info=info,
+            source=spec.on_call,
+            arguments=arguments,
+            limits=self._limits,
+            engine=self._engine,
+            gate=OperationGate(spec, self._host, self._limits, info),
+            audit=self._audit,
+            home=asyncio.get_running_loop(),
+        )
+        result = await self._supervise(invocation, cancel)
+        return FunctionOutcome(
+            result, spec.name, invocation_id, spec.source_sha256, tuple(invocation.records)
+        )
+
+    async def _supervise(
+        self, invocation: Invocation, cancel: asyncio.Event | None
+    ) -> dict[str, Any]:
+        info = invocation.info
+        who: dict[str, JSONValue] = {
+            "invocation_id": info.invocation_id,
+            "function": info.function,
+            "source_sha256": info.source_sha256,
+        }
+        self._audit.record("function.start", {**who, "player": info.player})
+        started = time.monotonic()
+
+        def finish(kind: str, result: dict[str, Any]) -> dict[str, Any]:
+            output = result["output"]
+            fields: dict[str, JSONValue] = {
+                **who,
+                "status": result["status"],
+                "error_code": output.get("error_code") if result["status"] == "error" else None,
+                "operations": len(invocation.records),
+                "duration_ms": round((time.monotonic() - started) * 1000, 3),
+            }
+            if "effects_not_rolled_back" in output:
+                fields["effects_not_rolled_back"] = len(output["effects_not_rolled_back"])
+            self._audit.record(kind, fields)
+            return result
+
+        drive = asyncio.get_running_loop().create_task(self._engine.run(invocation.drive()))
+        waiters: set[asyncio.Future[Any]] = {drive}
+        cancelled_by_event: asyncio.Task[bool] | None = None
+        if cancel is not None:
+            cancelled_by_event = asyncio.get_running_loop().create_task(cancel.wait())
+            waiters.add(cancelled_by_event)
+        try:
+            async with asyncio.timeout(self._limits.workflow_ms / 1000):
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            await _stop(drive)
+            message = f"the workflow ran over {self._limits.workflow_ms} ms"
+            return finish(
+                "function.timeout",
+                invocation.failed(ErrorCode.WORKFLOW_TIME_LIMIT, message),
+            )
+        except asyncio.CancelledError:
+            await _stop(drive)
+            finish("function.cancel", invocation.failed(ErrorCode.CANCELLED, "turn cancelled"))
+            raise
+        finally:
+            if cancelled_by_event is not None:
+                cancelled_by_event.cancel()
+        if not drive.done():
+            await _stop(drive)
+            return finish(
+                "function.cancel", invocation.failed(ErrorCode.CANCELLED, "workflow cancelled")
+            )
+        return finish("function.end", drive.result())
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    # Shielded from a second cancellation: the invocation's cleanup (cancelling operations,
+    # disposing of the isolate) must run to the end.
+    task.cancel()
+    await asyncio.shield(asyncio.wait({task}))
