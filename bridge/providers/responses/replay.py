@@ -63,7 +63,9 @@ def _wire(item: Item, identity: IdentitySettings) -> dict[str, Any] | None:
 
 def input_items(items: Sequence[Item], identity: IdentitySettings) -> list[dict[str, Any]]:
     """The ``input`` list for a request whose conversation is ``items``."""
-    kept = drop_unpaired_tool_items(items)
+    # Reasoning of the other protocol means nothing here; it is invisible, not a gap.
+    own = [i for i in items if not (isinstance(i, Reasoning) and i.protocol != PROTOCOL)]
+    kept = drop_unpaired_tool_items(own)
     wire: list[dict[str, Any] | None] = [
         _wire(item, identity) if item is not None else None for item in kept
     ]
