@@ -1,0 +1,146 @@
+package dev.mineclaw.core.support;
+
+import dev.mineclaw.core.platform.BlockSnapshot;
+import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.ItemSnapshot;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.text.TextRenderer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.logging.Logger;
+import net.kyori.adventure.text.Component;
+
+/**
+ * A small platform for core unit tests: one global thread, players with permissions, and a log
+ * of what was shown. (The testkit module has the full stand-in server with thread checks.)
+ */
+public final class FakePlatform implements Platform {
+    /** One line shown: to a player's name, "*" for broadcasts, or "console". */
+    public record Shown(String to, String text) {}
+
+    private final ExecutorService global = Executors.newSingleThreadExecutor();
+    private final Map<UUID, PlayerRef> players = new ConcurrentHashMap<>();
+    private final Map<UUID, Set<String>> permissions = new ConcurrentHashMap<>();
+    private final List<Shown> shown = new CopyOnWriteArrayList<>();
+    private final List<String> dispatched = new CopyOnWriteArrayList<>();
+
+    public PlayerRef join(String name, String... nodes) {
+        PlayerRef player = new PlayerRef(UUID.nameUUIDFromBytes(name.getBytes()), name);
+        this.players.put(player.uuid(), player);
+        this.permissions.put(player.uuid(), Set.of(nodes));
+        return player;
+    }
+
+    public void leave(PlayerRef player) {
+        this.players.remove(player.uuid());
+    }
+
+    public List<Shown> shown() {
+        return this.shown;
+    }
+
+    public List<String> dispatched() {
+        return this.dispatched;
+    }
+
+    public void shutdown() {
+        this.global.shutdownNow();
+    }
+
+    @Override
+    public String platformName() {
+        return "testkit";
+    }
+
+    @Override
+    public String pluginVersion() {
+        return "0.1.0";
+    }
+
+    @Override
+    public String minecraftVersion() {
+        return "1.21.8";
+    }
+
+    @Override
+    public Logger logger() {
+        return Logger.getLogger("fake-platform");
+    }
+
+    @Override
+    public void runGlobal(Runnable task) {
+        this.global.execute(task);
+    }
+
+    @Override
+    public void runForPlayer(UUID player, Runnable task, Runnable whenGone) {
+        this.global.execute(() -> {
+            if (this.players.containsKey(player)) {
+                task.run();
+            } else {
+                whenGone.run();
+            }
+        });
+    }
+
+    @Override
+    public List<PlayerRef> onlinePlayers() {
+        return List.copyOf(new ArrayList<>(this.players.values()));
+    }
+
+    @Override
+    public boolean hasPermission(UUID player, String node) {
+        return this.permissions.getOrDefault(player, Set.of()).contains(node);
+    }
+
+    @Override
+    public ItemSnapshot heldItem(UUID player) {
+        return ItemSnapshot.EMPTY;
+    }
+
+    @Override
+    public BlockSnapshot targetBlock(UUID player) {
+        return new BlockSnapshot(null, "world", 0, 0, 0);
+    }
+
+    @Override
+    public void sendMessage(UUID player, Component text) {
+        this.shown.add(new Shown(this.players.get(player).name(), TextRenderer.plain(text)));
+    }
+
+    @Override
+    public void sendActionBar(UUID player, Component text) {
+        this.shown.add(new Shown("actionbar:" + this.players.get(player).name(), TextRenderer.plain(text)));
+    }
+
+    @Override
+    public boolean dispatchAsPlayer(UUID player, String command) {
+        this.dispatched.add(this.players.get(player).name() + ":" + command);
+        return true;
+    }
+
+    @Override
+    public int broadcast(Component text) {
+        this.shown.add(new Shown("*", TextRenderer.plain(text)));
+        return this.players.size();
+    }
+
+    @Override
+    public void sendConsole(Component text) {
+        this.shown.add(new Shown("console", TextRenderer.plain(text)));
+    }
+
+    @Override
+    public ConsoleDispatch dispatchConsole(String command) {
+        this.dispatched.add("console:" + command);
+        return new ConsoleDispatch(!command.startsWith("nosuch"), List.of("ran " + command));
+    }
+}
