@@ -1,0 +1,188 @@
+"""Compaction: older complete turns summarised by the turn's own model snapshot, without tools.
+
+It runs automatically after a turn once the projection's calibrated token estimate passes the
+model's ``compaction_trigger``, or on ``/mineclaw compact``. A request while a turn runs is
+queued and runs when that turn ends; a second request shares the pending (or running) one.
+A compaction holds the server like a turn does, so the busy gate refuses wakes meanwhile.
+
+The new projection is published only if the summary succeeded and the session is still the
+very state the summary was made from (a ``/mineclaw clear`` meanwhile discards it); on any
+failure the old projection stays. The archive is never touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Literal
+
+from bridge.providers.items import (
+    AssistantText,
+    PlayerMessage,
+    ProviderRequest,
+    ToolCall,
+    ToolResult,
+)
+from bridge.store.audit_sink import AuditSink
+from bridge.turns.activity import ServerActivity
+from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complete
+from bridge.turns.ports import TurnSnapshot
+from bridge.turns.session import CompletedTurn, PublicSession
+
+log = logging.getLogger(__name__)
+
+CompactionOutcome = Literal["compacted", "nothing_to_compact", "failed", "session_changed"]
+
+SUMMARY_INSTRUCTIONS = (
+    "You keep the memory of a Minecraft server's public chat assistant. Summarise the "
+    "conversation below for your own later use: who asked what, what you answered, which "
+    "commands and tools ran with what result, and anything players asked you to remember. "
+    "Be factual and brief. Write only the summary."
+)
+TOOL_OUTPUT_CHARS_IN_TRANSCRIPT = 2000
+
+
+def transcript(turns: Sequence[CompletedTurn], previous_summary: str | None) -> str:
+    """The turns as plain text: a summary request carries no tool items a protocol could
+    refuse, and nothing in it can pose as a fresh player message."""
+    lines: list[str] = []
+    if previous_summary:
+        lines += ["Earlier summary:", previous_summary, ""]
+    for turn in turns:
+        for item in turn.items:
+            if isinstance(item, PlayerMessage):
+                lines.append(f"[player {item.player or 'unknown'}] {item.text}")
+            elif isinstance(item, AssistantText):
+                lines.append(f"[assistant] {item.text}")
+            elif isinstance(item, ToolCall):
+                lines.append(f"[tool call {item.name}] {item.arguments}")
+            elif isinstance(item, ToolResult):
+                lines.append(f"[tool result] {item.output[:TOOL_OUTPUT_CHARS_IN_TRANSCRIPT]}")
+        lines.append("")
+    return "\n".join(lines).strip()
+
+
+class Compactor:
+    """Keyword-only settings: ``keep_recent_turns`` (newest turns kept verbatim, default 2),
+    ``retry_delays_s`` and ``sleep`` as for turns."""
+
+    def __init__(
+        self,
+        *,
+        session: PublicSession,
+        activity: ServerActivity,
+        audit: AuditSink,
+        keep_recent_turns: int = 2,
+        retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._session = session
+        self._activity = activity
+        self._audit = audit
+        self._keep_recent = max(0, keep_recent_turns)
+        self._retry_delays_s = tuple(retry_delays_s)
+        self._sleep = sleep
+        self._pending: asyncio.Future[CompactionOutcome] | None = None
+        self._pending_snapshot: TurnSnapshot | None = None
+        self._running: asyncio.Future[CompactionOutcome] | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self._pending is not None
+
+    @property
+    def running(self) -> asyncio.Future[CompactionOutcome] | None:
+        """The outcome of the compaction running now, if any."""
+        return self._running
+
+    def should_compact(self, snapshot: TurnSnapshot) -> bool:
+        trigger = snapshot.compaction_trigger_tokens
+        if trigger is None:
+            return False
+        return self._session.estimated_tokens(snapshot.limits.max_messages) > trigger
+
+    def request(self, snapshot: TurnSnapshot) -> asyncio.Future[CompactionOutcome]:
+        """``/mineclaw compact``: run now, or after the active turn; shares a pending run."""
+        if self._running is not None:
+            return self._running
+        if self._pending is not None:
+            return self._pending
+        future: asyncio.Future[CompactionOutcome] = asyncio.get_running_loop().create_future()
+        if self._activity.busy:
+            self._pending, self._pending_snapshot = future, snapshot
+        else:
+            self._start(snapshot, future)
+        return future
+
+    def after_turn(self, snapshot: TurnSnapshot) -> None:
+        """The engine's after-turn listener: run a queued request, or compact past the trigger."""
+        if self._pending is not None and self._pending_snapshot is not None:
+            future, queued = self._pending, self._pending_snapshot
+            self._pending, self._pending_snapshot = None, None
+            self._start(queued, future)
+        elif self.should_compact(snapshot):
+            self._start(snapshot, asyncio.get_running_loop().create_future())
+
+    def _start(self, snapshot: TurnSnapshot, future: asyncio.Future[CompactionOutcome]) -> None:
+        self._activity.claim("compaction")
+        self._running = future
+        task = asyncio.create_task(self._run(snapshot), name="compaction")
+
+        def settle(done: asyncio.Task[CompactionOutcome]) -> None:
+            self._running = None
+            if future.done():
+                return
+            if done.cancelled():
+                future.cancel()
+            elif (error := done.exception()) is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(done.result())
+
+        task.add_done_callback(settle)
+
+    async def _run(self, snapshot: TurnSnapshot) -> CompactionOutcome:
+        try:
+            outcome = await self._summarise(snapshot)
+        except Exception:
+            log.exception("compaction failed")
+            outcome = "failed"
+        finally:
+            self._activity.release("compaction")
+        self._audit.record("compaction.end", {"outcome": outcome})
+        return outcome
+
+    async def _summarise(self, snapshot: TurnSnapshot) -> CompactionOutcome:
+        before = self._session.state
+        count = len(before.turns) - self._keep_recent
+        if count <= 0:
+            return "nothing_to_compact"
+        self._audit.record(
+            "compaction.start",
+            {"session_id": before.session_id, "turns": count, "model": snapshot.model_ref},
+        )
+        request = ProviderRequest(
+            session_id=before.session_id,
+            instructions=SUMMARY_INSTRUCTIONS,
+            items=(
+                PlayerMessage(player=None, text=transcript(before.turns[:count], before.summary)),
+            ),
+        )
+        result = await complete(
+            snapshot.stream,
+            request,
+            attempts=snapshot.limits.model_attempts,
+            sleep=self._sleep,
+            retry_delays_s=self._retry_delays_s,
+        )
+        if isinstance(result, AttemptsSpent):
+            return "failed"
+        summary = "".join(i.text for i in result.items if isinstance(i, AssistantText)).strip()
+        if not summary or any(isinstance(i, ToolCall) for i in result.items):
+            return "failed"
+        after = replace(before, turns=before.turns[count:], summary=summary)
+        if not self._session.replace_if_unchanged(before, after):
+            return "session_changed"
+        return "compacted"

@@ -1,0 +1,338 @@
+"""The turn loop: one active turn for the whole server, from a wake to a published reply.
+
+A turn fixes its `TurnSnapshot` when it starts. The loop builds a request from the session's
+projection, ``AGENTS.md`` and the turn's items, streams it (throttled action-bar frames to the
+asking player), runs the tool calls the snapshot allows, and repeats until the model answers
+without tool calls or the limits are reached. Each model request gets at most
+``model_attempts`` attempts; when they are spent the whole turn is dropped: nothing of it
+enters the session or the archive, no reply is invented, the player gets the provider-failure
+message. Tools that already ran stay in the audit log and are not run again.
+
+A completed turn is archived first and then published to the session, so the live session
+never holds a turn the archive lacks; then the reply is broadcast. From the moment the final
+answer is in, `stop` no longer applies and the commit runs shielded from cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from bridge.errors import MineclawError, StoreError, ToolError
+from bridge.providers.events import Completed, Failed
+from bridge.providers.items import (
+    AssistantText,
+    Item,
+    PlayerMessage,
+    ProviderRequest,
+    ToolCall,
+    ToolResult,
+)
+from bridge.store.archive import ArchivedTurn
+from bridge.store.audit_sink import AuditSink, JSONValue
+from bridge.turns.activity import ServerActivity
+from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complete
+from bridge.turns.output_text import cap_reply
+from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnContext, TurnOutput, TurnSnapshot
+from bridge.turns.request import build_request
+from bridge.turns.session import CompletedTurn, PublicSession
+from bridge.turns.throttle import ActionBarStream
+
+log = logging.getLogger(__name__)
+
+PROVIDER_FAILURE = "errors.provider_failure"
+TOOL_CALL_LIMIT_OUTPUT = "error: this turn has used all the tool calls it may make"
+
+TurnStatus = Literal["completed", "dropped", "stopped"]
+TurnListener = Callable[[TurnSnapshot], None]
+
+
+def new_turn_id() -> str:
+    return "t-" + secrets.token_urlsafe(12)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    player: PlayerRef
+    question: str
+    implicit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    turn_id: str
+    status: TurnStatus
+    reply: str | None = None
+    reason: str | None = None
+
+
+class _Dropped(Exception):
+    """Internal: the turn cannot complete; `reason` is safe to show the player."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class _Progress:
+    items: list[Item]
+    rounds: int = 0
+    tool_calls: int = 0
+    reply: str = ""
+
+
+class TurnEngine:
+    """Runs turns. Keyword-only settings: ``action_bar_interval_s`` (0.075), ``retry_delays_s``
+    (pauses between attempts), ``monotonic``/``wall_clock``/``sleep``/``turn_ids`` for tests."""
+
+    def __init__(
+        self,
+        *,
+        session: PublicSession,
+        archive: ArchiveWriter,
+        audit: AuditSink,
+        output: TurnOutput,
+        activity: ServerActivity,
+        after_turn: Sequence[TurnListener] = (),
+        action_bar_interval_s: float = 0.075,
+        retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        turn_ids: Callable[[], str] = new_turn_id,
+    ) -> None:
+        self._session = session
+        self._archive = archive
+        self._audit = audit
+        self._output = output
+        self._activity = activity
+        self._after_turn = list(after_turn)
+        self._action_bar_interval_s = action_bar_interval_s
+        self._retry_delays_s = tuple(retry_delays_s)
+        self._monotonic = monotonic
+        self._wall_clock = wall_clock
+        self._sleep = sleep
+        self._turn_ids = turn_ids
+        self._task: asyncio.Task[TurnOutcome] | None = None
+        self._stop_requested = False
+        self._committing = False
+
+    def add_after_turn(self, listener: TurnListener) -> None:
+        """Called with the turn's snapshot after every turn, once the server is free again."""
+        self._after_turn.append(listener)
+
+    @property
+    def active(self) -> bool:
+        return self._task is not None
+
+    def start(self, request: TurnRequest, snapshot: TurnSnapshot) -> asyncio.Task[TurnOutcome]:
+        """Start a turn now; raises `BusyError` when a turn or compaction holds the server."""
+        self._activity.claim("turn")
+        turn_id = self._turn_ids()
+        self._stop_requested = False
+        self._task = asyncio.create_task(self._run(turn_id, request, snapshot), name=turn_id)
+        return self._task
+
+    def stop(self) -> bool:
+        """Cancel the active turn (``/mineclaw stop``); False when there is none to stop."""
+        if self._task is None or self._committing or self._task.done():
+            return False
+        self._stop_requested = True
+        self._task.cancel()
+        return True
+
+    async def _run(self, turn_id: str, request: TurnRequest, snapshot: TurnSnapshot) -> TurnOutcome:
+        started = self._wall_clock()
+        context = TurnContext(turn_id, self._session.session_id, request.player)
+        self._audit.record(
+            "turn.start",
+            {
+                "turn_id": turn_id,
+                "session_id": context.session_id,
+                "player": request.player.name,
+                "implicit": request.implicit,
+                "model": snapshot.model_ref,
+                "control_version": snapshot.control_version,
+            },
+        )
+        try:
+            progress = _Progress(
+                items=[PlayerMessage(player=request.player.name, text=request.question)]
+            )
+            try:
+                await self._loop(context, snapshot, progress)
+            except _Dropped as dropped:
+                return await self._drop(context, progress, dropped.reason)
+            except asyncio.CancelledError:
+                self._end(context, progress, "stopped")
+                if not self._stop_requested:
+                    raise
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                return TurnOutcome(turn_id, "stopped")
+            except Exception:
+                # A fault in a port (tool runner, output) must not wedge the server's one turn.
+                log.exception("turn %s failed", turn_id)
+                return await self._drop(context, progress, "internal error")
+            self._committing = True
+            return await asyncio.shield(self._commit(context, snapshot, progress, started))
+        finally:
+            self._task = None
+            self._committing = False
+            self._activity.release("turn")
+            for listener in self._after_turn:
+                try:
+                    listener(snapshot)
+                except Exception:
+                    log.exception("after-turn listener failed")
+
+    async def _loop(
+        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress
+    ) -> None:
+        limits = snapshot.limits
+        projection = self._session.projection(limits.max_messages)
+        can_use_tools = snapshot.tool_runner is not None and bool(snapshot.tools)
+        while True:
+            offer_tools = (
+                can_use_tools
+                and progress.rounds < limits.max_tool_rounds
+                and progress.tool_calls < limits.max_tool_calls
+            )
+            request, estimate = build_request(
+                snapshot, projection, progress.items, offer_tools=offer_tools
+            )
+            completed = await self._complete(context, snapshot, request)
+            if completed.usage is not None:
+                self._session.calibration.observe(
+                    raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
+                )
+            progress.items.extend(completed.items)
+            calls = [item for item in completed.items if isinstance(item, ToolCall)]
+            if not calls:
+                texts = (item.text for item in completed.items if isinstance(item, AssistantText))
+                progress.reply = "".join(texts).strip()
+                if not progress.reply:
+                    raise _Dropped("the model gave an empty answer")
+                return
+            if not offer_tools:
+                raise _Dropped("the model asked for tools past the turn's limits")
+            progress.rounds += 1
+            for call in calls:
+                if progress.tool_calls >= limits.max_tool_calls:
+                    result = ToolResult(call_id=call.call_id, output=TOOL_CALL_LIMIT_OUTPUT)
+                else:
+                    progress.tool_calls += 1
+                    result = await self._run_tool(context, snapshot, call)
+                progress.items.append(result)
+
+    async def _complete(
+        self, context: TurnContext, snapshot: TurnSnapshot, request: ProviderRequest
+    ) -> Completed:
+        bar = ActionBarStream(
+            lambda text: self._output.action_bar(context.player, text),
+            max_chars=snapshot.limits.action_bar_max_chars,
+            interval_s=self._action_bar_interval_s,
+            monotonic=self._monotonic,
+        )
+
+        async def attempt_started(attempt: int) -> None:
+            bar.reset()
+
+        def attempt_failed(attempt: int, failed: Failed) -> None:
+            self._audit.record(
+                "provider.failure",
+                {
+                    "turn_id": context.turn_id,
+                    "attempt": attempt,
+                    "reason": failed.reason,
+                    "retryable": failed.retryable,
+                },
+            )
+
+        result = await complete(
+            snapshot.stream,
+            request,
+            attempts=snapshot.limits.model_attempts,
+            sleep=self._sleep,
+            retry_delays_s=self._retry_delays_s,
+            on_text=bar.feed,
+            on_attempt_start=attempt_started,
+            on_failure=attempt_failed,
+        )
+        if isinstance(result, AttemptsSpent):
+            raise _Dropped(result.reason)
+        return result
+
+    async def _run_tool(
+        self, context: TurnContext, snapshot: TurnSnapshot, call: ToolCall
+    ) -> ToolResult:
+        assert snapshot.tool_runner is not None
+        base = {"turn_id": context.turn_id, "call_id": call.call_id, "name": call.name}
+        self._audit.record("tool.call", dict(base))
+        try:
+            result = await snapshot.tool_runner.run(call, context)
+        except ToolError as exc:
+            self._audit.record("tool.failure", {**base, "reason": str(exc)})
+            return ToolResult(call_id=call.call_id, output=f"error: {exc}")
+        if result.call_id != call.call_id:
+            result = ToolResult(call_id=call.call_id, output=result.output)
+        self._audit.record("tool.result", {**base, "output_chars": len(result.output)})
+        return result
+
+    async def _drop(self, context: TurnContext, progress: _Progress, reason: str) -> TurnOutcome:
+        self._end(context, progress, "dropped", reason)
+        try:
+            await self._output.failure(context.player, PROVIDER_FAILURE, {"reason": reason})
+        except MineclawError as exc:
+            log.warning("could not tell %s that the turn failed: %s", context.player.name, exc)
+        return TurnOutcome(context.turn_id, "dropped", reason=reason)
+
+    def _end(
+        self, context: TurnContext, progress: _Progress, outcome: str, reason: str = ""
+    ) -> None:
+        fields: dict[str, JSONValue] = {
+            "turn_id": context.turn_id,
+            "outcome": outcome,
+            "rounds": progress.rounds,
+            "tool_calls": progress.tool_calls,
+        }
+        if reason:
+            fields["reason"] = reason
+        self._audit.record("turn.end", fields)
+
+    async def _commit(
+        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress, started: datetime
+    ) -> TurnOutcome:
+        items = tuple(progress.items)
+        archived = ArchivedTurn(
+            turn_id=context.turn_id,
+            session_id=context.session_id,
+            player=context.player.name,
+            started_at=started,
+            ended_at=self._wall_clock(),
+            model_ref=snapshot.model_ref,
+            control_version=snapshot.control_version,
+            items=tuple(item.model_dump(mode="json") for item in items),
+        )
+        try:
+            await asyncio.to_thread(self._archive.append, archived)
+        except StoreError as exc:
+            log.error("turn %s could not be archived: %s", context.turn_id, exc)
+            return await self._drop(context, progress, "the turn could not be saved")
+        turn = CompletedTurn(context.turn_id, context.player.name, items)
+        published = self._session.publish(turn, session_id=context.session_id)
+        reply = cap_reply(progress.reply, snapshot.limits.reply_max_chars)
+        self._end(context, progress, "completed" if published else "completed_after_clear")
+        try:
+            await self._output.reply(context.player, reply)
+        except MineclawError as exc:
+            log.warning("reply of turn %s not delivered: %s", context.turn_id, exc)
+        return TurnOutcome(context.turn_id, "completed", reply=reply)

@@ -1,0 +1,179 @@
+"""Compaction: triggers, queueing behind a turn, sharing, and publishing only on success."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bridge.providers.events import Completed
+from bridge.providers.items import AssistantText, PlayerMessage, ToolCall
+from bridge.turns.activity import BusyError
+from bridge.turns.compaction import SUMMARY_INSTRUCTIONS
+from bridge.turns.engine import TurnRequest
+from bridge.turns.request import SUMMARY_HEADING
+
+from .conftest import Harness, make_snapshot
+from .fakes import STEVE, Pause, ScriptedModel, answer, failure
+
+
+async def fill(harness: Harness, turns: int) -> None:
+    model = ScriptedModel([answer(f"answer {n}") for n in range(turns)])
+    for n in range(turns):
+        await harness.run(make_snapshot(model), f"question {n}")
+
+
+async def test_nothing_to_compact_with_only_recent_turns(harness: Harness) -> None:
+    await fill(harness, 2)
+    model = ScriptedModel([])
+    outcome = await asyncio.wait_for(harness.compactor.request(make_snapshot(model)), 10)
+    assert outcome == "nothing_to_compact" and model.requests == []
+    assert not harness.activity.busy
+
+
+async def test_success_replaces_old_turns_with_a_summary(harness: Harness) -> None:
+    await fill(harness, 4)
+    recent = harness.session.state.turns[2:]
+    model = ScriptedModel([answer("Steve asked four questions.")])
+    outcome = await asyncio.wait_for(harness.compactor.request(make_snapshot(model)), 10)
+    assert outcome == "compacted"
+    state = harness.session.state
+    assert state.summary == "Steve asked four questions." and state.turns == recent
+    (request,) = model.requests
+    assert request.instructions == SUMMARY_INSTRUCTIONS and request.tools == ()
+    (message,) = request.items
+    assert isinstance(message, PlayerMessage) and message.player is None
+    assert "[player Steve] question 0" in message.text
+    assert "[assistant] answer 1" in message.text and "question 2" not in message.text
+    assert harness.audit.kinds()[-2:] == ["compaction.start", "compaction.end"]
+    assert len(harness.archive.turns) == 4  # the archive is never trimmed
+
+    # The next turn carries the summary in its instructions, after AGENTS.md.
+    next_model = ScriptedModel([answer("ok")])
+    await harness.run(make_snapshot(next_model))
+    instructions = next_model.requests[0].instructions or ""
+    assert instructions.startswith("You are Mineclaw.")
+    assert f"{SUMMARY_HEADING}\nSteve asked four questions." in instructions
+    assert next_model.requests[0].items[0] == PlayerMessage(player="Steve", text="question 2")
+
+
+async def test_second_compaction_folds_in_the_previous_summary(harness: Harness) -> None:
+    await fill(harness, 3)
+    first = ScriptedModel([answer("summary one")])
+    assert await asyncio.wait_for(harness.compactor.request(make_snapshot(first)), 10) == (
+        "compacted"
+    )
+    await fill(harness, 2)
+    second = ScriptedModel([answer("summary two")])
+    assert await asyncio.wait_for(harness.compactor.request(make_snapshot(second)), 10) == (
+        "compacted"
+    )
+    assert "Earlier summary:\nsummary one" in second.requests[0].items[0].text  # type: ignore[union-attr]
+    assert harness.session.state.summary == "summary two"
+    assert len(harness.session.state.turns) == 2
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [failure(), failure(), failure()],
+        [failure("HTTP 400", retryable=False)],
+        [[Completed(items=(AssistantText(text="   "),))]],
+        [[Completed(items=(ToolCall(call_id="x", name="look", arguments="{}"),))]],
+        [[RuntimeError("bug")]],
+    ],
+)
+async def test_failure_keeps_the_old_projection(harness: Harness, script: list) -> None:  # type: ignore[type-arg]
+    await fill(harness, 4)
+    before = harness.session.state
+    model = ScriptedModel(script)
+    outcome = await asyncio.wait_for(harness.compactor.request(make_snapshot(model)), 10)
+    assert outcome == "failed"
+    assert harness.session.state is before
+    assert not harness.activity.busy
+
+
+async def test_clear_during_summary_discards_it(harness: Harness) -> None:
+    await fill(harness, 4)
+    pause = Pause()
+    model = ScriptedModel([[pause, *answer("stale summary")]])
+    future = harness.compactor.request(make_snapshot(model))
+    await asyncio.wait_for(pause.reached.wait(), 10)
+    harness.session.clear()
+    fresh = harness.session.state
+    pause.release.set()
+    assert await asyncio.wait_for(future, 10) == "session_changed"
+    assert harness.session.state is fresh and fresh.summary is None
+
+
+async def test_turns_are_refused_while_compaction_runs(harness: Harness) -> None:
+    await fill(harness, 4)
+    pause = Pause()
+    model = ScriptedModel([[pause, *answer("summary")]])
+    future = harness.compactor.request(make_snapshot(model))
+    await asyncio.wait_for(pause.reached.wait(), 10)
+    assert harness.activity.current == "compaction"
+    with pytest.raises(BusyError):
+        harness.engine.start(TurnRequest(STEVE, "now?"), make_snapshot(model))
+    assert harness.compactor.request(make_snapshot(model)) is future  # shares the running one
+    pause.release.set()
+    assert await asyncio.wait_for(future, 10) == "compacted"
+    assert not harness.activity.busy
+
+
+async def test_request_during_a_turn_queues_and_is_shared(harness: Harness) -> None:
+    await fill(harness, 3)
+    pause = Pause()
+    model = ScriptedModel([[pause, *answer("turn answer")], answer("the summary")])
+    snapshot = make_snapshot(model)
+    task = harness.engine.start(TurnRequest(STEVE, "during"), snapshot)
+    await asyncio.wait_for(pause.reached.wait(), 10)
+    first = harness.compactor.request(snapshot)
+    second = harness.compactor.request(snapshot)
+    assert first is second and harness.compactor.pending and not first.done()
+    assert len(model.requests) == 1  # nothing runs while the turn holds the server
+    pause.release.set()
+    assert (await asyncio.wait_for(task, 10)).status == "completed"
+    assert await asyncio.wait_for(first, 10) == "compacted"
+    # The queued compaction ran after the turn was published, so it summarised that turn too.
+    assert "[player Steve] question 0" in model.requests[1].items[0].text  # type: ignore[union-attr]
+    assert [t.items[0].text for t in harness.session.state.turns] == [  # type: ignore[union-attr]
+        "question 2",
+        "during",
+    ]
+
+
+async def test_queued_request_also_runs_after_a_dropped_turn(harness: Harness) -> None:
+    await fill(harness, 3)
+    pause = Pause()
+    model = ScriptedModel([[pause, *failure(retryable=False)], answer("summary")])
+    snapshot = make_snapshot(model)
+    task = harness.engine.start(TurnRequest(STEVE, "doomed"), snapshot)
+    await asyncio.wait_for(pause.reached.wait(), 10)
+    future = harness.compactor.request(snapshot)
+    pause.release.set()
+    assert (await asyncio.wait_for(task, 10)).status == "dropped"
+    assert await asyncio.wait_for(future, 10) == "compacted"
+
+
+async def test_automatic_compaction_past_the_trigger(harness: Harness) -> None:
+    await fill(harness, 3)
+    tokens = harness.session.estimated_tokens(240)
+    pause = Pause()
+    model = ScriptedModel([answer("a long answer " * 20), [pause, *answer("auto summary")]])
+    await harness.run(make_snapshot(model, trigger=tokens + 10))
+    await asyncio.wait_for(pause.reached.wait(), 10)
+    running = harness.compactor.running
+    assert running is not None and harness.activity.current == "compaction"
+    pause.release.set()
+    assert await asyncio.wait_for(running, 10) == "compacted"
+    assert harness.session.state.summary == "auto summary"
+
+
+async def test_no_automatic_compaction_below_the_trigger_or_without_one(harness: Harness) -> None:
+    await fill(harness, 3)
+    model = ScriptedModel([answer("short"), answer("short")])
+    await harness.run(make_snapshot(model, trigger=1_000_000))
+    await harness.run(make_snapshot(model, trigger=None))
+    assert len(model.requests) == 2 and "compaction.start" not in harness.audit.kinds()
+    assert harness.compactor.running is None and harness.session.state.summary is None
