@@ -23,7 +23,6 @@ from typing import Any, Literal, NamedTuple
 from pydantic import (
     Field,
     PrivateAttr,
-    SecretStr,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -34,6 +33,7 @@ from bridge.control.base import StrictModel
 from bridge.control.secrets import (
     EMBEDDED_REFERENCE,
     REQUEST_TEMPLATES,
+    Secret,
     lookup,
     whole_reference,
 )
@@ -149,7 +149,7 @@ class ProviderConfig(StrictModel):
     """One provider endpoint."""
 
     api: ApiConfig
-    api_key: SecretStr = SecretStr("")
+    api_key: Secret = Secret("")
     # Header values may be credentials: kept out of repr() so no log or traceback shows them.
     extra_headers: dict[str, str] = Field(default_factory=dict, repr=False)
     user_agent: str | None = Field(default=None, min_length=1, max_length=MAX_USER_AGENT_CHARS)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from pydantic import SecretStr
+
 REDACTED = "***"
 
 ENV_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
@@ -46,3 +48,10 @@ def redact(text: str, secrets: list[str] | tuple[str, ...] | frozenset[str]) -> 
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text
+
+
+class Secret(SecretStr):
+    """A ``SecretStr`` that shows itself as ``***`` in ``str()`` and ``repr()``."""
+
+    def _display(self) -> str:
+        return REDACTED

@@ -91,6 +91,8 @@ class TestSecrets:
         assert config.providers["ex"].extra_headers["X-Token"] == "hdr-secret-value"
         for secret in (SECRET, "hdr-secret-value", "hv-abcdef"):
             assert secret not in text
+        assert repr(config.providers["ex"].api_key) == "Secret('***')"
+        assert str(config.providers["ex"].api_key) == "***"
 
     def test_key_errors_do_not_quote_the_key(self) -> None:
         with pytest.raises(ValidationError) as caught:
