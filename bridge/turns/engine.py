@@ -86,6 +86,7 @@ class _Progress:
     rounds: int = 0
     tool_calls: int = 0
     reply: str = ""
+    ended: bool = False
 
 
 class TurnEngine:
@@ -135,10 +136,30 @@ class TurnEngine:
     def start(self, request: TurnRequest, snapshot: TurnSnapshot) -> asyncio.Task[TurnOutcome]:
         """Start a turn now; raises `BusyError` when a turn or compaction holds the server."""
         self._activity.claim("turn")
-        turn_id = self._turn_ids()
+        context = TurnContext(self._turn_ids(), self._session.session_id, request.player)
+        progress = _Progress(
+            items=[PlayerMessage(player=request.player.name, text=request.question)]
+        )
+        self._audit.record(
+            "turn.start",
+            {
+                "turn_id": context.turn_id,
+                "session_id": context.session_id,
+                "player": request.player.name,
+                "implicit": request.implicit,
+                "model": snapshot.model_ref,
+                "control_version": snapshot.control_version,
+            },
+        )
         self._stop_requested = False
-        self._task = asyncio.create_task(self._run(turn_id, request, snapshot), name=turn_id)
-        return self._task
+        task = asyncio.create_task(
+            self._run(context, snapshot, progress, self._wall_clock()), name=context.turn_id
+        )
+        # Cleanup is a done-callback, not a `finally`: a task cancelled before its first step
+        # never enters its coroutine, and the server must still be freed.
+        task.add_done_callback(lambda done: self._finished(done, context, snapshot, progress))
+        self._task = task
+        return task
 
     def stop(self) -> bool:
         """Cancel the active turn (``/mineclaw stop``); False when there is none to stop."""
@@ -148,51 +169,54 @@ class TurnEngine:
         self._task.cancel()
         return True
 
-    async def _run(self, turn_id: str, request: TurnRequest, snapshot: TurnSnapshot) -> TurnOutcome:
-        started = self._wall_clock()
-        context = TurnContext(turn_id, self._session.session_id, request.player)
-        self._audit.record(
-            "turn.start",
-            {
-                "turn_id": turn_id,
-                "session_id": context.session_id,
-                "player": request.player.name,
-                "implicit": request.implicit,
-                "model": snapshot.model_ref,
-                "control_version": snapshot.control_version,
-            },
-        )
-        try:
-            progress = _Progress(
-                items=[PlayerMessage(player=request.player.name, text=request.question)]
-            )
+    def _finished(
+        self,
+        task: asyncio.Task[TurnOutcome],
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: _Progress,
+    ) -> None:
+        self._task = None
+        self._committing = False
+        self._activity.release("turn")
+        if not progress.ended:
+            self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
+        if not task.cancelled() and task.exception() is not None:
+            log.error("turn %s failed", context.turn_id, exc_info=task.exception())
+        for listener in self._after_turn:
             try:
-                await self._loop(context, snapshot, progress)
-            except _Dropped as dropped:
-                return await self._drop(context, progress, dropped.reason)
-            except asyncio.CancelledError:
-                self._end(context, progress, "stopped")
-                if not self._stop_requested:
-                    raise
-                current = asyncio.current_task()
-                if current is not None:
-                    current.uncancel()
-                return TurnOutcome(turn_id, "stopped")
+                listener(snapshot)
             except Exception:
-                # A fault in a port (tool runner, output) must not wedge the server's one turn.
-                log.exception("turn %s failed", turn_id)
-                return await self._drop(context, progress, "internal error")
-            self._committing = True
-            return await asyncio.shield(self._commit(context, snapshot, progress, started))
-        finally:
-            self._task = None
-            self._committing = False
-            self._activity.release("turn")
-            for listener in self._after_turn:
-                try:
-                    listener(snapshot)
-                except Exception:
-                    log.exception("after-turn listener failed")
+                log.exception("after-turn listener failed")
+
+    async def _run(
+        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress, started: datetime
+    ) -> TurnOutcome:
+        try:
+            await self._loop(context, snapshot, progress)
+        except _Dropped as dropped:
+            return await self._drop(context, progress, dropped.reason)
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                raise
+            self._end(context, progress, "stopped")
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()  # the stop was handled: the task ends normally
+            return TurnOutcome(context.turn_id, "stopped")
+        except Exception:
+            # A fault in a port (tool runner, output) must not wedge the server's one turn.
+            log.exception("turn %s failed", context.turn_id)
+            return await self._drop(context, progress, "internal error")
+        self._committing = True
+        commit = asyncio.ensure_future(self._commit(context, snapshot, progress, started))
+        try:
+            return await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            # Cancelled from outside (shutdown) while committing: finish the commit first, so
+            # the server is freed only after the archive and the session agree.
+            await commit
+            raise
 
     async def _loop(
         self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress
@@ -306,6 +330,7 @@ class TurnEngine:
         }
         if reason:
             fields["reason"] = reason
+        progress.ended = True
         self._audit.record("turn.end", fields)
 
     async def _commit(

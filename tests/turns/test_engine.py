@@ -11,12 +11,14 @@ from bridge.providers.events import Completed, TextDelta, Usage
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import PROVIDER_FAILURE, TOOL_CALL_LIMIT_OUTPUT, TurnRequest
+from bridge.turns.ports import PlayerRef
 
 from .conftest import Harness, make_snapshot
 from .fakes import (
     ALEX,
     STEVE,
     Pause,
+    RecordingOutput,
     RecordingTools,
     ScriptedModel,
     answer,
@@ -245,6 +247,43 @@ async def test_stop_mid_stream_publishes_nothing(harness: Harness) -> None:
         {"turn_id": "t1", "outcome": "stopped", "rounds": 0, "tool_calls": 0},
     )
     assert not harness.activity.busy and not harness.engine.stop()
+
+
+async def test_stop_before_the_turn_ran_at_all_frees_the_server(harness: Harness) -> None:
+    model = ScriptedModel([answer("never")])
+    task = harness.engine.start(TurnRequest(STEVE, "x"), make_snapshot(model))
+    assert harness.engine.stop()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=10)
+    assert not harness.activity.busy and not harness.engine.active
+    assert model.requests == [] and harness.session.state.turns == ()
+    assert [kind for kind, _ in harness.audit.events] == ["turn.start", "turn.end"]
+    assert harness.audit.events[-1][1]["outcome"] == "stopped"
+
+
+async def test_outside_cancellation_during_commit_finishes_the_commit(harness: Harness) -> None:
+    release = asyncio.Event()
+    reached = asyncio.Event()
+
+    class SlowOutput(RecordingOutput):
+        async def reply(self, player: PlayerRef, text: str) -> None:
+            reached.set()
+            await release.wait()
+
+    harness.engine._output = SlowOutput()
+    task = harness.engine.start(
+        TurnRequest(STEVE, "x"), make_snapshot(ScriptedModel([answer("y")]))
+    )
+    await asyncio.wait_for(reached.wait(), timeout=10)
+    assert not harness.engine.stop()  # committing: /mineclaw stop no longer applies
+    task.cancel()
+    assert harness.activity.busy  # still committing
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=10)
+    assert len(harness.session.state.turns) == 1 and len(harness.archive.turns) == 1
+    assert [e[1]["outcome"] for e in harness.audit.events if e[0] == "turn.end"] == ["completed"]
+    assert not harness.activity.busy
 
 
 async def test_stop_during_a_tool_run_keeps_the_tool_in_the_audit(harness: Harness) -> None:
