@@ -9,6 +9,7 @@ field path.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ PathParts = tuple[str | int, ...]
 DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_NODES = 20_000
+MAX_NUMBER_CHARS = 40
 
 # libyaml's parser when PyYAML was built with it: the same events, several times faster.
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -223,6 +225,17 @@ class _Builder:
             raise _Refusal(f"mapping key {event.value!r} is not a string; quote it", event, path)
         return value
 
+    def number(self, value: str, event: ScalarEvent, path: PathParts) -> int | float:
+        # Python refuses to convert huge digit strings and turns 1e999 into inf; neither is JSON.
+        if len(value) > MAX_NUMBER_CHARS:
+            raise _Refusal(f"number longer than {MAX_NUMBER_CHARS} characters", event, path)
+        if _INT.fullmatch(value):
+            return int(value)
+        number = float(value)
+        if not math.isfinite(number):
+            raise _Refusal("number out of range", event, path)
+        return number
+
     def scalar(self, event: ScalarEvent, path: PathParts) -> Any:
         value = event.value
         if event.style:  # quoted or block ("" or None means plain: libyaml vs. Python parser)
@@ -233,10 +246,8 @@ class _Builder:
             return True
         if _FALSE.fullmatch(value):
             return False
-        if _INT.fullmatch(value):
-            return int(value)
-        if _FLOAT.fullmatch(value):
-            return float(value)
+        if _INT.fullmatch(value) or _FLOAT.fullmatch(value):
+            return self.number(value, event, path)
         implied = _implied_tag(yaml.ScalarNode, value, (True, False))
         if implied == "tag:yaml.org,2002:bool":
             raise _Refusal(

@@ -169,6 +169,11 @@ class TestRefused:
         problem = refuse(f"a: {value}\n".encode())
         assert "quote it" in problem.message
 
+    @pytest.mark.parametrize("value", ["9" * 5000, "1e999", "-1e400"])
+    def test_numbers_beyond_json(self, value: str) -> None:
+        problem = refuse(f"a: {value}\n".encode())
+        assert problem.path == "a" and "number" in problem.message
+
     def test_invalid_utf8_names_the_line(self) -> None:
         problem = refuse(b"a: 1\nb: \xff\xfe\n")
         assert (problem.line, problem.message) == (2, "file is not valid UTF-8")
