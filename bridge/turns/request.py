@@ -30,12 +30,16 @@ def build_request(
 ) -> tuple[ProviderRequest, int]:
     """The request and its raw token estimate (for calibration against reported usage)."""
     instructions = instructions_for(snapshot.instructions, projection.summary)
-    request = ProviderRequest(
+    # Every part is already a validated item or spec; re-validating up to a full history of
+    # items on every round would be the largest cost of a turn outside the provider.
+    request = ProviderRequest.model_construct(
         session_id=projection.session_id,
         instructions=instructions,
         items=(*projection.items, *turn_items),
         tools=snapshot.tools if offer_tools else (),
         native_tools=snapshot.native_tools if offer_tools else (),
+        tool_choice="auto",
+        parallel_tool_calls=None,
     )
     estimate = raw_tokens_of_text(instructions or "")
     estimate += projection.raw_tokens - raw_tokens_of_text(projection.summary or "")
