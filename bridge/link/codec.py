@@ -126,7 +126,8 @@ def _parse(raw: str | bytes) -> Any | DecodeFault:
         return DecodeFault(
             ErrorCode.MALFORMED_FRAME, f"a frame is a JSON object, not {type(value).__name__}"
         )
-    if _too_deep(value):
+    # Counting brackets is a cheap upper bound on the depth; walk only when it could be too deep.
+    if raw.count("{") + raw.count("[") > MAX_NESTING and _too_deep(value):
         return DecodeFault(ErrorCode.MALFORMED_FRAME, f"nested deeper than {MAX_NESTING} levels")
     return value
 

@@ -13,7 +13,7 @@ from websockets.exceptions import InvalidStatus
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.handler import COMMAND_UNAVAILABLE, NOT_CONFIGURED
 from bridge.link.messages import OutputChatResult, PlayersList, PlayersListResult
-from bridge.link.server import LinkRequestError, LinkServer, LinkSettings
+from bridge.link.server import LinkRequestError, LinkServer, LinkServerError, LinkSettings
 
 from .conftest import WAIT, FakePlugin, RecordingHandler
 from .helpers import STEVE, TOKEN, chat, frame, hello
@@ -294,3 +294,11 @@ def _broadcast() -> Any:
     from bridge.link.messages import OutputChat, Text
 
     return OutputChat(target="broadcast", text=Text(template="hello"))
+
+
+async def test_a_port_in_use_is_reported_as_a_link_error(
+    server: LinkServer, handler: RecordingHandler
+) -> None:
+    taken = LinkSettings(port=server.port)
+    with pytest.raises(LinkServerError, match=f"127.0.0.1:{server.port}"):
+        await LinkServer(token=TOKEN, handler=handler, settings=taken).start()

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from bridge.link.auth import compute_mac
-from bridge.link.codec import DecodeFault, Frame, decode_frame
+from bridge.link.codec import DecodeFault, Frame, decode_frame, encode_frame
 from bridge.link.codes import ErrorCode
 from bridge.link.messages import MESSAGE_TYPES, Direction
 
@@ -145,3 +145,17 @@ def test_the_hmac_vectors_match_compute_mac() -> None:
     for case in cases:
         mac = compute_mac(case["token"], case["nonce"], case["instance_id"])
         assert mac == case["mac"]
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in VECTORS if '"ok"' in p.read_text(encoding="utf-8")], ids=lambda p: p.stem
+)
+def test_a_valid_frame_re_encoded_by_the_models_is_still_valid_and_equal(path: Path) -> None:
+    vector = _load(path)
+    direction = Direction(vector["direction"])
+    decoded = decode_frame(vector["frame"], direction)
+    assert isinstance(decoded, Frame)
+    text = encode_frame(id=decoded.id, type=decoded.type, data=decoded.data, re=decoded.re)
+    assert _schema_errors(text, direction) == []
+    assert decode_frame(text, direction) == decoded
+    assert json.loads(text) == json.loads(vector["frame"])
