@@ -353,7 +353,9 @@ class LinkServer:
                 logger.info("link from %s replaced by %s", previous.peer, connection.peer)
                 previous.core.close(CloseCode.REPLACED, "replaced by a newer connection")
                 previous.dispatch(previous.core.events_received())
-                await previous.flush()
+                # Not awaited: an unresponsive old peer (the usual reason for a new connection)
+                # must not hold the new one up for the whole close timeout.
+                previous.spawn(previous.flush())
                 await self._handler.on_disconnected()
             hello = connection.core.hello
             assert isinstance(hello, Hello)

@@ -302,3 +302,14 @@ async def test_a_port_in_use_is_reported_as_a_link_error(
     taken = LinkSettings(port=server.port)
     with pytest.raises(LinkServerError, match=f"127.0.0.1:{server.port}"):
         await LinkServer(token=TOKEN, handler=handler, settings=taken).start()
+
+
+@pytest.mark.parametrize("settings", [LinkSettings(port=0, close_timeout=60)])
+async def test_an_unresponsive_old_connection_does_not_hold_up_its_replacement(
+    plugin: FakePlugin, connect_plugin: Any, settings: LinkSettings
+) -> None:
+    plugin.ws.transport.pause_reading()  # it will never acknowledge its 4004 close
+    newer: FakePlugin = await connect_plugin()
+    await newer.handshake(instance_id="0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b")
+    await newer.send(chat("hi", id="fresh"))
+    assert (await newer.recv())["re"] == "fresh"
