@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from bridge import __version__
 
 # Command families, in the order `--help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("bridge.cli.config_commands", "bridge.cli.serve")
+COMMAND_MODULES: tuple[str, ...] = (
+    "bridge.cli.config_commands",
+    "bridge.cli.serve",
+    "bridge.cli.provider_commands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 import httpx
 
+from bridge.errors import ProviderError
 from bridge.providers.errors import (
     ProviderConnectError,
     ProviderResponseError,
@@ -162,7 +163,7 @@ class ProviderClient:
 
     async def stream(
         self, request: ProviderRequest, model: ModelSettings
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Send ``request`` and yield its events; the last one is ``Completed`` or ``Failed``.
 
         Close the iterator (``contextlib.aclosing``) if you stop before the end."""
@@ -170,7 +171,7 @@ class ProviderClient:
             body = json.dumps(self.build_body(request, model), ensure_ascii=False).encode()
             headers = self._headers.build(request.session_id)
         except ProviderTransportError as exc:
-            yield Failed(reason=str(exc), retryable=False, error=exc)
+            yield self._scrubbed(exc, retryable=False)
             return
         policy = self.settings.retry
         attempt = 0
@@ -189,6 +190,9 @@ class ProviderClient:
                         events = reader.feed(chunk)
                         if reader.finished:
                             await _drain(chunks)
+                            last = events[-1] if events else None
+                            if isinstance(last, Failed) and last.error is not None:
+                                events[-1] = self._scrubbed(last.error, retryable=last.retryable)
                         for event in events:
                             yield event
                         if reader.finished:
@@ -199,15 +203,28 @@ class ProviderClient:
             except (httpx.HTTPError, ProviderTransportError) as raw:
                 error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
                 if received or not error.retryable or attempt >= max(1, policy.max_attempts):
-                    yield Failed(reason=str(error), retryable=error.retryable, error=error)
+                    yield self._scrubbed(error, retryable=error.retryable)
                     return
                 retry_headers = getattr(error, "retry_headers", None)
                 try:
                     delay = delay_before_retry(policy, attempt, retry_headers)
                 except RetryAfterTooLong as too_long:
-                    yield Failed(reason=f"{error} ({too_long})", retryable=True, error=error)
+                    yield self._scrubbed(error, retryable=True, note=str(too_long))
                     return
             await self._sleep(delay)
+
+    def _scrubbed(
+        self, error: ProviderError, *, retryable: bool, note: str | None = None
+    ) -> Failed:
+        """The failure with the key and configured header values cut out of its text: a
+        provider may echo them back ("Incorrect API key: sk-..."), and the text reaches logs
+        and players."""
+        text = str(error)
+        for secret in self._headers.secrets:
+            text = text.replace(secret, "***")
+        error.args = (text,)
+        reason = f"{text} ({note})" if note else text
+        return Failed(reason=reason, retryable=retryable, error=error)
 
     async def _check_response(self, response: httpx.Response) -> None:
         status = response.status_code

@@ -9,12 +9,15 @@ configuration says for that header.
 
 from __future__ import annotations
 
+import re
+
 from bridge import __version__
 from bridge.providers.errors import ProviderTransportError
 from bridge.providers.settings import ProviderSettings
 
 DEFAULT_USER_AGENT = f"mineclaw-bridge/{__version__}"
 OPENCODE_SESSION_HEADER = "x-opencode-session"
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_]+\}")
 _RESERVED = frozenset({"authorization", "content-type", "content-length", "host"})
 
 
@@ -35,11 +38,21 @@ class HeaderBuilder:
         self._user_agent = settings.user_agent or DEFAULT_USER_AGENT
         self._extra = dict(settings.extra_headers)
         self._opencode = settings.provider_id.startswith("opencode")
-        self._authorization = f"Bearer {settings.api_key.get_secret_value()}"
+        self._key = settings.api_key.get_secret_value()
+        self._authorization = f"Bearer {self._key}"
 
     @property
     def user_agent(self) -> str:
         return self._user_agent
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never appear in an error text: the key and every configured header
+        value long enough to be a credential (templates cut at their first placeholder)."""
+        values = [self._key]
+        for template in self._extra.values():
+            values.extend(part for part in _PLACEHOLDER.split(template) if len(part) >= 8)
+        return tuple(v for v in values if v)
 
     def build(self, session_id: str) -> dict[str, str]:
         headers: dict[str, str] = {"user-agent": self._user_agent}

@@ -33,7 +33,7 @@ class IdentitySettings:
     """
 
     include_player_name_field: bool = True
-    include_player_content_prefix: bool = True
+    include_player_content_prefix: bool = False
 
 
 def escape_envelope_text(text: str) -> str:

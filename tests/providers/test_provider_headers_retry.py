@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -61,7 +62,7 @@ def test_opencode_session_header_overrides_configuration() -> None:
     assert second["x-opencode-session"] == "public-8" and second["x-other"] == "public-8"
 
 
-def test_a_line_break_in_a_header_is_refused_without_showing_the_value() -> None:
+async def test_a_line_break_in_a_header_is_refused_without_showing_the_value() -> None:
     settings = make_settings("openai_responses", "http://x", extra_headers={"x-s": "${session_id}"})
     request = ProviderRequest(
         session_id="evil\r\nx-injected: 1", items=(PlayerMessage(player=None, text="x"),)
@@ -70,14 +71,16 @@ def test_a_line_break_in_a_header_is_refused_without_showing_the_value() -> None
     async def never(_: httpx.Request) -> httpx.Response:
         raise AssertionError("no request may be sent")
 
-    async def run() -> list[StreamEvent]:
-        async with ProviderClient(settings, transport=httpx.MockTransport(never)) as client:
-            return [e async for e in client.stream(request, ModelSettings(wire_model="m"))]
-
-    events = asyncio.run(run())
+    async with ProviderClient(settings, transport=httpx.MockTransport(never)) as client:
+        stream = client.stream(request, ModelSettings(wire_model="m"))
+        events = await asyncio.wait_for(_collect(stream), timeout=10)
     assert len(events) == 1 and isinstance(events[0], Failed)
     assert "'x-s'" in events[0].reason and "injected" not in events[0].reason
     assert not events[0].retryable
+
+
+async def _collect(stream: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
+    return [event async for event in stream]
 
 
 @pytest.mark.parametrize(

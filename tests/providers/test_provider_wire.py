@@ -310,3 +310,24 @@ async def test_opencode_session_is_stable_across_retries_and_tool_rounds(
     assert len(replay_server.requests) == 3
     body = replay_server.requests[0].json()
     assert json.dumps(body).count("public-session-1") == 0  # no cache key unless configured
+
+
+@pytest.mark.parametrize("where", ["status", "stream"])
+async def test_a_key_echoed_by_the_provider_is_cut_out(
+    replay_server: ReplayServer, where: str
+) -> None:
+    echo = b'{"error":{"code":"invalid_api_key","message":"bad key ' + SECRET.encode()
+    echo += b' and header hdr-credential-1"}}'
+    if where == "status":
+        replay_server.script(Reply(status=401, content_type="application/json", chunks=[echo]))
+    else:
+        replay_server.script(Reply(chunks=[b"event: error\ndata: " + echo + b"\n\n"]))
+    settings = make_settings(
+        "openai_chat_completions",
+        replay_server.base_url,
+        extra_headers={"x-api-secret": "hdr-credential-1"},
+    )
+    final = failed(await collect(settings))
+    assert "invalid_api_key" in final.reason
+    assert "hdr-credential-1" not in final.reason and "hdr-credential-1" not in str(final.error)
+    assert SECRET not in str(final.error) and "***" in final.reason

@@ -1,0 +1,142 @@
+"""``mineclaw-bridge provider test``: one request to a configured model, streamed live.
+
+It sends the prompt with the configured tools (the built-ins of ``tools.yml`` and the
+provider's native tools), shows the answer as it streams, the reasoning summaries, the tool
+calls the model asked for (never run), the usage, or a clear error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
+from bridge.control.providers import ResolvedModel
+from bridge.errors import ConfigError
+from bridge.providers.events import (
+    Completed,
+    Failed,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDone,
+)
+from bridge.providers.factory import client_for
+from bridge.providers.identity import IdentitySettings
+from bridge.providers.items import PlayerMessage, ProviderRequest, ToolSpec
+
+DEFAULT_CONFIG_DIR = Path("mineclaw-config")
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the configuration is invalid or the request failed
+EXIT_BAD_MODEL = 2  # --model names nothing configured
+
+
+def register(subparsers: Any) -> None:
+    provider = subparsers.add_parser("provider", help="talk to a configured model provider")
+    actions = provider.add_subparsers(dest="provider_command", metavar="ACTION", required=True)
+    test = actions.add_parser("test", help="send one prompt and stream the answer")
+    test.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
+    test.add_argument("--model", default=None, metavar="PROVIDER/MODEL")
+    test.add_argument("prompt")
+    test.set_defaults(handler=run_provider_test)
+
+
+def configured_tools(plane: ControlPlane) -> tuple[ToolSpec, ...]:
+    """The enabled built-ins of ``tools.yml`` as the model would see them."""
+    return tuple(
+        ToolSpec(name=name, description=spec.description, parameters=spec.parameters)
+        for name, spec in plane.tools.tools.items()
+        if spec.enabled
+    )
+
+
+def run_provider_test(args: argparse.Namespace) -> int:
+    console = Console(highlight=False)
+    try:
+        plane = load_control_plane(args.config)
+    except ConfigLoadError as exc:
+        console.print(
+            f"[red]error:[/red] the configuration in {escape(str(args.config))} is invalid"
+        )
+        for problem in exc.problems[:10]:
+            console.print(f"  {escape(str(problem))}")
+        console.print("run `mineclaw-bridge validate` for the full list")
+        return EXIT_FAILED
+    try:
+        resolved = plane.providers.resolve(args.model)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_BAD_MODEL
+    return asyncio.run(_stream(console, plane, args.model, args.prompt, resolved))
+
+
+async def _stream(
+    console: Console,
+    plane: ControlPlane,
+    model_ref: str | None,
+    prompt: str,
+    resolved: ResolvedModel,
+) -> int:
+    identity = IdentitySettings(
+        include_player_name_field=plane.config.identity.include_player_name_field,
+        include_player_content_prefix=plane.config.identity.include_player_content_prefix,
+    )
+    try:
+        client, model = client_for(resolved, identity=identity)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/red] {escape(plane.redact(str(exc)))}")
+        return EXIT_FAILED
+    request = ProviderRequest(
+        session_id=f"provider-test-{uuid.uuid4().hex}",
+        instructions=plane.agents_md or None,
+        items=(PlayerMessage(player=None, text=prompt),),
+        tools=configured_tools(plane),
+        native_tools=tuple(dict(tool) for tool in client.settings.native_tools),
+    )
+    name = model_ref or plane.providers.default
+    console.print(f"[bold]{escape(name)}[/bold] ({client.settings.api_type})", style="dim")
+    in_reasoning = False
+    async with client, contextlib.aclosing(client.stream(request, model)) as events:
+        async for event in events:
+            if isinstance(event, ReasoningDelta):
+                if not in_reasoning:
+                    console.print("[dim italic]reasoning:[/dim italic] ", end="")
+                    in_reasoning = True
+                console.print(escape(event.text), style="dim italic", end="")
+                continue
+            if in_reasoning:
+                console.print()
+                in_reasoning = False
+            if isinstance(event, TextDelta):
+                console.print(escape(event.text), end="")
+            elif isinstance(event, ToolCallDone):
+                call = event.call
+                console.print(
+                    f"\n[cyan]tool call[/cyan] {escape(call.name)}({escape(call.arguments)}) "
+                    "[dim](not run)[/dim]"
+                )
+            elif isinstance(event, Completed):
+                console.print()
+                usage = event.usage
+                if usage is not None:
+                    console.print(
+                        f"usage: {usage.input_tokens} in ({usage.cached_input_tokens} cached), "
+                        f"{usage.output_tokens} out ({usage.reasoning_tokens} reasoning)",
+                        style="dim",
+                    )
+                console.print(f"[green]done[/green] ({escape(event.finish_reason or 'stop')})")
+                return EXIT_OK
+            elif isinstance(event, Failed):
+                console.print()
+                hint = " (may succeed if retried)" if event.retryable else ""
+                console.print(f"[red]error:[/red] {escape(plane.redact(event.reason))}{hint}")
+                return EXIT_FAILED
+    console.print("[red]error:[/red] the stream ended without a result")
+    return EXIT_FAILED
