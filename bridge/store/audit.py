@@ -1,16 +1,22 @@
 """The audit log: one SQLite table and one JSON-lines file, written by a dedicated thread.
 
-Why a writer thread: `record` is called from the event loop, in the middle of turns and chat
-verdicts. A SQLite commit is usually tens of microseconds in WAL mode, but now and then a commit
-triggers a checkpoint that fsyncs the database, and on a shared disk that can take tens of
-milliseconds, which would stall every chat verdict behind it. So `record` only validates, masks
-and serialises the event (microseconds) and puts it on a bounded queue; the thread writes
-batches, one transaction and one file append per batch.
+Why a writer thread, and why it writes on an interval: `record` is called from the event loop,
+in the middle of turns and chat verdicts. A SQLite commit is usually tens of microseconds in
+WAL mode, but now and then one triggers a checkpoint that fsyncs, and on a shared disk that
+took tens of milliseconds in our measurements, stalling every chat verdict behind it. A writer
+thread woken for every event costs the loop too, in another way: each wake-up makes the two
+threads hand the GIL back and forth, which measured a p99 of milliseconds per `record`. So
+`record` only validates, masks and serialises the event (tens of microseconds) and puts it on a
+bounded queue, and the thread wakes every ``write_interval`` seconds (or when the queue is half
+full, or on `flush`/`close`) and writes everything queued as one transaction and one file
+append.
 
 When the queue is full (the disk has stalled for a long time), `record` waits up to
 ``put_timeout`` seconds and then raises `AuditError`: an audit event is never dropped silently.
-The database runs with ``synchronous=NORMAL``: a process kill loses nothing that was committed;
-a power cut may lose the last batches, which is the usual trade for a log.
+The database runs with ``synchronous=NORMAL``. What a process kill can lose is the events of
+the last interval not yet written; the table never holds a torn batch (one transaction per
+batch), while the JSON-lines file may end in a torn line after a kill, so the table is the
+authoritative copy.
 """
 
 from __future__ import annotations
@@ -73,9 +79,10 @@ class _Pending:
 class AuditLog:
     """The SQLite + JSON-lines audit sink. Implements `bridge.store.audit_sink.AuditSink`.
 
-    Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000) and
-    ``put_timeout`` (seconds `record` waits on a full queue before raising, default 2.0).
-    ``clock`` gives the event time (UTC now by default).
+    Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000),
+    ``put_timeout`` (seconds `record` waits on a full queue before raising, default 2.0),
+    ``write_interval`` (seconds between the writer's rounds, default 0.05). ``clock`` gives the
+    event time (UTC now by default).
     """
 
     def __init__(
@@ -85,6 +92,7 @@ class AuditLog:
         *,
         queue_size: int = 10_000,
         put_timeout: float = 2.0,
+        write_interval: float = 0.05,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._db_path = db_path
@@ -92,6 +100,9 @@ class AuditLog:
         self._put_timeout = put_timeout
         self._clock = clock
         self._queue: queue.Queue[_Pending | None] = queue.Queue(maxsize=queue_size)
+        self._wake_at = max(1, queue_size // 2)
+        self._wake = threading.Event()
+        self._write_interval = write_interval
         self._closed = False
         self._failure: BaseException | None = None
         self._read_lock = threading.Lock()
@@ -130,6 +141,8 @@ class AuditLog:
             self._queue.put(pending, timeout=self._put_timeout)
         except queue.Full as exc:
             raise AuditError(f"audit queue full for {self._put_timeout}s (event {kind!r})") from exc
+        if self._queue.qsize() >= self._wake_at:
+            self._wake.set()
 
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until every queued event is written, or raise `AuditError` after `timeout`."""
@@ -140,6 +153,7 @@ class AuditLog:
             done.set()
 
         threading.Thread(target=wait_for_queue, daemon=True).start()
+        self._wake.set()
         if not done.wait(timeout):
             raise AuditError(f"audit log did not drain within {timeout}s")
         if self._failure is not None:
@@ -168,6 +182,7 @@ class AuditLog:
             return
         self._closed = True
         self._queue.put(None)
+        self._wake.set()
         self._writer.join(timeout)
         with self._read_lock:
             self._conn.close()
@@ -183,31 +198,38 @@ class AuditLog:
 
     def _write_loop(self) -> None:
         while True:
-            first = self._queue.get()
+            self._wake.wait(self._write_interval)
+            self._wake.clear()
+            if self._drain():
+                return
+
+    def _drain(self) -> bool:
+        """Write everything queued, in batches; True once the stop sentinel was taken."""
+        while True:
             batch: list[_Pending] = []
-            stop = first is None
-            if first is not None:
-                batch.append(first)
-            while not stop and len(batch) < _BATCH_MAX:
+            stop = False
+            while len(batch) < _BATCH_MAX:
                 try:
-                    more = self._queue.get_nowait()
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if more is None:
+                if item is None:
                     stop = True
-                else:
-                    batch.append(more)
+                    break
+                batch.append(item)
             try:
                 if batch and self._failure is None:
                     self._write_batch(batch)
             except (sqlite3.Error, OSError) as exc:
-                # Later `record` calls raise; the loop keeps draining so `flush` never hangs.
+                # Later `record` calls raise; draining goes on so `flush` never hangs.
                 self._failure = exc
             finally:
                 for _ in range(len(batch) + (1 if stop else 0)):
                     self._queue.task_done()
             if stop:
-                return
+                return True
+            if len(batch) < _BATCH_MAX:
+                return False
 
     def _write_batch(self, batch: list[_Pending]) -> None:
         with self._read_lock:
