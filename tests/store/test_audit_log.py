@@ -180,3 +180,30 @@ def test_unopenable_location_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "data").write_text("a file where the folder should be")
     with pytest.raises(AuditError, match="cannot open the audit log"):
         open_log(tmp_path)
+
+
+def test_flush_and_close_wake_a_sleeping_writer(tmp_path: Path) -> None:
+    log = open_log(tmp_path, write_interval=3600.0)
+    log.record("turn.start", {"n": 1})
+    log.flush(timeout=30)
+    assert [e.fields for e in log.events()] == [{"n": 1}]
+    log.record("turn.end", {"n": 2})
+    log.close(timeout=30)
+    assert [line["kind"] for line in jsonl_lines(tmp_path)] == ["turn.start", "turn.end"]
+
+
+def test_half_full_queue_wakes_the_writer_without_flush(tmp_path: Path) -> None:
+    log = open_log(tmp_path, queue_size=4, write_interval=3600.0)
+    written = threading.Event()
+    original = log._write_batch
+
+    def observed(batch: list[object]) -> None:
+        original(batch)  # type: ignore[arg-type]
+        written.set()
+
+    log._write_batch = observed  # type: ignore[method-assign]
+    log.record("turn.start", {"n": 1})
+    log.record("turn.start", {"n": 2})
+    assert written.wait(30)
+    assert len(log.events()) >= 2
+    log.close()
