@@ -140,17 +140,22 @@ class TurnEngine:
         progress = _Progress(
             items=[PlayerMessage(player=request.player.name, text=request.question)]
         )
-        self._audit.record(
-            "turn.start",
-            {
-                "turn_id": context.turn_id,
-                "session_id": context.session_id,
-                "player": request.player.name,
-                "implicit": request.implicit,
-                "model": snapshot.model_ref,
-                "control_version": snapshot.control_version,
-            },
-        )
+        try:
+            self._audit.record(
+                "turn.start",
+                {
+                    "turn_id": context.turn_id,
+                    "session_id": context.session_id,
+                    "player": request.player.name,
+                    "implicit": request.implicit,
+                    "model": snapshot.model_ref,
+                    "control_version": snapshot.control_version,
+                },
+            )
+        except BaseException:
+            # No turn without its audit record; and a refused start must not hold the server.
+            self._activity.release("turn")
+            raise
         self._stop_requested = False
         task = asyncio.create_task(
             self._run(context, snapshot, progress, self._wall_clock()), name=context.turn_id
@@ -180,7 +185,10 @@ class TurnEngine:
         self._committing = False
         self._activity.release("turn")
         if not progress.ended:
-            self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
+            try:
+                self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
+            except MineclawError as exc:
+                log.error("turn %s end not audited: %s", context.turn_id, exc)
         if not task.cancelled() and task.exception() is not None:
             log.error("turn %s failed", context.turn_id, exc_info=task.exception())
         for listener in self._after_turn:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bridge.errors import ProviderError
+from bridge.errors import ProviderError, StoreError
 from bridge.providers.events import Completed, TextDelta, Usage
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
 from bridge.turns.activity import BusyError
@@ -389,3 +389,17 @@ async def test_usage_without_input_tokens_changes_nothing(harness: Harness) -> N
     model = ScriptedModel([[Completed(items=(AssistantText(text="ok"),), usage=Usage())]])
     await harness.run(make_snapshot(model))
     assert harness.session.calibration.factor == 1.0
+
+
+async def test_failing_audit_refuses_the_start_without_holding_the_server(
+    harness: Harness,
+) -> None:
+    class BrokenAudit:
+        def record(self, kind: str, fields: object) -> None:
+            raise StoreError("audit log is closed")
+
+    harness.engine._audit = BrokenAudit()
+    model = ScriptedModel([answer("x")])
+    with pytest.raises(StoreError, match="closed"):
+        harness.engine.start(TurnRequest(STEVE, "x"), make_snapshot(model))
+    assert not harness.activity.busy and model.requests == []
