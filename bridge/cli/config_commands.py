@@ -12,14 +12,12 @@ from rich.table import Table
 
 from bridge.control import ConfigLoadError, Problem, init_config_dir, load_control_plane
 from bridge.control.files import read_regular_file
-from bridge.control.layout import MAX_YAML_BYTES, WHITELIST_FILE, YAML_FILES
+from bridge.control.layout import DEFAULT_CONFIG_DIR, MAX_YAML_BYTES, WHITELIST_FILE, YAML_FILES
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
 from bridge.policy.whitelist import InvalidCommand, Whitelist
-
-DEFAULT_CONFIG_DIR = Path("mineclaw-config")
 
 EXIT_OK = 0
 EXIT_INVALID = 1  # validate: problems found; whitelist check: denied

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
+
+# The folder commands use when no --config is given (the Makefile's CONFIG default).
+DEFAULT_CONFIG_DIR = Path("mineclaw-config")
 
 CONFIG_FILE = "config.yml"
 PROVIDERS_FILE = "providers.yml"

@@ -145,10 +145,14 @@ class Whitelist:
     def decide(self, executor: Executor, command: str) -> WhitelistDecision:
         """Allow only when a rule of ``executor`` matches the whole canonical command.
 
-        Raises ``InvalidCommand`` when ``command`` has no canonical form.
+        Raises ``InvalidCommand`` when ``command`` has no canonical form and ``ToolError`` for
+        an executor other than ``player`` or ``console``.
         """
+        rules = self._rules.get(executor)
+        if rules is None:  # the type says Literal, but the value may come from model output
+            raise ToolError(f"unknown executor {executor!r}: expected player or console")
         canonical = canonicalize(command)
         if not self.enabled:
             return WhitelistDecision(False, canonical, None)
-        rule = self._rules[executor].first_match(canonical)
+        rule = rules.first_match(canonical)
         return WhitelistDecision(rule is not None, canonical, rule)

@@ -125,6 +125,10 @@ class TestDecisions:
         decision = whitelist.decide("player", "spawn")
         assert (decision.allowed, decision.rule, decision.canonical) == (False, None, "spawn")
 
+    def test_unknown_executor(self) -> None:
+        with pytest.raises(ToolError, match="unknown executor"):
+            self.whitelist().decide("admin", "spawn")  # type: ignore[arg-type]
+
     def test_empty_lists_deny(self) -> None:
         assert not Whitelist().decide("console", "list").allowed
 
