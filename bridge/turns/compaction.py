@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from bridge.errors import MineclawError
 from bridge.providers.items import (
     AssistantText,
     PlayerMessage,
@@ -130,29 +131,31 @@ class Compactor:
         self._running = future
         task = asyncio.create_task(self._run(snapshot), name="compaction")
 
+        # Settled from a done-callback, so the server is freed even for a task cancelled
+        # before its first step (its coroutine then never runs).
         def settle(done: asyncio.Task[CompactionOutcome]) -> None:
             self._running = None
+            self._activity.release("compaction")
+            outcome: CompactionOutcome = "failed" if done.cancelled() else done.result()
+            try:
+                self._audit.record("compaction.end", {"outcome": outcome})
+            except MineclawError as exc:
+                log.error("compaction end not audited: %s", exc)
             if future.done():
                 return
             if done.cancelled():
                 future.cancel()
-            elif (error := done.exception()) is not None:
-                future.set_exception(error)
             else:
-                future.set_result(done.result())
+                future.set_result(outcome)
 
         task.add_done_callback(settle)
 
     async def _run(self, snapshot: TurnSnapshot) -> CompactionOutcome:
         try:
-            outcome = await self._summarise(snapshot)
+            return await self._summarise(snapshot)
         except Exception:
             log.exception("compaction failed")
-            outcome = "failed"
-        finally:
-            self._activity.release("compaction")
-        self._audit.record("compaction.end", {"outcome": outcome})
-        return outcome
+            return "failed"
 
     async def _summarise(self, snapshot: TurnSnapshot) -> CompactionOutcome:
         before = self._session.state

@@ -26,6 +26,10 @@ PLAYER_COOLDOWN = "gates.player_cooldown"
 GLOBAL_COOLDOWN = "gates.global_cooldown"
 BUSY = "gates.busy"
 
+MAX_COOLDOWN_S = 3600.0
+"""The longest cooldown ``config.yml`` accepts (``3_600_000`` ms)."""
+_PRUNE_AT = 512
+
 
 class RateLimits(Protocol):
     """The ``rate_limits`` section of ``config.yml``."""
@@ -84,6 +88,10 @@ class ChatGates:
     def admit(self, *, player_uuid: str) -> None:
         """Start the cooldowns: call when the turn is actually started."""
         now = self._clock()
+        if len(self._last_by_player) >= _PRUNE_AT:
+            # No cooldown outlives the config's ceiling, so older stamps can never refuse.
+            horizon = now - MAX_COOLDOWN_S
+            self._last_by_player = {p: t for p, t in self._last_by_player.items() if t > horizon}
         self._last_by_player[player_uuid] = now
         self._last_any = now
 

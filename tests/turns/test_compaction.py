@@ -177,3 +177,17 @@ async def test_no_automatic_compaction_below_the_trigger_or_without_one(harness:
     await harness.run(make_snapshot(model, trigger=None))
     assert len(model.requests) == 2 and "compaction.start" not in harness.audit.kinds()
     assert harness.compactor.running is None and harness.session.state.summary is None
+
+
+async def test_cancelled_compaction_frees_the_server(harness: Harness) -> None:
+    await fill(harness, 4)
+    before = harness.session.state
+    future = harness.compactor.request(make_snapshot(ScriptedModel([answer("never")])))
+    running = harness.compactor.running
+    assert running is future and harness.activity.busy
+    (task,) = [t for t in asyncio.all_tasks() if t.get_name() == "compaction"]
+    task.cancel()  # before its first step, as at shutdown
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(future, 10)
+    assert not harness.activity.busy and harness.session.state is before
+    assert harness.audit.events[-1] == ("compaction.end", {"outcome": "failed"})

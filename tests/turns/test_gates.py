@@ -104,3 +104,15 @@ def test_zero_cooldowns_and_changed_limits_apply_at_once() -> None:
     assert g.check(player_uuid="p1", granted=CHAT, limits=Limits(0, 0), busy=False) is None
     clock.advance(2)
     assert g.check(player_uuid="p1", granted=CHAT, limits=Limits(1000, 0), busy=False) is None
+
+
+def test_old_cooldown_stamps_are_forgotten_not_hoarded() -> None:
+    g, clock = gates()
+    for n in range(600):
+        g.admit(player_uuid=f"old{n}")
+    clock.advance(3601)
+    g.admit(player_uuid="new")
+    assert len(g._last_by_player) < 600
+    g.admit(player_uuid="p1")
+    refusal = g.check(player_uuid="p1", granted=CHAT, limits=LIMITS, busy=False)
+    assert refusal is not None and refusal.message_key == PLAYER_COOLDOWN
