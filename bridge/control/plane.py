@@ -116,9 +116,16 @@ class _Loader:
         if functions is not None and config is not None:
             for message in catalogue_problems(functions, config.functions):
                 self.problems.append(Problem(FUNCTIONS_FILE, None, None, "functions", message))
-        if self.problems or None in (config, providers, whitelist_file, tools, functions, messages):
+        if (
+            self.problems
+            or config is None
+            or providers is None
+            or whitelist_file is None
+            or tools is None
+            or functions is None
+            or messages is None
+        ):
             raise ConfigLoadError([*self.problems, *self.warnings])
-        assert config and providers and whitelist_file and tools and functions and messages
         return ControlPlane(
             version=version,
             directory=self.directory,
