@@ -1,0 +1,153 @@
+"""Secrets replaced by ``[redacted: <kind>]`` before a tool result goes anywhere.
+
+Rules are data: a kind (what the placeholder names) and an RE2 pattern, so matching is linear in
+the text whatever the pattern. A pattern with a group named ``secret`` replaces only that group
+(``password: [redacted: password]`` keeps the key, which tells the model what was there);
+otherwise the whole match goes. Every rule runs over the original text and overlapping spans are
+merged before anything is replaced, so one rule never re-matches another's placeholder.
+
+``DEFAULT_RULES`` is the built-in set; an owner's list (a future ``config.yml`` section) is
+passed in as ``rules`` and the defaults are kept unless ``include_defaults=False``. Configured
+secret values (from ``.env`` and ``providers.yml``) are replaced literally wherever they appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bridge.errors import ToolError
+
+SECRET_GROUP = "secret"
+CONFIGURED_SECRET_KIND = "configured secret"
+
+# Values of a key=value assignment: anything up to whitespace, a quote or a separator.
+# A value never starts with "[", so an already redacted text is left as it is.
+_VALUE = r"""["']?(?P<secret>[^\s"'`,;<>\[][^\s"'`,;<>]{3,})"""
+# A key, optionally with a prefix joined by _ or - (``db_password``, ``x-api-key``).
+_KEY_PREFIX = r"(?:^|[^A-Za-z0-9_-])(?:[A-Za-z0-9]+[_-])*"
+_ASSIGN = r"""["']?[ \t]*[:=][ \t]*"""
+
+
+class RedactionRuleError(ToolError):
+    """An owner's redaction rule is not a valid RE2 pattern."""
+
+
+class RedactionRule(BaseModel):
+    """One named pattern; ``kind`` appears in the placeholder."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    kind: str = Field(min_length=1, max_length=48, pattern=r"^[a-z0-9][a-z0-9 _.-]*$")
+    pattern: str = Field(min_length=1, max_length=1024)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re2.compile(value)
+        except re2.error as exc:
+            raise ValueError(f"not a valid RE2 pattern: {exc}") from None
+        return value
+
+
+def _rule(kind: str, pattern: str) -> RedactionRule:
+    return RedactionRule(kind=kind, pattern=pattern)
+
+
+DEFAULT_RULES: tuple[RedactionRule, ...] = (
+    # A truncated read can cut a key block in half: without its END line it runs to the end.
+    _rule(
+        "private key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[\s\S]*)",
+    ),
+    _rule("url credentials", r"[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[^\s/@:]*:[^\s/@]+)@"),
+    _rule("bearer token", r"\b[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(?P<secret>[A-Za-z0-9._~+/-]{12,}=*)"),
+    _rule("github token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"),
+    _rule("gitlab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _rule("aws access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _rule("age secret key", r"AGE-SECRET-KEY-1[0-9A-Z]{20,}"),
+    _rule("api key", r"\bsk-[A-Za-z0-9_-]{20,}"),
+    _rule("token", _KEY_PREFIX + r"(?i:token)" + _ASSIGN + _VALUE),
+    _rule("api key", _KEY_PREFIX + r"(?i:api[_-]?key)" + _ASSIGN + _VALUE),
+    _rule("password", _KEY_PREFIX + r"(?i:password|passwd|pwd)" + _ASSIGN + _VALUE),
+)
+
+
+class _Compiled:
+    __slots__ = ("kind", "regexp", "group")
+
+    def __init__(self, rule: RedactionRule, index: int) -> None:
+        try:
+            self.regexp = re2.compile(rule.pattern)
+        except re2.error as exc:
+            raise RedactionRuleError(f"redaction rule {index} ({rule.kind}): {exc}") from exc
+        self.kind = rule.kind
+        self.group: int | None = self.regexp.groupindex.get(SECRET_GROUP)
+
+
+class Redactor:
+    """Applies the rules to text and, recursively, to every string of a JSON value."""
+
+    def __init__(
+        self,
+        rules: Sequence[RedactionRule] = (),
+        *,
+        include_defaults: bool = True,
+        secret_values: Iterable[str] = (),
+    ) -> None:
+        chosen = [*(DEFAULT_RULES if include_defaults else ()), *rules]
+        self._rules = tuple(_Compiled(rule, index) for index, rule in enumerate(chosen))
+        # Longest first, so a secret that contains another is replaced whole.
+        self._values = tuple(sorted({v for v in secret_values if v}, key=len, reverse=True))
+
+    def redact_text(self, text: str) -> str:
+        spans = self._spans(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        position = 0
+        for start, end, kind in spans:
+            pieces.append(text[position:start])
+            pieces.append(f"[redacted: {kind}]")
+            position = end
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+    def redact_json(self, value: Any) -> Any:
+        """A copy of ``value`` with every string redacted, keys included."""
+        if isinstance(value, str):
+            return self.redact_text(value)
+        if isinstance(value, dict):
+            return {self.redact_text(str(k)): self.redact_json(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redact_json(item) for item in value]
+        return value
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        for value in self._values:
+            start = text.find(value)
+            while start != -1:
+                found.append((start, start + len(value), CONFIGURED_SECRET_KIND))
+                start = text.find(value, start + len(value))
+        for rule in self._rules:
+            for match in rule.regexp.finditer(text):
+                start, end = match.span() if rule.group is None else match.span(rule.group)
+                if end > start:
+                    found.append((start, end, rule.kind))
+        if not found:
+            return found
+        found.sort(key=lambda span: (span[0], -span[1]))
+        merged = [found[0]]
+        for start, end, kind in found[1:]:
+            last_start, last_end, last_kind = merged[-1]
+            if start < last_end:
+                merged[-1] = (last_start, max(end, last_end), last_kind)
+            else:
+                merged.append((start, end, kind))
+        return merged
