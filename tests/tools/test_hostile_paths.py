@@ -14,6 +14,7 @@ import pytest
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace import Workspace
 from bridge.tools.workspace_paths import Budget
+
 from .conftest import OUTSIDE_SECRET
 
 # Paths refused by their text alone, before anything is opened.
