@@ -15,7 +15,14 @@ from bridge.control import init_config_dir
 CLI_SECRET = "sk-cli-secret-value"
 
 
-def write_config(directory: Path, base_url: str, api_type: str = "openai_responses") -> Path:
+def write_config(
+    directory: Path,
+    base_url: str,
+    api_type: str = "openai_responses",
+    *,
+    api_key: str = CLI_SECRET,
+    native_tools: str = "[]",
+) -> Path:
     init_config_dir(directory)
     (directory / "providers.yml").write_text(
         f"""schema: 1
@@ -25,7 +32,8 @@ providers:
     api:
       type: {api_type}
       base_url: {base_url}
-    api_key: {CLI_SECRET}
+    api_key: {api_key}
+    native_tools: {native_tools}
     retry:
       max_attempts: 1
       initial_backoff_ms: 0
@@ -49,7 +57,8 @@ async def test_streams_text_and_reasoning(
     replay_server: ReplayServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name = "pydantic-ai/test_openai_responses_thinking_part_iter"
-    config = write_config(tmp_path / "cfg", replay_server.recording_url(name))
+    native = "[{type: web_search, search_context_size: low}]"
+    config = write_config(tmp_path / "cfg", replay_server.recording_url(name), native_tools=native)
     code = await run_cli("provider", "test", "--config", str(config), "how do I cross?")
     out = capsys.readouterr().out
     expected = expected_responses(interaction(name, 0).body)
@@ -61,8 +70,9 @@ async def test_streams_text_and_reasoning(
     assert f"{expected.usage['input_tokens']} in" in out
     assert f"{expected.usage['output_tokens']} out" in out
     sent = replay_server.requests[0].json()
-    tool_names = {tool["name"] for tool in sent["tools"]}
+    tool_names = {tool.get("name") for tool in sent["tools"]}
     assert {"player_snapshot", "run_command"} <= tool_names
+    assert {"type": "web_search", "search_context_size": "low"} in sent["tools"]
     assert sent["input"] == [{"role": "user", "content": "how do I cross?"}]
 
 
@@ -111,3 +121,19 @@ async def test_unknown_model_and_invalid_config(
     code = await run_cli("provider", "test", "--config", str(config), "hi")
     out = capsys.readouterr().out
     assert code == 1 and "invalid" in out and "providers.yml" in out
+
+
+async def test_missing_key_names_the_variable_and_sends_nothing(
+    replay_server: ReplayServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MINECLAW_TEST_UNSET_KEY", raising=False)
+    config = write_config(
+        tmp_path / "cfg", replay_server.base_url, api_key="${MINECLAW_TEST_UNSET_KEY}"
+    )
+    code = await run_cli("provider", "test", "--config", str(config), "hi")
+    out = capsys.readouterr().out
+    assert code == 1 and "MINECLAW_TEST_UNSET_KEY" in out
+    assert replay_server.requests == []

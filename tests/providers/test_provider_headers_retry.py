@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from conftest import make_settings
+from conftest import BodyValidator, make_settings
 
 from bridge.providers.client import ProviderClient
 from bridge.providers.events import Completed, Failed, StreamEvent
@@ -121,7 +122,7 @@ def test_retry_after_past_the_cap_ends_the_request() -> None:
         delay_before_retry(policy, 1, {"retry-after": "2"})
 
 
-async def test_mock_transport_retries_then_completes() -> None:
+async def test_mock_transport_retries_then_completes(validate_body: BodyValidator) -> None:
     """httpx.MockTransport stands in for the server: two 503s, then a stream."""
     seen: list[httpx.Request] = []
     delays: list[float] = []
@@ -150,3 +151,4 @@ async def test_mock_transport_retries_then_completes() -> None:
     assert delays == [0.007, 0.007]
     assert [str(r.url) for r in seen] == ["http://provider.test/v1/chat/completions"] * 3
     assert len({r.content for r in seen}) == 1  # every attempt sends the same body
+    validate_body("openai_chat_completions", json.loads(seen[0].content))
