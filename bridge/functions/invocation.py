@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bridge.functions.crossloop import run_on
 from bridge.functions.engine import Engine, Sandbox, SandboxError
 from bridge.functions.host import (
     ApprovalAnswer,
@@ -51,14 +51,23 @@ class _Failure(BaseModel):
 
 
 class _State(BaseModel):
-    """What `__mineclaw.step()` reports; malformed means a tampered driver."""
+    """What `__mineclaw.step()` reports; malformed means a tampered driver.
+
+    `pending` means the microtasks of the last segment have not run yet: ask again.
+    """
 
     model_config = ConfigDict(extra="forbid")
-    requests: list[tuple[int, str | None, str | None]]
-    dropped: int = Field(ge=0)
-    done: bool
-    result: str | None
-    failure: _Failure | None
+    pending: bool
+    requests: list[tuple[int, str | None, str | None]] = Field(default_factory=list)
+    dropped: int = Field(default=0, ge=0)
+    done: bool = False
+    result: str | None = None
+    failure: _Failure | None = None
+
+
+# A pending step is answered again after the checkpoint, which runs right after the task that
+# answered; more pending answers than this mean a driver that will never report.
+_MAX_PENDING_POLLS = 1_000
 
 
 class _Stop(Exception):
@@ -87,7 +96,11 @@ class Invocation:
     audit: AuditSink
     home: asyncio.AbstractEventLoop
     """The bridge's loop: host calls and audit records run there, wherever `drive` runs."""
-    _tasks: dict[asyncio.Task[Settlement], Admitted] = field(default_factory=dict)
+    # Operations run as tasks on the home loop; finished ones come back through `_finished`
+    # (on the loop `drive` runs on). `_outstanding` is counted there, `_home_tasks` at home.
+    _outstanding: int = 0
+    _finished: asyncio.Queue[tuple[Settlement, Admitted]] | None = None
+    _home_tasks: set[asyncio.Task[Settlement]] = field(default_factory=set)
 
     @property
     def records(self) -> list[OperationRecord]:
@@ -95,6 +108,7 @@ class Invocation:
 
     async def drive(self) -> dict[str, Any]:
         """Run to a result. Cancelling the caller cancels everything this started."""
+        self._finished = asyncio.Queue()
         sandbox = await self._fresh()
         try:
             return await self._loop(sandbox)
@@ -145,7 +159,7 @@ class Invocation:
             f"{_js_string(json.dumps(config))})",
         )
         while True:
-            state = self._read_state(await self._segment(sandbox, "__mineclaw.step()"))
+            state = await self._step(sandbox)
             settlements = [self._admit(*request) for request in state.requests]
             if state.dropped:
                 self._record_dropped(state.dropped)
@@ -153,23 +167,30 @@ class Invocation:
                 return self._final(state)
             ready = [item for item in settlements if item is not None]
             if not ready:
-                if not self._tasks:
+                if not self._outstanding:
                     raise _Stop(
                         self.failed(
                             ErrorCode.WORKFLOW_STALLED,
                             "onCall awaits something that can never settle",
                         )
                     )
-                finished, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
-                for task in finished:
-                    self._tasks.pop(task)
-                    ready.append(task.result())
+                assert self._finished is not None
+                ready.append(self._collect(await self._finished.get()))
+                while not self._finished.empty():
+                    ready.append(self._collect(self._finished.get_nowait()))
             script = "".join(
                 f"__mineclaw.settle({op_id}, {'true' if ok else 'false'}, "
                 f"{_js_string(json.dumps(payload))});"
                 for op_id, ok, payload in ready
             )
             await self._segment(sandbox, script)
+
+    async def _step(self, sandbox: Sandbox) -> _State:
+        for _ in range(_MAX_PENDING_POLLS):
+            state = self._read_state(await self._segment(sandbox, "__mineclaw.step()"))
+            if not state.pending:
+                return state
+        raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver never reported"))
 
     def _read_state(self, text: str | None) -> _State:
         limits = self.limits
@@ -211,14 +232,49 @@ class Invocation:
         self.gate.running += 1
         if admitted.is_approval:
             self.gate.pending_approvals += 1
-        task = asyncio.get_running_loop().create_task(self._perform(op_id, admitted))
-        self._tasks[task] = admitted
+        self._outstanding += 1
+        # FIFO on the home loop: every start lands before `_cancel_at_home` can run.
+        self.home.call_soon_threadsafe(
+            self._start_at_home, op_id, admitted, asyncio.get_running_loop()
+        )
         return None
 
+    def _collect(self, item: tuple[Settlement, Admitted]) -> Settlement:
+        settlement, admitted = item
+        self._outstanding -= 1
+        self.gate.running -= 1
+        if admitted.is_approval:
+            self.gate.pending_approvals -= 1
+        return settlement
+
+    def _start_at_home(
+        self, op_id: int, admitted: Admitted, driver_loop: asyncio.AbstractEventLoop
+    ) -> None:
+        task = self.home.create_task(self._perform(op_id, admitted))
+        self._home_tasks.add(task)
+
+        def report(done: asyncio.Task[Settlement]) -> None:
+            self._home_tasks.discard(done)
+            if not done.cancelled() and self._finished is not None:
+                driver_loop.call_soon_threadsafe(
+                    self._finished.put_nowait, (done.result(), admitted)
+                )
+
+        task.add_done_callback(report)
+
+    async def _cancel_at_home(self) -> None:
+        tasks = list(self._home_tasks)
+        for task in tasks:
+            task.cancel()
+        # Waiting here means the host has seen every cancellation (a prompt withdrawn, a
+        # wait abandoned) before the invocation reports its result.
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def _perform(self, op_id: int, admitted: Admitted) -> Settlement:
+        """Runs on the home loop."""
         record = admitted.record
         try:
-            outcome = await self._at_home(admitted.call())
+            outcome = await admitted.call()
         except asyncio.CancelledError:
             record.status, record.error_code = "cancelled", OperationCode.CANCELLED
             self._record_operation(record)
@@ -233,10 +289,6 @@ class Invocation:
             record.may_have_effect = False
             self._record_operation(record)
             return op_id, False, {"code": code, "message": message}
-        finally:
-            self.gate.running -= 1
-            if admitted.is_approval:
-                self.gate.pending_approvals -= 1
         payload = outcome.model_dump(mode="json")
         record.outcome = payload
         record.status = "completed"
@@ -255,12 +307,9 @@ class Invocation:
         return op_id, True, payload
 
     async def _cancel_operations(self) -> None:
-        tasks = list(self._tasks)
-        self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._outstanding:
+            self._outstanding = 0
+            await run_on(self.home, self._cancel_at_home())
 
     def _record_operation(self, record: OperationRecord) -> None:
         fields: dict[str, JSONValue] = {**self._who(), **record.summary()}
@@ -281,11 +330,6 @@ class Invocation:
         else:
             # FIFO on the home loop: these land before the invocation's result does.
             self.home.call_soon_threadsafe(self.audit.record, kind, fields)
-
-    async def _at_home(self, work: Coroutine[Any, Any, T]) -> T:
-        if _running_on(self.home):
-            return await work
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.home))
 
     def _who(self) -> dict[str, JSONValue]:
         return {

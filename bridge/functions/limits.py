@@ -27,7 +27,7 @@ class FunctionLimits(BaseModel):
     pending_approvals: int = Field(default=1, ge=1, le=16)
     """Approval prompts that may be open at once."""
 
-    sync_segment_ms: int = Field(default=50, ge=5, le=10_000)
+    sync_segment_ms: int = Field(default=200, ge=5, le=10_000)
     """Longest run of JavaScript between two awaits of host work before it is terminated."""
 
     workflow_ms: int = Field(default=120_000, ge=100, le=3_600_000)

@@ -74,6 +74,16 @@ _DRIVER = """
   const pending = create(null);
   let outbox = create(null), outCount = 0, nextId = 1, posted = 0, dropped = 0;
   let config = null, done = false, result = null, failure = null;
+  // mini-racer runs the microtask checkpoint after a task has already answered, so a step
+  // evaluated right after start/settle could overtake the continuations it is meant to
+  // report. Each start/settle queues a marker microtask; a step that runs before its marker
+  // answers "pending", and one that runs after it knows the whole checkpoint has finished
+  // (tasks never run inside a checkpoint).
+  let generation = 0, markerSeen = 0;
+  function mark() {
+    const current = ++generation;
+    apply(then, new P((resolve) => resolve()), [() => { markerSeen = current; }]);
+  }
 
   function deepFreeze(value) {
     if (value !== null && typeof value === "object") {
@@ -155,8 +165,9 @@ _DRIVER = """
         return;
       }
       let promise;
-      try { promise = onCall(ctx, api); } catch (e) { fail(e); return; }
+      try { promise = onCall(ctx, api); } catch (e) { fail(e); mark(); return; }
       apply(then, P.resolve(promise), [finish, fail]);
+      mark();
     },
     settle(id, ok, payloadText) {
       const entry = pending[id];
@@ -164,12 +175,14 @@ _DRIVER = """
       delete pending[id];
       const payload = parse(payloadText);
       if (ok) entry[0](payload); else entry[1](apiError(payload.code, payload.message));
+      mark();
     },
     step() {
+      if (markerSeen !== generation) return '{"pending":true}';
       const requests = [];
       for (let i = 0; i < outCount; i++) requests[i] = outbox[i];
       outbox = create(null); outCount = 0;
-      const state = {requests, dropped, done, result, failure};
+      const state = {pending: false, requests, dropped, done, result, failure};
       dropped = 0;
       return stringify(state);
     },

@@ -26,6 +26,7 @@ from py_mini_racer import (
     init_mini_racer,
 )
 
+from bridge.functions.crossloop import run_on
 from bridge.functions.engine import (
     EngineUnavailable,
     SandboxMemoryLimit,
@@ -102,6 +103,10 @@ class V8Sandbox:
             self._in_flight -= 1
             if self._in_flight == 0 and self._settled is not None:
                 self._settled.set()
+        # The limit can also be reached in the microtask checkpoint that follows an evaluation;
+        # V8 then terminates that checkpoint silently, so the flag is checked every time.
+        if racer.was_hard_memory_limit_reached():
+            raise SandboxMemoryLimit("heap limit reached")
         if discard:
             return None
         if isinstance(value, str):
@@ -159,9 +164,7 @@ class V8Engine:
         if self._closed:
             work.close()
             raise EngineUnavailable("the V8 engine is closed")
-        if self.is_engine_thread():
-            return await work
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+        return await run_on(self._loop, work)
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run an invocation's driver on the engine thread: its evaluations then need no
