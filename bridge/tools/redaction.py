@@ -100,7 +100,8 @@ class Redactor:
         include_defaults: bool = True,
         secret_values: Iterable[str] = (),
     ) -> None:
-        chosen = [*(DEFAULT_RULES if include_defaults else ()), *rules]
+        # The owner's rules first: where two rules match the same text, the owner's kind shows.
+        chosen = [*rules, *(DEFAULT_RULES if include_defaults else ())]
         self._rules = tuple(_Compiled(rule, index) for index, rule in enumerate(chosen))
         # Longest first, so a secret that contains another is replaced whole.
         self._values = tuple(sorted({v for v in secret_values if v}, key=len, reverse=True))

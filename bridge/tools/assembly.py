@@ -1,0 +1,74 @@
+"""Building the tool machinery from a published control plane.
+
+The turn glue calls these once per control-plane version and keeps one ``Cooldowns`` for the
+life of the process. Handlers that need the plugin link (snapshots, ``run_command``) or the
+Function runtime (``call_function``) are passed in as ``extra_handlers`` by the code that owns
+them; until then those tools are catalogued as ``not_built`` and offered to nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bridge.control.plane import ControlPlane
+from bridge.control.workspace_files import WORKSPACE_DIR
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.file_tools import workspace_handlers
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.redaction import RedactionRule, Redactor
+from bridge.tools.registry import HandlerFn, RegistryError, ToolRegistry
+from bridge.tools.workspace import Workspace, WorkspaceLimits
+
+WORKSPACE_HANDLERS = frozenset({"list", "read", "grep"})
+
+
+def workspace_for(plane: ControlPlane) -> Workspace:
+    """The file tools over ``<config>/workspace`` with the limits of ``config.yml``."""
+    settings = plane.config.workspace
+    limits = WorkspaceLimits(
+        max_read_chars=settings.max_read_chars,
+        max_results=settings.max_results,
+        max_depth=settings.max_depth,
+        timeout_ms=settings.timeout_ms,
+    )
+    return Workspace(plane.directory / WORKSPACE_DIR, limits=limits)
+
+
+def registry_for(
+    plane: ControlPlane, *, extra_handlers: Mapping[str, HandlerFn] | None = None
+) -> ToolRegistry:
+    """The registry of ``tools.yml`` with the file tools bound, plus ``extra_handlers``."""
+    handlers = dict(workspace_handlers(workspace_for(plane)))
+    for name, handler in (extra_handlers or {}).items():
+        if name in WORKSPACE_HANDLERS:
+            raise RegistryError(f"{name} is already bound to the workspace")
+        handlers[name] = handler
+    return ToolRegistry.from_tools_file(plane.tools, handlers)
+
+
+def redactor_for(
+    plane: ControlPlane, *, rules: Sequence[RedactionRule] = (), include_defaults: bool = True
+) -> Redactor:
+    """The built-in rules (unless switched off), the owner's ``rules`` and the plane's secrets.
+
+    ``config.yml`` has no redaction section yet; when it gains one its rules are passed here.
+    """
+    return Redactor(rules, include_defaults=include_defaults, secret_values=plane.secret_values)
+
+
+def cooldowns_for(plane: ControlPlane) -> Cooldowns:
+    return Cooldowns(cooldown_ms=plane.config.environment.tool_cooldown_ms)
+
+
+def invoker_for_player(
+    registry: ToolRegistry,
+    granted: frozenset[str],
+    *,
+    cooldowns: Cooldowns,
+    redactor: Redactor,
+    audit: AuditSink,
+) -> ToolInvoker:
+    """The runner of one turn: the player's visible tools (``.tools.specs``) and their calls."""
+    return ToolInvoker(
+        registry.for_player(granted), cooldowns=cooldowns, redactor=redactor, audit=audit
+    )

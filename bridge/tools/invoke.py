@@ -1,0 +1,174 @@
+"""The one path every tool call takes, from the model or from the CLI.
+
+In order: the tool must be in the turn's catalogue (a gated tool is answered like a missing
+one), the arguments must be a JSON object matching the tool's schema, the player must be past
+the tool's cooldown, then the handler runs. Whatever happens becomes a ``ToolOutcome``: a
+refusal or a handler exception is an error result, never an exception out of here, except
+cancellation, which goes on up so the turn can end. The outcome is redacted before it leaves
+and an audit record says which path it took.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bridge.errors import MineclawError
+from bridge.providers.items import ToolCall, ToolResult
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.redaction import Redactor
+from bridge.tools.registry import BoundTool, CallContext, TurnTools
+from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
+from bridge.turns.ports import TurnContext
+
+log = logging.getLogger(__name__)
+
+MAX_ARGUMENT_CHARS = 64 * 1024
+MAX_SCHEMA_ERRORS = 3
+
+
+class Cooldowns:
+    """Per player, per tool: the earliest time of the next admitted call.
+
+    Shared by every turn of the process (a cooldown outlives the turn that started it); the
+    clock is injectable so tests never sleep.
+    """
+
+    def __init__(self, *, cooldown_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cooldown_s = cooldown_ms / 1000
+        self._clock = clock
+        self._next: dict[tuple[str, str], float] = {}
+
+    def admit(self, player: str, tool: str) -> float | None:
+        """``None`` and the cooldown starts, or the seconds still to wait."""
+        if self.cooldown_s <= 0:
+            return None
+        now = self._clock()
+        key = (player, tool)
+        ready = self._next.get(key, 0.0)
+        if now < ready:
+            return ready - now
+        self._next[key] = now + self.cooldown_s
+        if len(self._next) > 4096:  # forget expired entries so the map stays small
+            self._next = {k: v for k, v in self._next.items() if v > now}
+        return None
+
+
+class ToolInvoker:
+    """Runs calls against one turn's catalogue; implements the turn engine's ``ToolRunner``."""
+
+    def __init__(
+        self,
+        tools: TurnTools,
+        *,
+        cooldowns: Cooldowns,
+        redactor: Redactor,
+        audit: AuditSink,
+    ) -> None:
+        self.tools = tools
+        self._cooldowns = cooldowns
+        self._redactor = redactor
+        self._audit = audit
+
+    async def run(self, call: ToolCall, context: TurnContext) -> ToolResult:
+        """The turn engine's entry: JSON text arguments in, JSON text result out."""
+        call_context = CallContext(
+            turn_id=context.turn_id,
+            call_id=call.call_id,
+            player_uuid=context.player.uuid,
+            player_name=context.player.name,
+        )
+        outcome = await self.invoke(call.name, call.arguments, call_context)
+        return ToolResult(call_id=call.call_id, output=outcome.to_json())
+
+    async def invoke(self, name: str, arguments: str | Any, context: CallContext) -> ToolOutcome:
+        """One call; ``arguments`` is JSON text (from a model) or an already parsed value."""
+        handler = "-"
+        try:
+            tool = self.tools.tools.get(name)
+            if tool is None:
+                raise ToolFailure(
+                    ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r} is available in this turn"
+                )
+            handler = tool.entry.handler
+            parsed = _validated(tool, arguments)
+            wait = self._cooldowns.admit(context.player_uuid, name)
+            if wait is not None:
+                raise ToolFailure(
+                    ErrorCode.COOLDOWN,
+                    f"{name} was used moments ago; try again in {max(1, round(wait * 1000))} ms",
+                )
+            outcome = ToolOutcome.success(name, await tool.run(parsed, context))
+        except ToolFailure as exc:
+            outcome = ToolOutcome.failure(name, exc.code, exc.message)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # cancellation and interpreter exits go on
+                self._record(context, name, handler, "cancelled")
+                raise
+            outcome = _unexpected(name, exc)
+        safe = self._redact(outcome)
+        self._record(context, name, handler, "ok" if safe.ok else str(safe.error_code))
+        return safe
+
+    def _redact(self, outcome: ToolOutcome) -> ToolOutcome:
+        dumped = outcome.model_dump(mode="json")
+        try:
+            cleaned = self._redactor.redact_json(dumped)
+        except Exception:  # a result that cannot be redacted must not leave at all
+            log.exception("redaction failed for a %s result", outcome.tool)
+            return ToolOutcome.failure(
+                outcome.tool, ErrorCode.INTERNAL_ERROR, "the result could not be redacted"
+            )
+        return ToolOutcome.model_validate(cleaned)
+
+    def _record(self, context: CallContext, name: str, handler: str, status: str) -> None:
+        self._audit.record(
+            "tool.invoke",
+            {
+                "turn_id": context.turn_id,
+                "call_id": context.call_id,
+                "player": context.player_name,
+                "tool": name,
+                "handler": handler,
+                "status": status,
+            },
+        )
+
+
+def _validated(tool: BoundTool, arguments: str | Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        if len(arguments) > MAX_ARGUMENT_CHARS:
+            raise ToolFailure(
+                ErrorCode.INVALID_ARGUMENTS, f"arguments are over {MAX_ARGUMENT_CHARS} characters"
+            )
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ToolFailure(
+                ErrorCode.INVALID_ARGUMENTS, f"arguments are not valid JSON: {exc}"
+            ) from None
+    if not isinstance(arguments, dict):
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "arguments must be a JSON object")
+    errors = sorted(tool.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    if errors:
+        details = "; ".join(_describe(error) for error in errors[:MAX_SCHEMA_ERRORS])
+        more = len(errors) - MAX_SCHEMA_ERRORS
+        suffix = f" (and {more} more)" if more > 0 else ""
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, f"{details}{suffix}")
+    return arguments
+
+
+def _describe(error: Any) -> str:
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where or '(arguments)'}: {error.message}"
+
+
+def _unexpected(name: str, exc: Exception) -> ToolOutcome:
+    if isinstance(exc, MineclawError):
+        return ToolOutcome.failure(name, ErrorCode.INTERNAL_ERROR, str(exc))
+    # Details of an unplanned failure (paths, library text) go to the log, not to the model.
+    log.exception("tool %s failed", name)
+    return ToolOutcome.failure(name, ErrorCode.INTERNAL_ERROR, f"{name} failed unexpectedly")

@@ -1,0 +1,214 @@
+"""The tool registry: which tools exist, and which of them one player may see in one turn.
+
+Only the built-in handlers below exist. ``tools.yml`` names, describes, disables and gates them;
+its ``handler`` field picks one of these names and can never add another. A handler that is
+built in but not bound to code in this process (the snapshot tools need the plugin link) is
+listed as ``not_built`` and offered to nobody.
+
+``for_player`` is the gate: a tool whose permission node the player does not hold is left out
+of the turn's catalogue entirely, so the model never learns it exists, and a call to it is
+answered exactly like a call to a tool that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import jsonschema
+from pydantic import ValidationError
+
+from bridge.control.problems import Problem, format_path
+from bridge.control.tools_file import TOOL_NAME, Handler, ToolsFile
+from bridge.control.tools_file import ToolSpec as ToolEntry
+from bridge.control.yaml_strict import YamlDocument
+from bridge.errors import ToolError
+from bridge.providers.items import ToolSpec
+
+Effect = Literal["reads_workspace", "reads_game", "dispatches_commands", "runs_functions"]
+Status = Literal["available", "disabled", "not_built", "invalid"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who a call is for: the asking player's uuid and name (``"console"`` offline)."""
+
+    turn_id: str
+    call_id: str
+    player_uuid: str
+    player_name: str
+
+
+HandlerFn = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
+"""A built-in's code: validated arguments in, a JSON-able result out (or ``ToolFailure``)."""
+
+BUILTIN_EFFECTS: Mapping[str, Effect] = {
+    "player_snapshot": "reads_game",
+    "item_inspect": "reads_game",
+    "block_inspect": "reads_game",
+    "online_players": "reads_game",
+    "list": "reads_workspace",
+    "read": "reads_workspace",
+    "grep": "reads_workspace",
+    "run_command": "dispatches_commands",
+    "call_function": "runs_functions",
+}
+assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
+
+
+# pydantic's wording, reworded for someone editing a YAML file.
+_MESSAGES = {"extra_forbidden": "unknown field", "missing": "required field is missing"}
+
+
+class RegistryError(ToolError):
+    """Code bound a handler name that is not a built-in (a programming error, not config)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueEntry:
+    """One tools.yml entry and what became of it."""
+
+    name: str
+    handler: str | None
+    status: Status
+    permission: str | None
+    effect: Effect | None
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BoundTool:
+    """A tool a turn may call: its entry, its code and its compiled argument validator."""
+
+    name: str
+    entry: ToolEntry
+    run: HandlerFn
+    validator: jsonschema.protocols.Validator
+
+    @property
+    def effect(self) -> Effect:
+        return BUILTIN_EFFECTS[self.entry.handler]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTools:
+    """What one player may use in one turn: the specs for the model and the bound tools."""
+
+    specs: tuple[ToolSpec, ...]
+    tools: Mapping[str, BoundTool]
+
+
+class ToolRegistry:
+    """The catalogue built from tools.yml and the handlers this process has code for."""
+
+    def __init__(self, catalogue: tuple[CatalogueEntry, ...], tools: Mapping[str, BoundTool]):
+        self.catalogue = catalogue
+        self._tools = dict(tools)
+
+    @classmethod
+    def from_tools_file(
+        cls, tools_file: ToolsFile, handlers: Mapping[str, HandlerFn]
+    ) -> ToolRegistry:
+        """From the validated ``ToolsFile`` of the published control plane."""
+        _check_handlers(handlers)
+        entries = [(name, entry, ()) for name, entry in tools_file.tools.items()]
+        return cls._build(entries, handlers)
+
+    @classmethod
+    def from_document(
+        cls, document: YamlDocument, handlers: Mapping[str, HandlerFn], *, file: str = "tools.yml"
+    ) -> tuple[ToolRegistry, tuple[Problem, ...]]:
+        """From raw ``tools.yml``, validating each entry alone: a bad entry is isolated with
+        located problems and the others stay usable. Whole-file problems come back separately."""
+        _check_handlers(handlers)
+        value = document.value
+        if not isinstance(value, dict):
+            return cls((), {}), (Problem(file, None, None, "", "the file is not a mapping"),)
+        file_problems: list[Problem] = []
+        if value.get("schema") != 1 or isinstance(value.get("schema"), bool):
+            line, column = document.locate(("schema",))
+            file_problems.append(Problem(file, line, column, "schema", "must be 1"))
+        for key in value:
+            if key not in ("schema", "tools"):
+                line, column = document.locate((key,))
+                file_problems.append(Problem(file, line, column, str(key), "unknown field"))
+        tools = value.get("tools", {})
+        if not isinstance(tools, dict):
+            line, column = document.locate(("tools",))
+            file_problems.append(Problem(file, line, column, "tools", "must be a mapping"))
+            tools = {}
+        entries: list[tuple[str, ToolEntry | None, tuple[Problem, ...]]] = []
+        for name, raw in tools.items():
+            entries.append(_validate_entry(document, file, str(name), raw))
+        return cls._build(entries, handlers), tuple(file_problems)
+
+    @classmethod
+    def _build(
+        cls,
+        entries: Sequence[tuple[str, ToolEntry | None, tuple[Problem, ...]]],
+        handlers: Mapping[str, HandlerFn],
+    ) -> ToolRegistry:
+        catalogue: list[CatalogueEntry] = []
+        bound: dict[str, BoundTool] = {}
+        for name, entry, problems in entries:
+            if entry is None:
+                catalogue.append(CatalogueEntry(name, None, "invalid", None, None, problems))
+                continue
+            status: Status = "available"
+            if not entry.enabled:
+                status = "disabled"
+            elif entry.handler not in handlers:
+                status = "not_built"
+            else:
+                validator_cls = jsonschema.validators.validator_for(entry.parameters)
+                validator = validator_cls(entry.parameters)
+                bound[name] = BoundTool(name, entry, handlers[entry.handler], validator)
+            effect = BUILTIN_EFFECTS[entry.handler]
+            catalogue.append(
+                CatalogueEntry(name, entry.handler, status, entry.permission, effect, problems)
+            )
+        return cls(tuple(catalogue), bound)
+
+    def for_player(self, granted: Collection[str]) -> TurnTools:
+        """The tools a player holding the permission nodes ``granted`` may use, in file order."""
+        allowed = {
+            name: tool
+            for name, tool in self._tools.items()
+            if tool.entry.permission is None or tool.entry.permission in granted
+        }
+        specs = tuple(
+            ToolSpec(
+                name=name, description=tool.entry.description, parameters=tool.entry.parameters
+            )
+            for name, tool in allowed.items()
+        )
+        return TurnTools(specs=specs, tools=allowed)
+
+
+def _check_handlers(handlers: Mapping[str, HandlerFn]) -> None:
+    unknown = sorted(set(handlers) - set(BUILTIN_EFFECTS))
+    if unknown:
+        raise RegistryError(f"not built-in handlers: {', '.join(unknown)}")
+
+
+def _validate_entry(
+    document: YamlDocument, file: str, name: str, raw: Any
+) -> tuple[str, ToolEntry | None, tuple[Problem, ...]]:
+    if not TOOL_NAME.fullmatch(name):
+        line, column = document.locate(("tools", name))
+        message = f"tool name must match {TOOL_NAME.pattern}"
+        return name, None, (Problem(file, line, column, f"tools.{name}", message),)
+    try:
+        return name, ToolEntry.model_validate(raw, strict=True), ()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_input=False):
+            parts = ("tools", name, *(p for p in error["loc"] if isinstance(p, str | int)))
+            line, column = document.locate(parts)
+            message = _MESSAGES.get(error["type"], error["msg"])
+            if error["type"] == "literal_error" and error["loc"][:1] == ("handler",):
+                message = "not a built-in handler; tools.yml cannot add one"
+            message = message.removeprefix("Value error, ")
+            problems.append(Problem(file, line, column, format_path(parts), message))
+        return name, None, tuple(problems)
