@@ -1,28 +1,26 @@
-"""Fixtures of the provider tests: the replay server, the official schema, settings."""
+"""Fixtures of the provider tests: the replay server and the official schema."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import jsonschema
 import pytest
 import referencing
 import yaml
-from provider_replay_server import ReplayServer, vectors_dir
-from pydantic import SecretStr
 from referencing.jsonschema import DRAFT202012
 
 from bridge.providers.items import ApiType
-from bridge.providers.settings import ProviderSettings, RetryPolicy, Timeouts
+
+from .provider_replay_server import ReplayServer, vectors_dir
+from .provider_support import BodyValidator
 
 SCHEMA_URI = "urn:openai:openapi"
 REQUEST_SCHEMAS = {
     "openai_chat_completions": "CreateChatCompletionRequest",
     "openai_responses": "CreateResponse",
 }
-
-BodyValidator = Callable[[ApiType, dict[str, Any]], None]
 
 
 @pytest.fixture(scope="session")
@@ -68,29 +66,3 @@ async def replay_server(validate_body: BodyValidator) -> AsyncIterator[ReplaySer
             validate_body("openai_chat_completions", request.json())
         elif path.endswith("/responses"):
             validate_body("openai_responses", request.json())
-
-
-def make_settings(
-    api_type: ApiType,
-    base_url: str,
-    *,
-    provider_id: str = "test",
-    max_attempts: int = 3,
-    read_s: float = 30.0,
-    **kwargs: Any,
-) -> ProviderSettings:
-    """Settings for a test provider: tiny backoff so retries do not slow the suite."""
-    return ProviderSettings(
-        provider_id=provider_id,
-        api_type=api_type,
-        base_url=base_url,
-        api_key=SecretStr("sk-test-secret-key"),
-        timeouts=Timeouts(connect_s=5.0, read_s=read_s),
-        retry=RetryPolicy(
-            max_attempts=max_attempts,
-            initial_backoff_ms=1,
-            max_backoff_ms=2,
-            max_retry_after_ms=500,
-        ),
-        **kwargs,
-    )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from provider_expectations import Expected
-
 from bridge.providers.events import (
     Completed,
     Failed,
@@ -17,6 +15,8 @@ from bridge.providers.events import (
     ToolCallDone,
 )
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
+
+from .provider_expectations import Expected
 
 
 def check_events(events: Sequence[StreamEvent], expected: Expected) -> None:

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from provider_replay_server import Interaction, load_recording, recordings_dir
-
 from bridge.providers.items import ApiType
+
+from .provider_replay_server import Interaction, load_recording, recordings_dir
 
 STREAMS: tuple[tuple[str, int, ApiType], ...] = (
     ("pydantic-ai/test_run_stream_sync_streams_real_model", 0, "openai_chat_completions"),

@@ -6,11 +6,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from provider_expectations import expected_responses, interaction
-from provider_replay_server import ReplayServer, Reply
 
 from bridge.cli import main
 from bridge.control import init_config_dir
+
+from .provider_expectations import expected_responses, interaction
+from .provider_replay_server import ReplayServer, Reply
 
 CLI_SECRET = "sk-cli-secret-value"
 

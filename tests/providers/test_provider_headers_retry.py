@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from conftest import BodyValidator, make_settings
 
 from bridge.providers.client import ProviderClient
 from bridge.providers.events import Completed, Failed, StreamEvent
@@ -23,6 +22,8 @@ from bridge.providers.retry import (
     server_delay_s,
 )
 from bridge.providers.settings import ModelSettings, RetryPolicy
+
+from .provider_support import BodyValidator, make_settings
 
 SECRET = "sk-test-secret-key"
 

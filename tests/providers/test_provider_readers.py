@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from provider_checks import check_events
-from provider_expectations import STREAMS, expected_for, interaction
-from provider_replay_server import sse_chunks
 
 from bridge.providers.chat_completions.reader import ChatCompletionsReader
 from bridge.providers.errors import ProviderStreamError
@@ -15,6 +12,10 @@ from bridge.providers.events import Completed, Failed, StreamEvent
 from bridge.providers.items import ApiType, Reasoning
 from bridge.providers.protocols import StreamReader
 from bridge.providers.responses.reader import ResponsesReader
+
+from .provider_checks import check_events
+from .provider_expectations import STREAMS, expected_for, interaction
+from .provider_replay_server import sse_chunks
 
 
 def new_reader(api_type: ApiType, interleaved: str | None = None) -> StreamReader:

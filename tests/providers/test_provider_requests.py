@@ -6,8 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import BodyValidator
-from provider_replay_server import load_recording, recordings_dir
 
 from bridge.providers.chat_completions.request import build_body as chat_body
 from bridge.providers.identity import IdentitySettings
@@ -23,6 +21,9 @@ from bridge.providers.items import (
 )
 from bridge.providers.responses.request import build_body as responses_body
 from bridge.providers.settings import ModelSettings
+
+from .provider_replay_server import load_recording, recordings_dir
+from .provider_support import BodyValidator
 
 WEATHER = ToolSpec(
     name="get_weather",

@@ -7,10 +7,6 @@ import json
 import socket
 
 import pytest
-from conftest import make_settings
-from provider_checks import check_events
-from provider_expectations import STREAMS, expected_for, interaction
-from provider_replay_server import ReplayServer, Reply, sse_chunks
 
 from bridge.providers.client import ProviderClient
 from bridge.providers.errors import (
@@ -23,6 +19,11 @@ from bridge.providers.errors import (
 from bridge.providers.events import Completed, Failed, StreamEvent, TextDelta
 from bridge.providers.items import ApiType, PlayerMessage, ProviderRequest, ToolSpec
 from bridge.providers.settings import ModelSettings, ProviderSettings
+
+from .provider_checks import check_events
+from .provider_expectations import STREAMS, expected_for, interaction
+from .provider_replay_server import ReplayServer, Reply, sse_chunks
+from .provider_support import make_settings
 
 SECRET = "sk-test-secret-key"
 MODEL = ModelSettings(wire_model="test-model", max_output_tokens=256)

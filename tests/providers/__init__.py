@@ -1,0 +1,1 @@
+"""Provider client tests: readers, builders, identity and the wire, against the recordings."""
