@@ -146,7 +146,8 @@ public final class LinkClient implements BridgeLink {
         this.listener.linkUp(sessionId);
     }
 
-    void sessionEnded(LinkSession session, String reason) {
+    /** @param opened whether the WebSocket had opened; a connection that never did is not reported */
+    void sessionEnded(LinkSession session, String reason, boolean opened) {
         boolean wasUp;
         synchronized (this.lifecycle) {
             wasUp = this.up == session;
@@ -155,7 +156,9 @@ public final class LinkClient implements BridgeLink {
             }
         }
         this.logger.info("link: connection ended: " + reason);
-        this.listener.linkDown(reason);
+        if (opened) {
+            this.listener.linkDown(reason);
+        }
         retryLater(session);
     }
 

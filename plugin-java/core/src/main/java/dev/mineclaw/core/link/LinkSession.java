@@ -358,7 +358,7 @@ final class LinkSession implements WebSocket.Listener {
         if (abort && current != null) {
             current.abort();
         }
-        this.client.sessionEnded(this, reason);
+        this.client.sessionEnded(this, reason, current != null);
     }
 
     private String newId() {

@@ -1,0 +1,84 @@
+package dev.mineclaw.testkit;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+
+/** The command line of the testkit jar (see CONTROL.md). Immutable. */
+record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, String platform,
+        Duration verdictTimeout) {
+    static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
+            + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
+            + " [--verdict-timeout-ms 250]";
+
+    /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
+    static TestkitOptions parse(String[] args) {
+        URI url = null;
+        Path tokenFile = null;
+        String token = null;
+        UUID instanceId = UUID.randomUUID();
+        String platform = "testkit";
+        Duration verdictTimeout = Duration.ofMillis(250);
+        for (int i = 0; i < args.length; i++) {
+            String option = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + option + " needs a value");
+            }
+            String value = args[++i];
+            switch (option) {
+                case "--url" -> url = parseUrl(value);
+                case "--token-file" -> tokenFile = Path.of(value);
+                case "--token" -> token = value;
+                case "--instance-id" -> instanceId = parseUuid(value);
+                case "--platform" -> {
+                    if (!value.equals("testkit") && !value.equals("folia")) {
+                        throw new IllegalArgumentException("--platform must be testkit or folia, got '" + value + "'");
+                    }
+                    platform = value;
+                }
+                case "--verdict-timeout-ms" -> verdictTimeout = Duration.ofMillis(parsePositive(option, value));
+                default -> throw new IllegalArgumentException("unknown option " + option);
+            }
+        }
+        if (url == null) {
+            throw new IllegalArgumentException("--url is required");
+        }
+        if (tokenFile == null && token == null) {
+            throw new IllegalArgumentException("--token-file (or --token) is required");
+        }
+        return new TestkitOptions(url, tokenFile, token, instanceId, platform, verdictTimeout);
+    }
+
+    private static URI parseUrl(String value) {
+        try {
+            URI url = new URI(value);
+            if (!"ws".equals(url.getScheme()) && !"wss".equals(url.getScheme())) {
+                throw new IllegalArgumentException("--url must be a ws:// or wss:// URL, got '" + value + "'");
+            }
+            return url;
+        } catch (java.net.URISyntaxException exc) {
+            throw new IllegalArgumentException("--url is not a URL: " + exc.getMessage(), exc);
+        }
+    }
+
+    private static UUID parseUuid(String value) {
+        try {
+            return UUID.fromString(value);
+        } catch (IllegalArgumentException exc) {
+            throw new IllegalArgumentException("--instance-id is not a UUID: '" + value + "'", exc);
+        }
+    }
+
+    private static long parsePositive(String option, String value) {
+        try {
+            long parsed = Long.parseLong(value);
+            if (parsed <= 0) {
+                throw new IllegalArgumentException(option + " must be positive, got " + parsed);
+            }
+            return parsed;
+        } catch (NumberFormatException exc) {
+            throw new IllegalArgumentException(option + " must be a number, got '" + value + "'", exc);
+        }
+    }
+}
