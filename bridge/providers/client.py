@@ -34,6 +34,9 @@ from bridge.providers.settings import ModelSettings, ProviderSettings
 
 # At most this much of an error body is read, and only to find the provider's error code.
 MAX_ERROR_BODY_BYTES = 64 * 1024
+# A response longer than this fails: a server that streams forever must not hold a turn, or
+# the bridge's memory, without bound.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 # After the final event, at most this much (and this long) is read to keep the connection.
 MAX_DRAIN_BYTES = 64 * 1024
 DRAIN_TIMEOUT_S = 1.0
@@ -93,8 +96,8 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
         return
 
 
-class _RetryableStatus(ProviderStatusError):
-    """A status error that remembers the server's retry headers for the backoff."""
+class _StatusWithRetryHeaders(ProviderStatusError):
+    """A status error that keeps the server's ``retry-after`` headers for the backoff."""
 
     def __init__(self, status: int, code: str | None, message: str, headers: dict[str, str]):
         super().__init__(status, code, message)
@@ -116,6 +119,7 @@ class ProviderClient:
 
     transport: handed to httpx, so tests can use ``httpx.MockTransport``.
     sleep: how the client waits between retries; tests may record the delays instead.
+    max_response_bytes: the longest response body accepted (default 32 MiB).
     """
 
     def __init__(
@@ -125,8 +129,10 @@ class ProviderClient:
         identity: IdentitySettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.settings = settings
+        self._max_response_bytes = max_response_bytes
         self._identity = identity or IdentitySettings()
         self._protocol = protocol_for(settings.api_type)
         self._headers = HeaderBuilder(settings)
@@ -178,7 +184,7 @@ class ProviderClient:
         while True:
             attempt += 1
             reader = self._protocol.new_reader(model)
-            received = False
+            received = 0
             try:
                 async with self._http.stream(
                     "POST", self._url, content=body, headers=headers
@@ -186,7 +192,11 @@ class ProviderClient:
                     await self._check_response(response)
                     chunks = _body_chunks(response)
                     async for chunk in chunks:
-                        received = True
+                        received += len(chunk)
+                        if received > self._max_response_bytes:
+                            raise ProviderStreamError(
+                                f"response longer than {self._max_response_bytes} bytes"
+                            )
                         events = reader.feed(chunk)
                         if reader.finished:
                             await _drain(chunks)
@@ -202,7 +212,7 @@ class ProviderClient:
                     return
             except (httpx.HTTPError, ProviderTransportError) as raw:
                 error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
-                if received or not error.retryable or attempt >= max(1, policy.max_attempts):
+                if received > 0 or not error.retryable or attempt >= max(1, policy.max_attempts):
                     yield self._scrubbed(error, retryable=error.retryable)
                     return
                 retry_headers = getattr(error, "retry_headers", None)
@@ -235,7 +245,7 @@ class ProviderClient:
                 for name in ("retry-after", "retry-after-ms")
                 if name in response.headers
             }
-            raise _RetryableStatus(status, code, message, retry_headers)
+            raise _StatusWithRetryHeaders(status, code, message, retry_headers)
         content_type = response.headers.get("content-type", "")
         if content_type.startswith(("application/json", "text/html", "text/plain")):
             code, message = _error_fields(await _read_bounded(response))

@@ -178,3 +178,24 @@ def test_nothing_is_read_after_the_terminal_event() -> None:
     events = reader.feed(CHAT_OK + b"data: [DONE]\n\n" + b"data: garbage\n\n")
     assert isinstance(events[-1], Completed)
     assert reader.feed(b"data: more garbage\n\n") == [] and reader.close() == []
+
+
+def test_chat_tool_calls_without_index_are_told_apart_by_id() -> None:
+    def chunk(fragment: dict[str, object]) -> bytes:
+        delta = {"choices": [{"delta": {"tool_calls": [fragment]}}]}
+        return b"data: " + json.dumps(delta).encode() + b"\n\n"
+
+    body = b"".join(
+        [
+            chunk({"id": "a", "function": {"name": "look", "arguments": '{"x":'}}),
+            chunk({"function": {"arguments": "1}"}}),
+            chunk({"id": "b", "function": {"name": "list", "arguments": "{}"}}),
+            chunk({"id": "b", "function": {"arguments": ""}}),
+            b'data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}\n\n',
+            b"data: [DONE]\n\n",
+        ]
+    )
+    final = read_all(ChatCompletionsReader(), [body])[-1]
+    assert isinstance(final, Completed)
+    calls = [(c.call_id, c.name, c.arguments) for c in final.items if hasattr(c, "call_id")]
+    assert calls == [("a", "look", '{"x":1}'), ("b", "list", "{}")]

@@ -332,3 +332,19 @@ async def test_a_key_echoed_by_the_provider_is_cut_out(
     assert "invalid_api_key" in final.reason
     assert "hdr-credential-1" not in final.reason and "hdr-credential-1" not in str(final.error)
     assert SECRET not in str(final.error) and "***" in final.reason
+
+
+async def test_a_response_past_the_size_cap_fails(replay_server: ReplayServer) -> None:
+    name = "pydantic-ai/test_openai_responses_thinking_part_iter"
+    settings = make_settings("openai_responses", replay_server.recording_url(name))
+    async with ProviderClient(settings, max_response_bytes=50_000) as client:
+
+        async def run() -> list[StreamEvent]:
+            return [event async for event in client.stream(REQUEST, MODEL)]
+
+        events = await asyncio.wait_for(run(), timeout=30)
+    final = failed(events)
+    assert isinstance(final.error, ProviderStreamError)
+    assert "longer than 50000 bytes" in final.reason
+    assert len(events) > 1  # deltas were passed on before the cap was reached
+    assert len(replay_server.requests) == 1

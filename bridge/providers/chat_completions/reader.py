@@ -162,8 +162,10 @@ class ChatCompletionsReader:
             self._finish_tool_calls(out)
 
     def _tool_fragment(self, fragment: dict[str, Any], out: list[StreamEvent]) -> None:
-        index = fragment.get("index", 0)
         function = fragment.get("function") or {}
+        index = fragment.get("index")
+        if not isinstance(index, int):
+            index = self._index_without_one(fragment.get("id"))
         parts = self._calls.get(index)
         if parts is None:
             call_id = fragment.get("id")
@@ -176,6 +178,16 @@ class ChatCompletionsReader:
         if arguments:
             parts.arguments.append(arguments)
             out.append(ToolCallArgumentsDelta(parts.call_id, arguments))
+
+    def _index_without_one(self, call_id: Any) -> int:
+        """Some OpenAI-compatible servers leave ``index`` out: a new id starts a new call, a
+        fragment without an id continues the latest one."""
+        if call_id:
+            for index, parts in self._calls.items():
+                if parts.call_id == call_id:
+                    return index
+            return len(self._calls)
+        return max(self._calls, default=0)
 
     def _finish_tool_calls(self, out: list[StreamEvent]) -> None:
         if self._calls_done:
