@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.config_commands",
     "bridge.cli.serve",
     "bridge.cli.provider_commands",
+    "bridge.cli.function_commands",
     "bridge.cli.tool_commands",
 )
 

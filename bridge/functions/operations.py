@@ -134,6 +134,7 @@ class OperationGate:
     def _route(self, record: OperationRecord, request: _Request) -> Admitted:
         host, info = self.host, self.info
         if request.action is Action.APPROVAL_REQUEST:
+            record.capability = APPROVAL_REQUEST
             approval = self._shape(record, ApprovalInput, request.input)
             self._require(record, APPROVAL_REQUEST)
             return Admitted(record, lambda: host.request_approval(approval, info), True)

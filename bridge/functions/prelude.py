@@ -102,7 +102,9 @@ _DRIVER = """
     if (done) return;
     done = true;
     const known = error !== null && typeof error === "object" && apply(wsHas, apiErrors, [error]);
-    failure = {code: known ? error.code : "script_error", message: describe(error)};
+    // An uncaught ApiError's stack would only show driver internals.
+    failure = known ? {code: error.code, message: error.message}
+                    : {code: "script_error", message: describe(error)};
   }
   function finish(value) {
     if (done) return;

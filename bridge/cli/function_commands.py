@@ -1,0 +1,243 @@
+"""`functions validate` and `functions run`: reviewing and dry-running the Function catalogue.
+
+Both read the configuration folder. When another file has problems, `functions.yml` (and the
+`functions:` limits of `config.yml`) are still read on their own, so a Function can be reviewed
+while, say, a provider key is missing; the other problems are counted, not hidden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from bridge.control import ConfigLoadError, Problem, load_control_plane
+from bridge.control.config_file import ConfigFile
+from bridge.control.files import read_regular_file
+from bridge.control.layout import (
+    CONFIG_FILE,
+    DEFAULT_CONFIG_DIR,
+    FUNCTIONS_FILE,
+    MAX_YAML_BYTES,
+    default_bytes,
+)
+from bridge.control.validation import validate_document
+from bridge.control.workspace_files import load_workspace
+from bridge.control.yaml_strict import load_strict_yaml
+from bridge.functions.catalogue import FunctionsFile
+from bridge.functions.engine import SandboxError
+from bridge.functions.host import PLAYER_REF, DryRunHost
+from bridge.functions.limits import FunctionLimits
+from bridge.functions.review import review_catalogue
+from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
+from bridge.functions.v8_engine import V8Engine
+from bridge.store.audit_sink import MemoryAudit
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # validate: problems found; run: the call ended with status "error"
+EXIT_USAGE = 2  # bad --args / --as, or functions.yml unreadable
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    catalogue: FunctionsFile | None
+    limits: FunctionLimits
+    skills: tuple[tuple[str, str], ...]
+    known_tools: frozenset[str] | None
+    problems: tuple[Problem, ...]
+    """Problems of functions.yml (and config.yml's functions: section)."""
+    other_problems: int
+
+
+def register(subparsers: Any) -> None:
+    functions = subparsers.add_parser("functions", help="review and dry-run Functions")
+    actions = functions.add_subparsers(dest="functions_command", metavar="ACTION", required=True)
+
+    validate = actions.add_parser("validate", help="the catalogue, hashes, missing references")
+    validate.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
+    validate.set_defaults(handler=run_validate)
+
+    run = actions.add_parser("run", help="dry-run one Function: nothing is dispatched")
+    run.add_argument("name", help="the Function's exact name")
+    run.add_argument("--args", default="{}", metavar="JSON", help="the arguments object")
+    run.add_argument("--as", dest="player", required=True, metavar="PLAYER")
+    run.add_argument("--approve", choices=("yes", "no", "timeout"), default="yes")
+    run.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
+    run.set_defaults(handler=run_dry_run)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    console = Console()
+    loaded = _load(args.config)
+    _print_problems(console, loaded)
+    if loaded.catalogue is None:
+        return EXIT_PROBLEMS
+    review = review_catalogue(
+        loaded.catalogue, loaded.limits, skills=loaded.skills, known_tools=loaded.known_tools
+    )
+    table = Table(title=f"Functions: {escape(str(args.config / FUNCTIONS_FILE))}")
+    for column in ("name", "status", "capabilities", "source", "sha256"):
+        table.add_column(column, overflow="fold")
+    for row in review.rows:
+        status = {"enabled": "[green]enabled[/green]", "disabled": "disabled"}.get(
+            row.status, "[red]problem[/red]\n" + "\n".join(escape(p) for p in row.problems)
+        )
+        table.add_row(
+            escape(row.name),
+            status,
+            escape("\n".join(row.capabilities) or "-"),
+            f"{row.source_chars} chars",
+            row.source_sha256,
+        )
+    console.print(table)
+    for skill, name in review.missing_references:
+        console.print(f"[red]skill {escape(skill)} names unknown Function {escape(name)!r}[/red]")
+    if loaded.known_tools is None:
+        console.print("native tool names not checked: tools.yml could not be read")
+    ok = review.ok and not loaded.problems
+    console.print(("[green]valid[/green]" if ok else "[red]invalid[/red]") + ": nothing executed")
+    return EXIT_OK if ok else EXIT_PROBLEMS
+
+
+def run_dry_run(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        arguments = json.loads(args.args)
+    except ValueError as exc:
+        console.print(f"[red]--args is not JSON:[/red] {escape(str(exc))}")
+        return EXIT_USAGE
+    if re.fullmatch(PLAYER_REF, args.player) is None:
+        console.print("[red]--as must be a player name (1-16 of A-Z a-z 0-9 _) or a UUID[/red]")
+        return EXIT_USAGE
+    loaded = _load(args.config)
+    _print_problems(console, loaded)
+    if loaded.catalogue is None:
+        return EXIT_USAGE
+    spec = loaded.catalogue.get(args.name)
+    catalogue = loaded.catalogue
+    if spec is not None and not spec.enabled:
+        # A dry run is how an owner tries a Function before enabling it.
+        console.print("[yellow]disabled in functions.yml; run anyway (dry run)[/yellow]")
+        enabled = spec.model_copy(update={"enabled": True})
+        others = [f for f in catalogue.functions if f.name != spec.name]
+        catalogue = catalogue.model_copy(update={"functions": [*others, enabled]})
+    host = DryRunHost(approve=args.approve, tools=loaded.known_tools)
+    try:
+        outcome = asyncio.run(
+            _dry_run(catalogue, loaded.limits, host, args.name, arguments, args.player)
+        )
+    except SandboxError as exc:
+        console.print(f"[red]the sandbox could not start:[/red] {escape(str(exc))}")
+        return EXIT_PROBLEMS
+    _print_outcome(console, outcome, args)
+    return EXIT_PROBLEMS if outcome.result.get("status") == "error" else EXIT_OK
+
+
+async def _dry_run(
+    catalogue: FunctionsFile,
+    limits: FunctionLimits,
+    host: DryRunHost,
+    name: str,
+    arguments: Any,
+    player: str,
+) -> FunctionOutcome:
+    engine = await V8Engine.start(ahead=1)
+    try:
+        runtime = FunctionRuntime(
+            catalogue=catalogue, limits=limits, engine=engine, host=host, audit=MemoryAudit()
+        )
+        return await runtime.invoke(name, arguments, player=player)
+    finally:
+        await engine.aclose()
+
+
+def _print_outcome(console: Console, outcome: FunctionOutcome, args: argparse.Namespace) -> None:
+    digest = outcome.source_sha256 or "-"
+    console.print(
+        f"dry run of {escape(outcome.function)} as {escape(args.player)} "
+        f"(approvals answered: {args.approve}; sha256 {digest})"
+    )
+    table = Table(title="operations attempted (none performed)")
+    for column in ("#", "action", "capability", "status", "input"):
+        table.add_column(column, overflow="fold")
+    for record in outcome.operations:
+        status = record.status + (f": {record.error_code}" if record.error_code else "")
+        shown = json.dumps(record.input, ensure_ascii=False) if record.input is not None else "-"
+        table.add_row(
+            str(record.index),
+            escape(record.action or "-"),
+            escape(record.capability or "-"),
+            escape(status),
+            escape(shown if len(shown) <= 300 else shown[:300] + "..."),
+        )
+    console.print(table if outcome.operations else "no operations attempted")
+    console.print("result:")
+    console.print(escape(json.dumps(outcome.result, indent=2, ensure_ascii=False)))
+
+
+def _print_problems(console: Console, loaded: _Loaded) -> None:
+    for problem in loaded.problems:
+        console.print(f"[red]{escape(str(problem))}[/red]")
+    if loaded.other_problems:
+        console.print(
+            f"[yellow]{loaded.other_problems} problem(s) in other files; "
+            "`mineclaw-bridge validate` lists them[/yellow]"
+        )
+
+
+def _load(directory: Path) -> _Loaded:
+    try:
+        plane = load_control_plane(directory)
+    except ConfigLoadError as exc:
+        return _load_partially(directory, exc.problems)
+    tools = frozenset(name for name, spec in plane.tools.tools.items() if spec.enabled)
+    return _Loaded(
+        catalogue=plane.functions,
+        limits=plane.config.functions,
+        skills=tuple((skill.file, skill.body) for skill in plane.skills),
+        known_tools=tools,
+        problems=(),
+        other_problems=0,
+    )
+
+
+def _load_partially(directory: Path, problems: tuple[Problem, ...]) -> _Loaded:
+    ours = tuple(p for p in problems if p.file == FUNCTIONS_FILE and not p.warning)
+    config_ours = tuple(
+        p for p in problems if p.file == CONFIG_FILE and p.path.startswith("functions")
+    )
+    others = sum(1 for p in problems if not p.warning) - len(ours) - len(config_ours)
+    catalogue = _read_model(directory, FUNCTIONS_FILE, FunctionsFile)
+    config = _read_model(directory, CONFIG_FILE, ConfigFile)
+    _, skills, _ = load_workspace(directory)
+    return _Loaded(
+        catalogue=catalogue if not ours else None,
+        limits=config.functions if config is not None else FunctionLimits(),
+        skills=tuple((skill.file, skill.body) for skill in skills),
+        known_tools=None,
+        problems=ours + config_ours,
+        other_problems=max(others, 0),
+    )
+
+
+def _read_model(directory: Path, name: str, model: type[ModelT]) -> ModelT | None:
+    try:
+        data = read_regular_file(directory / name, label=name, max_bytes=MAX_YAML_BYTES[name])
+        if data is None:
+            data = default_bytes(name)
+        document = load_strict_yaml(data, name, max_bytes=MAX_YAML_BYTES[name])
+    except ConfigLoadError:
+        return None
+    value, _ = validate_document(model, document, name)
+    return value

@@ -1,0 +1,113 @@
+"""What a server owner sees before trusting a catalogue: each Function's status and hash,
+capabilities naming tools that do not exist, and skills that name Functions that do not exist.
+
+Nothing here executes owner code. `functions validate` (CLI) and `/mineclaw functions validate`
+(in game, through the command handler) both render a `CatalogueReview`.
+
+Skills name a Function as `function:NAME` in their text, or in a `call_function` example as
+`"name": "NAME"` on the same line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bridge.functions.capabilities import parse_capability
+from bridge.functions.catalogue import FunctionsFile, catalogue_problems
+from bridge.functions.limits import FunctionLimits
+
+_FUNCTION_REF = re.compile(r"\bfunction:([a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)")
+_CALL_REF = re.compile(r"call_function\b.*?\"name\"\s*:\s*\"([^\"]{1,64})\"")
+
+
+@dataclass(frozen=True)
+class FunctionRow:
+    name: str
+    enabled: bool
+    source_sha256: str
+    source_chars: int
+    capabilities: tuple[str, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def status(self) -> str:
+        if self.problems:
+            return "problem"
+        return "enabled" if self.enabled else "disabled"
+
+
+@dataclass(frozen=True)
+class CatalogueReview:
+    rows: tuple[FunctionRow, ...]
+    missing_references: tuple[tuple[str, str], ...]
+    """(skill, function name) for every skill naming a Function that does not exist."""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing_references and not any(row.problems for row in self.rows)
+
+
+def function_references(text: str) -> list[str]:
+    """Function names a skill's text refers to, in order of first mention."""
+    names: list[str] = []
+    for pattern in (_FUNCTION_REF, _CALL_REF):
+        for match in pattern.finditer(text):
+            if match.group(1) not in names:
+                names.append(match.group(1))
+    return names
+
+
+def review_catalogue(
+    catalogue: FunctionsFile,
+    limits: FunctionLimits,
+    *,
+    skills: Iterable[tuple[str, str]] = (),
+    known_tools: frozenset[str] | None = None,
+) -> CatalogueReview:
+    """Review without running anything. `skills` are (name, text); `known_tools` the native
+    tool names that exist (`None`: not known, so not checked)."""
+    limit_problems = catalogue_problems(catalogue, limits)
+    rows = []
+    for spec in catalogue.functions:
+        problems = [p for p in limit_problems if p.startswith(f"function {spec.name!r}")]
+        if known_tools is not None:
+            for capability in spec.capabilities:
+                tool = parse_capability(capability).tool
+                if tool is not None and tool not in known_tools:
+                    problems.append(f"{capability}: no native tool {tool!r} is configured")
+        rows.append(
+            FunctionRow(
+                name=spec.name,
+                enabled=spec.enabled,
+                source_sha256=spec.source_sha256,
+                source_chars=len(spec.on_call),
+                capabilities=tuple(spec.capabilities),
+                problems=tuple(problems),
+            )
+        )
+    missing = tuple(
+        (skill, name)
+        for skill, text in skills
+        for name in function_references(text)
+        if catalogue.get(name) is None
+    )
+    return CatalogueReview(tuple(rows), missing)
+
+
+def review_lines(review: CatalogueReview) -> list[str]:
+    """Plain lines for chat or a log: one per Function, then one per missing reference."""
+    lines = [
+        f"{row.name} [{row.status}] sha256 {row.source_sha256[:16]}... "
+        f"{len(row.capabilities)} capabilities" + "".join(f"; {p}" for p in row.problems)
+        for row in review.rows
+    ]
+    lines += [
+        f"skill {skill} names unknown Function {name!r}"
+        for skill, name in review.missing_references
+    ]
+    lines += list(review.notes)
+    lines.append("catalogue ok" if review.ok else "catalogue has problems")
+    return lines
