@@ -16,6 +16,7 @@ import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -102,13 +103,11 @@ final class ControlLoop {
 
     private void addPlayer(JsonObject command) {
         String name = string(command, "name");
-        if (!name.matches("\\.?[A-Za-z0-9_]{1,16}")) {
-            throw new BadCommand("player.add: name '" + name + "' is not a Minecraft name");
-        }
-        UUID uuid;
+        UUID uuid = offlineRef(name).uuid();
         try {
-            uuid = command.has("uuid") ? UUID.fromString(string(command, "uuid"))
-                    : UUID.nameUUIDFromBytes(("OfflinePlayer:" + name).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            if (command.has("uuid")) {
+                uuid = UUID.fromString(string(command, "uuid"));
+            }
         } catch (IllegalArgumentException exc) {
             throw new BadCommand("player.add: uuid is not a UUID");
         }
@@ -177,36 +176,53 @@ final class ControlLoop {
     }
 
     private void bench(JsonObject command, String ref) {
-        TestPlayer player = player(string(command, "player"), "bench.chat");
+        String name = string(command, "player");
         int rate = command.has("rate") ? positiveInt(command, "rate", 100_000) : 200;
-        double seconds = command.has("seconds") ? command.get("seconds").getAsDouble() : 10;
-        if (!(seconds > 0 && seconds <= 600)) {
-            throw new BadCommand("bench.chat: seconds must be in (0, 600]");
+        double seconds = command.has("seconds") ? positiveNumber(command, "seconds") : 10;
+        if (seconds > 600) {
+            throw new BadCommand("bench.chat: seconds must be at most 600");
         }
         if (rate * seconds < 1) {
             throw new BadCommand("bench.chat: rate * seconds must be at least 1");
         }
         String text = command.has("text") ? string(command, "text") : "hello";
-        player.run(() -> {
-            List<String> granted = PermissionFacts.read(this.platform, player.ref().uuid());
-            Thread runner = new Thread(() -> {
-                try {
-                    ChatBench.Result result = ChatBench.run(this.core.link(), player.ref(), granted, text, rate, seconds);
-                    JsonObject event = EventOut.event("bench.result");
-                    event.addProperty("ref", ref);
-                    event.addProperty("count", result.count());
-                    event.addProperty("errors", result.errors());
-                    event.addProperty("p50_us", result.p50Micros());
-                    event.addProperty("p99_us", result.p99Micros());
-                    event.addProperty("max_us", result.maxMicros());
-                    this.out.emit(event);
-                } catch (InterruptedException exc) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "testkit-bench");
-            runner.setDaemon(true);
-            runner.start();
-        }, () -> this.out.error("bench.chat: player left", ref));
+        Optional<TestPlayer> online = this.platform.byName(name);
+        if (online.isEmpty()) {
+            // The benchmark measures the link, so it needs no player online: a stand-in without permissions.
+            startBench(offlineRef(name), List.of(), text, rate, seconds, ref);
+            return;
+        }
+        TestPlayer player = online.get();
+        player.run(() -> startBench(player.ref(), PermissionFacts.read(this.platform, player.ref().uuid()), text, rate,
+                seconds, ref), () -> startBench(player.ref(), List.of(), text, rate, seconds, ref));
+    }
+
+    private void startBench(PlayerRef player, List<String> granted, String text, int rate, double seconds,
+            String ref) {
+        Thread runner = new Thread(() -> {
+            try {
+                ChatBench.Result result = ChatBench.run(this.core.link(), player, granted, text, rate, seconds);
+                JsonObject event = EventOut.event("bench.result");
+                event.addProperty("ref", ref);
+                event.addProperty("count", result.count());
+                event.addProperty("errors", result.errors());
+                event.addProperty("p50_us", result.p50Micros());
+                event.addProperty("p99_us", result.p99Micros());
+                event.addProperty("max_us", result.maxMicros());
+                this.out.emit(event);
+            } catch (InterruptedException exc) {
+                Thread.currentThread().interrupt();
+            }
+        }, "testkit-bench");
+        runner.setDaemon(true);
+        runner.start();
+    }
+
+    private static PlayerRef offlineRef(String name) {
+        if (!name.matches("\\.?[A-Za-z0-9_]{1,16}")) {
+            throw new BadCommand("'" + name + "' is not a Minecraft name");
+        }
+        return new PlayerRef(UUID.nameUUIDFromBytes(("OfflinePlayer:" + name).getBytes(StandardCharsets.UTF_8)), name);
     }
 
     private TestPlayer player(String name, String op) {
@@ -264,6 +280,15 @@ final class ControlLoop {
             throw new BadCommand("field '" + field + "' must be an integer in 1.." + max);
         }
         return (int) number;
+    }
+
+    private static double positiveNumber(JsonObject object, String field) {
+        JsonElement value = object.get(field);
+        if (value == null || !value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()
+                || !(value.getAsDouble() > 0)) {
+            throw new BadCommand("field '" + field + "' must be a positive number");
+        }
+        return value.getAsDouble();
     }
 
     private static int intOr(JsonObject object, String field) {

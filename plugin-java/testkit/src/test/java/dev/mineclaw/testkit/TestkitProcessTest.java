@@ -63,8 +63,18 @@ class TestkitProcessTest {
                 assertTrue(testkit.await("link.up").get("session_id").getAsString().startsWith("s"));
                 assertEquals("all", testkit.await("link.state").get("forward").getAsString());
 
+                // A bench needs no player online: it measures the link.
+                testkit.send("{\"op\":\"bench.chat\",\"rate\":20,\"seconds\":0.5,\"player\":\"Alex\",\"ref\":\"b0\"}");
+                JsonObject offlineBench = testkit.await("bench.result");
+                assertEquals("b0", offlineBench.get("ref").getAsString());
+                assertEquals(10, offlineBench.get("count").getAsInt());
+                assertEquals("hello", bridge.next().frame().getAsJsonObject("data").get("text").getAsString());
+
                 testkit.send(STEVE);
                 JsonObject join = bridge.next().frame();
+                while (join.get("type").getAsString().equals("chat")) {
+                    join = bridge.next().frame();
+                }
                 assertEquals("player.join", join.get("type").getAsString());
 
                 testkit.send("{\"op\":\"chat\",\"player\":\"Steve\",\"text\":\"@ai hi\",\"ref\":\"c1\"}");
