@@ -52,7 +52,7 @@ public final class MessageTypes {
         event(toPlugin, "hello.challenge", data -> {
             data.only(Set.of("nonce", "protocol", "bridge_version"), Set.of("nonce", "protocol", "bridge_version"));
             data.string("nonce", 43, 43, Shapes.NONCE);
-            data.integer("protocol", 1, Integer.MAX_VALUE);
+            data.integer("protocol", 0, 65535);
             data.string("bridge_version", 1, 64, null);
         });
         event(toPlugin, "link.state", data -> {
