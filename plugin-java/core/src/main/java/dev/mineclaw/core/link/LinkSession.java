@@ -11,6 +11,7 @@ import dev.mineclaw.core.wire.MessageTypes;
 import dev.mineclaw.core.wire.WireException;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -19,6 +20,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
@@ -77,10 +79,10 @@ final class LinkSession implements WebSocket.Listener {
     @Override
     public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
         this.partial.append(data);
-        if (this.partial.length() > this.client.settings().maxFrameChars()) {
+        if (this.partial.length() > this.client.settings().maxFrameBytes()) {
             this.partial.setLength(0);
             webSocket.sendClose(1009, "frame too large");
-            end("the bridge sent a frame over " + this.client.settings().maxFrameChars() + " characters", true);
+            end("the bridge sent a frame over " + this.client.settings().maxFrameBytes() + " characters", true);
             return null;
         }
         if (last) {
@@ -145,7 +147,8 @@ final class LinkSession implements WebSocket.Listener {
         }
         if (!sendFrame(frame)) {
             this.pending.take(id);
-            answer.completeExceptionally(LinkException.disconnected("the link went down"));
+            answer.completeExceptionally(this.phase == Phase.ENDED ? LinkException.disconnected("the link went down")
+                    : new LinkException(ErrorCode.INVALID_DATA, type + " is larger than a frame may be", false));
         }
         return answer;
     }
@@ -182,6 +185,7 @@ final class LinkSession implements WebSocket.Listener {
             if (!exc.fromErrorFrame()) {
                 sendFrame(FrameCodec.error(newId(), exc.offendingId(), exc.code(), exc.detail()));
             }
+            failAnswered(exc);
             return;
         }
         if (frame.isAnswer()) {
@@ -190,6 +194,18 @@ final class LinkSession implements WebSocket.Listener {
             serve(frame);
         } else {
             event(frame);
+        }
+    }
+
+    /** A broken answer still ends the request it names, rather than leaving it to time out. */
+    private void failAnswered(WireException exc) {
+        if (exc.answeredId() == null) {
+            return;
+        }
+        PendingRequests.Pending request = this.pending.takeIf(exc.answeredId(), type -> true);
+        if (request != null) {
+            request.answer().completeExceptionally(
+                    new LinkException(exc.code(), "the bridge's answer was invalid: " + exc.detail(), false));
         }
     }
 
@@ -317,7 +333,10 @@ final class LinkSession implements WebSocket.Listener {
             replyError(request, exc);
             return;
         }
-        sendFrame(answer);
+        if (!sendFrame(answer) && this.phase != Phase.ENDED) {
+            replyError(request, new LinkException(ErrorCode.UNAVAILABLE,
+                    "the answer to " + request.type() + " is larger than a frame may be", false));
+        }
     }
 
     private void replyError(Frame request, Throwable error) {
@@ -330,6 +349,9 @@ final class LinkSession implements WebSocket.Listener {
         } else if (cause instanceof PlayerGoneException gone) {
             code = ErrorCode.PLAYER_OFFLINE;
             message = gone.getMessage();
+        } else if (cause instanceof TimeoutException) {
+            code = ErrorCode.UNAVAILABLE;
+            message = "the server did not get to " + request.type() + " in time";
         } else {
             this.client.logger().log(Level.WARNING, "link: handler for " + request.type() + " failed", cause);
             code = ErrorCode.INTERNAL;
@@ -338,12 +360,20 @@ final class LinkSession implements WebSocket.Listener {
         sendFrame(FrameCodec.error(newId(), request.id(), code, message));
     }
 
+    /** Queues a frame; false if the connection ended or the frame is over the cap (not sent). */
     private boolean sendFrame(Frame frame) {
         SendQueue queue = this.sends;
         if (queue == null || this.phase == Phase.ENDED) {
             return false;
         }
-        return queue.send(this.codec.encode(frame));
+        String text = this.codec.encode(frame);
+        int cap = this.client.settings().maxFrameBytes();
+        // The peer closes the link on an oversized frame, so one is never sent (bytes, as it counts).
+        if (text.length() > cap / 4 && text.getBytes(StandardCharsets.UTF_8).length > cap) {
+            this.client.logger().warning("link: not sending " + frame + ": over the " + cap + "-byte frame cap");
+            return false;
+        }
+        return queue.send(text);
     }
 
     private void end(String reason, boolean abort) {

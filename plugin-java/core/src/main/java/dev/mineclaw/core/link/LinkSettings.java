@@ -12,10 +12,12 @@ import java.util.Objects;
  * @param handshakeTimeout how long a new connection may take to become usable (10 s)
  * @param backoffInitial the first reconnect delay ceiling (500 ms)
  * @param backoffMax the largest reconnect delay ceiling (30 s)
- * @param maxFrameChars the largest reassembled text message accepted (65536; closes with 1009)
+ * @param maxFrameBytes the frame cap (65536): a larger frame is never sent, and a reassembled
+ *     incoming message over this many characters closes the connection with 1009 (characters
+ *     never outnumber UTF-8 bytes, so the incoming check is the lenient one)
  */
 public record LinkSettings(URI url, Duration requestTimeout, Duration handshakeTimeout, Duration backoffInitial,
-        Duration backoffMax, int maxFrameChars) {
+        Duration backoffMax, int maxFrameBytes) {
     public LinkSettings {
         Objects.requireNonNull(url, "url");
         String scheme = url.getScheme();
@@ -30,21 +32,21 @@ public record LinkSettings(URI url, Duration requestTimeout, Duration handshakeT
     }
 
     public LinkSettings withBackoff(Duration initial, Duration max) {
-        return new LinkSettings(this.url, this.requestTimeout, this.handshakeTimeout, initial, max, this.maxFrameChars);
+        return new LinkSettings(this.url, this.requestTimeout, this.handshakeTimeout, initial, max, this.maxFrameBytes);
     }
 
     public LinkSettings withRequestTimeout(Duration timeout) {
         return new LinkSettings(this.url, timeout, this.handshakeTimeout, this.backoffInitial, this.backoffMax,
-                this.maxFrameChars);
+                this.maxFrameBytes);
     }
 
     public LinkSettings withHandshakeTimeout(Duration timeout) {
         return new LinkSettings(this.url, this.requestTimeout, timeout, this.backoffInitial, this.backoffMax,
-                this.maxFrameChars);
+                this.maxFrameBytes);
     }
 
-    public LinkSettings withMaxFrameChars(int chars) {
+    public LinkSettings withMaxFrameBytes(int bytes) {
         return new LinkSettings(this.url, this.requestTimeout, this.handshakeTimeout, this.backoffInitial,
-                this.backoffMax, chars);
+                this.backoffMax, bytes);
     }
 }

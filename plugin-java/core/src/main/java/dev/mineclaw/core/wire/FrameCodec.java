@@ -38,8 +38,9 @@ public final class FrameCodec {
             return validate(root, sender);
         } catch (WireException exc) {
             JsonElement type = root.get("type");
-            boolean errorFrame = type != null && type.isJsonPrimitive() && MessageTypes.ERROR.equals(type.getAsString());
-            throw exc.about(readableId(root), errorFrame);
+            String typeName = type != null && type.isJsonPrimitive() ? type.getAsString() : "";
+            String answered = MessageTypes.isAnswerType(typeName) ? readable(root.get("re")) : null;
+            throw exc.about(readable(root.get("id")), MessageTypes.ERROR.equals(typeName), answered);
         }
     }
 
@@ -85,8 +86,7 @@ public final class FrameCodec {
         return root.getAsJsonObject();
     }
 
-    private static String readableId(JsonObject root) {
-        JsonElement id = root.get("id");
+    private static String readable(JsonElement id) {
         if (id != null && id.isJsonPrimitive() && id.getAsJsonPrimitive().isString()
                 && ID.matcher(id.getAsString()).matches()) {
             return id.getAsString();

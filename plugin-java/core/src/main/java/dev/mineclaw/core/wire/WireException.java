@@ -12,21 +12,23 @@ public final class WireException extends MineclawException {
     private final ErrorCode code;
     private final String offendingId;
     private final boolean fromErrorFrame;
+    private final String answeredId;
 
     public WireException(ErrorCode code, String message) {
         this(code, message, null, null);
     }
 
     public WireException(ErrorCode code, String message, String offendingId, Throwable cause) {
-        this(code, message, offendingId, false, cause);
+        this(code, message, offendingId, false, null, cause);
     }
 
     private WireException(ErrorCode code, String message, String offendingId, boolean fromErrorFrame,
-            Throwable cause) {
+            String answeredId, Throwable cause) {
         super(code.name() + ": " + message, cause);
         this.code = code;
         this.offendingId = offendingId;
         this.fromErrorFrame = fromErrorFrame;
+        this.answeredId = answeredId;
     }
 
     /** The protocol error code. */
@@ -53,8 +55,16 @@ public final class WireException extends MineclawException {
         return this.fromErrorFrame;
     }
 
-    /** The same failure attributed to a frame with this id (may be null). */
-    public WireException about(String id, boolean errorFrame) {
-        return new WireException(this.code, detail(), id, errorFrame, getCause());
+    /**
+     * The readable {@code re} of an offending answer ({@code *.result} or {@code error}), or null:
+     * the request it meant to answer can fail at once instead of waiting for its timeout.
+     */
+    public String answeredId() {
+        return this.answeredId;
+    }
+
+    /** The same failure attributed to a frame with this id, kind and {@code re} (each may be null/false). */
+    public WireException about(String id, boolean errorFrame, String answered) {
+        return new WireException(this.code, detail(), id, errorFrame, answered, getCause());
     }
 }

@@ -317,7 +317,7 @@ class LinkClientTest {
         TestBridge bridge = bridge();
         LinkSettings settings = LinkSettings.defaults(bridge.url())
                 .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                .withMaxFrameChars(1024);
+                .withMaxFrameBytes(1024);
         LinkClient client = new LinkClient(settings,
                 new Handshake.Identity(INSTANCE, "0.1.0", "1.21.8", "testkit", List.of()), () -> TOKEN,
                 this.listener, Logger.getLogger("test"));
@@ -327,6 +327,56 @@ class LinkClientTest {
         bridge.latest().send("{\"pad\":\"" + "x".repeat(4000) + "\"}");
         assertTrue(this.listener.await("down:").contains("1024"));
         this.listener.await("up:");
+    }
+
+    @Test
+    void invalidAnswerFailsItsRequestAtOnceAndIsReported() throws Exception {
+        TestBridge bridge = bridge();
+        bridge.onFrame((connection, frame) -> {
+            if (frame.get("type").getAsString().equals("chat")) {
+                JsonObject bad = verdict();
+                bad.addProperty("decision", "maybe");
+                connection.send(TestBridge.frame("b-bad", "chat.result", frame.get("id").getAsString(), bad));
+            }
+        });
+        // A timeout far beyond the bounded wait, so only the invalid answer can end the request.
+        LinkClient client = client(bridge, TOKEN, Duration.ofMinutes(5));
+        client.start();
+        this.listener.await("up:");
+        LinkException failed = failure(client.request("chat", chatData("@ai hi")));
+        assertEquals(ErrorCode.INVALID_DATA, failed.code());
+        bridge.next();
+        assertEquals("INVALID_DATA", errorCode(bridge.next().frame(), "b-bad"));
+    }
+
+    @Test
+    void framesOverTheCapAreNeverSent() throws Exception {
+        TestBridge bridge = bridge();
+        LinkSettings settings = LinkSettings.defaults(bridge.url()).withMaxFrameBytes(1024);
+        LinkClient client = new LinkClient(settings,
+                new Handshake.Identity(INSTANCE, "0.1.0", "1.21.8", "testkit", List.of()), () -> TOKEN,
+                this.listener, Logger.getLogger("test"));
+        this.cleanup.add(0, client::close);
+        client.onRequest("players.list", data -> {
+            JsonArray many = new JsonArray();
+            for (int i = 0; i < 100; i++) {
+                JsonObject player = new JsonObject();
+                player.addProperty("uuid", "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b");
+                player.addProperty("name", "Player" + i);
+                many.add(player);
+            }
+            JsonObject answer = new JsonObject();
+            answer.add("players", many);
+            return CompletableFuture.completedFuture(answer);
+        });
+        client.start();
+        this.listener.await("up:");
+        // Multi-byte text: under the cap in characters, over it in bytes.
+        LinkException tooBig = failure(client.request("chat", chatData("\u00e9".repeat(600))));
+        assertEquals(ErrorCode.INVALID_DATA, tooBig.code());
+        bridge.latest().send(TestBridge.frame("b-big", "players.list", null, new JsonObject()));
+        assertEquals("UNAVAILABLE", errorCode(bridge.next().frame(), "b-big"));
+        assertTrue(client.isUp());
     }
 
     @Test
