@@ -39,12 +39,30 @@ def _unique(items: list[_T]) -> list[_T]:
 class WireModel(BaseModel):
     """Base of every ``data`` model: strict, closed, immutable.
 
-    Optional fields (default ``None``) are absent on the wire, never ``null``: the schema has no
-    ``null`` for them, so an explicit ``null`` is refused on input and omitted on output. Fields
-    that are required and nullable (``notice``, ``feedback``) have no default and keep ``null``.
+    A model with optional fields derives from ``WireModelWithOptionals`` instead; this is
+    checked when the class is made, so the per-frame cost of that care is paid only by the few
+    models that need it.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        optional = [name for name, field in cls.model_fields.items() if not field.is_required()]
+        if optional and not issubclass(cls, WireModelWithOptionals):
+            raise TypeError(
+                f"{cls.__name__} has optional {optional}: derive from WireModelWithOptionals"
+            )
+
+
+class WireModelWithOptionals(WireModel):
+    """A wire model with optional fields (default ``None``): absent on the wire, never ``null``.
+
+    The schema has no ``null`` for them, so an explicit ``null`` is refused on input and the
+    field is omitted on output. Fields that are required and nullable (``notice``,
+    ``feedback``) have no default and keep their ``null``.
+    """
 
     @model_validator(mode="before")
     @classmethod
@@ -109,7 +127,7 @@ class PlayerRef(WireModel):
     name: Annotated[str, Field(pattern=PLAYER_NAME_PATTERN)]
 
 
-class Text(WireModel):
+class Text(WireModelWithOptionals):
     """Text the plugin renders: a trusted template with plain and model-written placeholders."""
 
     template: Annotated[str, Field(min_length=1, max_length=2048)]
@@ -174,7 +192,7 @@ class ChatVerdict(WireModel):
     notice: Text | None
 
 
-class CommandSender(WireModel):
+class CommandSender(WireModelWithOptionals):
     kind: Literal["player", "console"]
     player: PlayerRef | None = None
     granted: Granted
@@ -203,7 +221,7 @@ class PlayerEvent(WireModel):
 # ---- bridge to plugin
 
 
-class OutputChat(WireModel):
+class OutputChat(WireModelWithOptionals):
     target: Literal["broadcast", "player"]
     player: Uuid | None = None
     text: Text
@@ -231,7 +249,7 @@ class PlayersListResult(WireModel):
     players: Annotated[list[PlayerRef], Field(max_length=1024)]
 
 
-class CommandDispatch(WireModel):
+class CommandDispatch(WireModelWithOptionals):
     executor: Literal["console", "player"]
     player: Uuid | None = None
     command: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]")]
