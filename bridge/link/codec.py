@@ -33,6 +33,7 @@ MAX_MESSAGE_CHARS = 512
 _ENVELOPE_FIELDS = frozenset({"v", "id", "type", "re", "data"})
 _ID = re.compile(ID_PATTERN.removesuffix("$"))
 _TYPE = re.compile(TYPE_PATTERN.removesuffix("$"))
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,16 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    # An escaped surrogate without its pair parses into a string no UTF-8 encoder accepts; it
+    # would fail later, when the text is sent on, far from the frame that brought it.
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _clip(message: str) -> str:
     return (
         message if len(message) <= MAX_MESSAGE_CHARS else message[: MAX_MESSAGE_CHARS - 3] + "..."
@@ -122,6 +133,8 @@ def _parse(raw: str | bytes) -> Any | DecodeFault:
         return DecodeFault(ErrorCode.MALFORMED_FRAME, f"nested deeper than {MAX_NESTING} levels")
     except ValueError as exc:  # a repeated key, NaN/Infinity, an integer too long to convert
         return DecodeFault(ErrorCode.MALFORMED_FRAME, f"not acceptable JSON: {exc}")
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+        return DecodeFault(ErrorCode.MALFORMED_FRAME, "a string holds an unpaired surrogate")
     if not isinstance(value, dict):
         return DecodeFault(
             ErrorCode.MALFORMED_FRAME, f"a frame is a JSON object, not {type(value).__name__}"

@@ -395,7 +395,7 @@ class LinkProtocol:
 
     def _queue(self, frame_id: str, name: str, data: WireModel, *, re: str | None = None) -> None:
         text = encode_frame(id=frame_id, type=name, data=data, re=re)
-        size = len(text.encode())
+        size = len(text.encode())  # models refuse unpaired surrogates, so this always encodes
         if size > self._max_frame_bytes:
             cap = self._max_frame_bytes
             raise FrameTooLargeError(f"a {name} frame of {size} bytes is over the {cap}-byte cap")

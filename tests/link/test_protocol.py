@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from bridge.errors import LinkError
 from bridge.link.codes import CloseCode, ErrorCode
@@ -332,3 +333,8 @@ def test_every_bad_vector_gets_exactly_one_error_and_the_link_stays_up(path: Pat
     assert core.state is State.OPEN
     core.receive(chat(id="after"))
     assert isinstance(core.events_received()[-1], RequestReceived)
+
+
+def test_models_refuse_text_that_is_not_unicode_so_no_frame_can_fail_to_encode() -> None:
+    with pytest.raises(ValidationError, match="surrogate|unicode"):
+        Text(template="half \ud83d")

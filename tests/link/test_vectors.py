@@ -65,11 +65,13 @@ def _schema_errors(frame_text: str, direction: Direction) -> list[SchemaError]:
     del schema["anyOf"]
     validator = EcmaValidator(schema)
     try:
-        # The schema describes one JSON value; repeated keys and NaN are refused before it.
+        # The schema describes one JSON value; repeated keys and NaN are refused before it...
         instance = json.loads(
             frame_text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
         )
-    except (ValueError, RecursionError):
+        # ...and so are unpaired surrogates, which make a string that is not Unicode text.
+        json.dumps(instance, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         return [SchemaError("not one strict JSON value")]
     return list(validator.iter_errors(instance))
 
