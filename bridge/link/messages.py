@@ -246,7 +246,7 @@ class PlayersList(WireModel):
 
 
 class PlayersListResult(WireModel):
-    players: Annotated[list[PlayerRef], Field(max_length=1024)]
+    players: Annotated[list[PlayerRef], Field(max_length=800)]
 
 
 class CommandDispatch(WireModelWithOptionals):
