@@ -10,7 +10,9 @@ import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.platform.Scheduling;
 import dev.mineclaw.core.text.Text;
 import dev.mineclaw.core.text.TextRenderer;
+import dev.mineclaw.core.wire.MessageTypes;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.logging.Level;
@@ -61,7 +63,12 @@ public final class BridgeRequests {
 
     JsonObject playersList() {
         JsonArray players = new JsonArray();
-        for (PlayerRef player : this.platform.onlinePlayers()) {
+        List<PlayerRef> online = this.platform.onlinePlayers();
+        if (online.size() > MessageTypes.PLAYERS_MAX) {
+            this.platform.logger().warning("players.list: " + online.size() + " players online, reporting the first "
+                    + MessageTypes.PLAYERS_MAX + " (the protocol's bound)");
+        }
+        for (PlayerRef player : online.subList(0, Math.min(online.size(), MessageTypes.PLAYERS_MAX))) {
             players.add(player.toJson());
         }
         JsonObject answer = new JsonObject();

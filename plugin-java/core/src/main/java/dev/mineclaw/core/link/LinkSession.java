@@ -156,7 +156,12 @@ final class LinkSession implements WebSocket.Listener {
     /** Sends an event; false if the connection cannot take it. */
     boolean event(String type, JsonObject data) {
         Frame frame = new Frame(newId(), type, null, data);
-        this.codec.check(frame, Direction.PLUGIN_TO_BRIDGE);
+        try {
+            this.codec.check(frame, Direction.PLUGIN_TO_BRIDGE);
+        } catch (WireException exc) {
+            this.client.logger().warning("link: not sending " + frame + ": " + exc.getMessage());
+            return false;
+        }
         return sendFrame(frame);
     }
 

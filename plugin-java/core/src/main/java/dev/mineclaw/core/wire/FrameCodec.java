@@ -44,9 +44,15 @@ public final class FrameCodec {
         }
     }
 
-    /** Checks a frame this side is about to send, so a bug here fails loudly before the wire. */
+    /**
+     * Checks a frame this side is about to send, so a bug here fails loudly before the wire: its
+     * schema, and that every string is Unicode text (an unpaired surrogate, say from a player's
+     * input, cannot be encoded as UTF-8 and would fail the socket).
+     */
     public void check(Frame frame, Direction sender) {
-        validate(toJson(frame), sender);
+        JsonObject root = toJson(frame);
+        StrictJson.requireUnicode(root);
+        validate(root, sender);
     }
 
     /** The frame as one line of JSON text. */

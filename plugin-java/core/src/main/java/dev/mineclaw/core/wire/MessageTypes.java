@@ -16,6 +16,8 @@ public final class MessageTypes {
     public static final String RESULT_SUFFIX = ".result";
     /** The type of an error frame. */
     public static final String ERROR = "error";
+    /** The most players a {@code players.list} answer may name (what fits the 64 KiB frame cap). */
+    public static final int PLAYERS_MAX = 800;
 
     private static final Set<String> COMMANDS_EXECUTORS = Set.of("console", "player");
     private static final Map<String, Spec> SPECS = new HashMap<>();
@@ -75,7 +77,7 @@ public final class MessageTypes {
         });
         request(toPlugin, "players.list", data -> data.only(Set.of(), Set.of()), data -> {
             data.only(Set.of("players"), Set.of("players"));
-            JsonArray players = data.array("players", 1024);
+            JsonArray players = data.array("players", PLAYERS_MAX);
             for (int i = 0; i < players.size(); i++) {
                 Shapes.playerRef(Fields.of(players.get(i), data.name("players[" + i + "]"), ErrorCode.INVALID_DATA));
             }

@@ -14,8 +14,9 @@ import java.io.StringReader;
 /**
  * Parses one JSON value the way the protocol requires (docs/protocol.md, "Decoding a frame"):
  * strict syntax (no NaN, Infinity or single quotes), one value with nothing after it, no key twice
- * in any object, at most 32 levels of nesting. Numbers keep their literal text, so {@code 1.0} is
- * not mistaken for the integer {@code 1}. Any fault is {@code MALFORMED_FRAME}.
+ * in any object, no unpaired surrogate in a string, at most 32 levels of nesting. Numbers keep
+ * their literal text, so {@code 1.0} is not mistaken for the integer {@code 1}. Any fault is
+ * {@code MALFORMED_FRAME}.
  */
 final class StrictJson {
     static final int MAX_DEPTH = 32;
@@ -44,7 +45,7 @@ final class StrictJson {
                 JsonObject object = new JsonObject();
                 reader.beginObject();
                 while (reader.hasNext()) {
-                    String name = reader.nextName();
+                    String name = unicode(reader.nextName());
                     if (object.has(name)) {
                         throw malformed("the key '" + name + "' appears twice in one object");
                     }
@@ -64,7 +65,7 @@ final class StrictJson {
                 return array;
             }
             case STRING -> {
-                return new JsonPrimitive(reader.nextString());
+                return new JsonPrimitive(unicode(reader.nextString()));
             }
             case NUMBER -> {
                 return new JsonPrimitive(new NumberLiteral(reader.nextString()));
@@ -78,6 +79,42 @@ final class StrictJson {
             }
             default -> throw malformed("unexpected " + token);
         }
+    }
+
+    /** Refuses an unpaired surrogate in any string or key of {@code element}, as {@code INVALID_DATA}. */
+    static void requireUnicode(JsonElement element) {
+        try {
+            walk(element);
+        } catch (WireException exc) {
+            throw new WireException(ErrorCode.INVALID_DATA, exc.detail());
+        }
+    }
+
+    private static void walk(JsonElement element) {
+        if (element.isJsonObject()) {
+            for (var entry : element.getAsJsonObject().entrySet()) {
+                unicode(entry.getKey());
+                walk(entry.getValue());
+            }
+        } else if (element.isJsonArray()) {
+            element.getAsJsonArray().forEach(StrictJson::walk);
+        } else if (element.isJsonPrimitive() && element.getAsJsonPrimitive().isString()) {
+            unicode(element.getAsString());
+        }
+    }
+
+    /** Refuses a string with an unpaired surrogate (only an escape can write one): it is not Unicode text. */
+    private static String unicode(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char unit = value.charAt(i);
+            if (Character.isHighSurrogate(unit) && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(unit)) {
+                throw malformed("a string holds an unpaired surrogate at index " + i);
+            }
+        }
+        return value;
     }
 
     private static void checkDepth(int depth) {

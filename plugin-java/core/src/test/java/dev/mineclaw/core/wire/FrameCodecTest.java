@@ -84,6 +84,22 @@ class FrameCodecTest {
     }
 
     @Test
+    void outgoingUnpairedSurrogateIsRefusedBeforeTheSocket() {
+        JsonObject player = new JsonObject();
+        player.addProperty("uuid", "3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f");
+        player.addProperty("name", "Steve");
+        JsonObject data = new JsonObject();
+        data.add("player", player);
+        data.add("granted", new com.google.gson.JsonArray());
+        data.addProperty("text", "@ai \uD83D");
+        WireException failure = assertThrows(WireException.class,
+                () -> this.codec.check(new Frame("p-1", "chat", null, data), Direction.PLUGIN_TO_BRIDGE));
+        assertEquals(ErrorCode.INVALID_DATA, failure.code());
+        data.addProperty("text", "@ai \uD83D\uDE00");
+        this.codec.check(new Frame("p-1", "chat", null, data), Direction.PLUGIN_TO_BRIDGE);
+    }
+
+    @Test
     void errorMessagesAreBoundedTo512Characters() {
         Frame error = FrameCodec.error("p-1", "b-1", ErrorCode.INTERNAL, "x".repeat(2000));
         assertEquals(512, error.data().get("message").getAsString().length());
