@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from bridge.link.codec import DecodeFault, Frame, decode_frame
+from bridge.errors import LinkError
+from bridge.link.codec import DecodeFault, Frame, decode_frame, encode_frame
 from bridge.link.codes import ErrorCode
-from bridge.link.messages import Direction
+from bridge.link.messages import ChatVerdict, Direction, OutputChat, Text
 
 from .helpers import STEVE, chat, frame
 
@@ -67,3 +68,25 @@ def test_only_unpaired_surrogates_are_malformed() -> None:
     assert isinstance(paired, Frame) and paired.data.text == "@ai \U0001f600"  # type: ignore[attr-defined]
     backslash_then_letters = decode_frame(with_escape("\\\\ud800"), P2B)
     assert isinstance(backslash_then_letters, Frame)
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        {"id": 'a"b', "type": "chat.result"},
+        {"id": "b-1", "type": "Chat"},
+        {"id": "b-1", "type": "error", "re": "x y"},
+    ],
+)
+def test_encoding_refuses_envelope_fields_that_would_need_escaping(
+    envelope: dict[str, str],
+) -> None:
+    with pytest.raises(LinkError, match="out of its pattern"):
+        encode_frame(data=ChatVerdict(decision="pass", ai_prefix=False, notice=None), **envelope)
+
+
+def test_an_encoded_frame_round_trips_with_non_ascii_and_quotes() -> None:
+    text = Text(template='é "quoted" \\ \U0001f600', values={"name": "<b>Steve</b>"})
+    raw = encode_frame(id="b-7", type="output.chat", data=OutputChat(target="broadcast", text=text))
+    decoded = decode_frame(raw, Direction.BRIDGE_TO_PLUGIN)
+    assert isinstance(decoded, Frame) and decoded.data == OutputChat(target="broadcast", text=text)
