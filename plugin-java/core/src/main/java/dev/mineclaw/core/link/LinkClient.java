@@ -127,7 +127,9 @@ public final class LinkClient implements BridgeLink {
                 .connectTimeout(this.settings.handshakeTimeout())
                 .buildAsync(this.settings.url(), session)
                 .whenComplete((socket, error) -> {
-                    if (error != null) {
+                    if (error == null && this.closed) {
+                        socket.abort();
+                    } else if (error != null) {
                         this.logger.info("link: cannot connect to " + this.settings.url() + ": " + rootMessage(error));
                         retryLater(session);
                     }

@@ -61,6 +61,11 @@ final class LinkSession implements WebSocket.Listener {
 
     @Override
     public void onOpen(WebSocket webSocket) {
+        if (this.ended.get()) {
+            // Closed while connecting: nobody will use this socket.
+            webSocket.abort();
+            return;
+        }
         this.socket = webSocket;
         this.sends = new SendQueue(webSocket, error -> end("send failed: " + error.getMessage(), true));
         try {
