@@ -49,7 +49,8 @@ class LinkSettings:
 
     Defaults: ``host`` 127.0.0.1 (loopback only), ``port`` 25580 (0 picks a free one), ``path``
     ``/link``, ``max_frame_bytes`` 65536, ``ping_interval`` and ``ping_timeout`` 20 s,
-    ``handshake_timeout`` 10 s, ``request_timeout`` 10 s (for the bridge's own requests),
+    ``handshake_timeout`` 10 s, ``request_timeout`` 10 s (the bridge's own requests wait this
+    long for the plugin; a handler answering the plugin gets as long, then ``UNAVAILABLE``),
     ``max_requests_in_flight`` 256 (the plugin's unanswered requests), ``close_timeout`` 10 s
     (how long a close waits for the peer's acknowledgement before dropping the socket).
     """
@@ -82,10 +83,18 @@ class LinkServerError(LinkError):
 class _Connection:
     """One plugin connection: its socket, its protocol core, and what waits on it."""
 
-    def __init__(self, ws: ServerConnection, core: LinkProtocol, handler: LinkHandler) -> None:
+    def __init__(
+        self,
+        ws: ServerConnection,
+        core: LinkProtocol,
+        handler: LinkHandler,
+        *,
+        answer_timeout: float,
+    ) -> None:
         self.ws = ws
         self.core = core
         self.handler = handler
+        self.answer_timeout = answer_timeout
         self.pending: dict[str, asyncio.Future[WireModel]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.plugin_events: asyncio.Queue[EventReceived] = asyncio.Queue()
@@ -152,26 +161,31 @@ class _Connection:
 
     async def _answer(self, request: RequestReceived) -> None:
         try:
-            if isinstance(request.data, ChatRequest):
-                answer: WireModel = await self.handler.on_chat(request.data)
-            elif isinstance(request.data, CommandRequest):
-                answer = await self.handler.on_command(request.data)
-            else:  # pragma: no cover - the core delivers only the types above
-                raise LinkError(f"no handler for {request.type}")
+            # Bounded, so a stuck handler cannot hold one of the plugin's in-flight slots forever.
+            async with asyncio.timeout(self.answer_timeout):
+                if isinstance(request.data, ChatRequest):
+                    answer: WireModel = await self.handler.on_chat(request.data)
+                elif isinstance(request.data, CommandRequest):
+                    answer = await self.handler.on_command(request.data)
+                else:  # pragma: no cover - the core delivers only the types above
+                    raise LinkError(f"no handler for {request.type}")
             self.core.send_answer(request.id, answer)
         except NotOpenError:
             return
+        except TimeoutError:
+            logger.warning("handler for %s %s gave no answer in time", request.type, request.id)
+            self._send_error(request.id, ErrorCode.UNAVAILABLE, "the bridge gave no answer in time")
         except FrameTooLargeError as exc:
             logger.error("answer to %s %s not sent: %s", request.type, request.id, exc)
-            self._send_internal(request.id)
+            self._send_error(request.id, ErrorCode.INTERNAL, "the bridge could not answer")
         except Exception:
             logger.exception("handler for %s %s failed", request.type, request.id)
-            self._send_internal(request.id)
+            self._send_error(request.id, ErrorCode.INTERNAL, "the bridge could not answer")
         await self.flush()
 
-    def _send_internal(self, request_id: str) -> None:
+    def _send_error(self, request_id: str, code: ErrorCode, message: str) -> None:
         try:
-            self.core.send_error(request_id, ErrorCode.INTERNAL, "the bridge could not answer")
+            self.core.send_error(request_id, code, message)
         except NotOpenError:
             pass
 
@@ -321,7 +335,9 @@ class LinkServer:
             max_frame_bytes=self.settings.max_frame_bytes,
             max_requests_in_flight=self.settings.max_requests_in_flight,
         )
-        connection = _Connection(ws, core, self._handler)
+        connection = _Connection(
+            ws, core, self._handler, answer_timeout=self.settings.request_timeout
+        )
         try:
             if await self._handshake(connection):
                 await self._run(connection)

@@ -29,6 +29,7 @@ class RecordingHandler(PlaceholderHandler):
         self.disconnected = asyncio.Event()
         self.hellos: list[Hello] = []
         self.fail_chat = False
+        self.stall_chat = False
 
     async def on_connected(self, link: Link, hello: Hello) -> None:
         await super().on_connected(link, hello)
@@ -44,6 +45,8 @@ class RecordingHandler(PlaceholderHandler):
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         if self.fail_chat:
             raise RuntimeError("handler bug")
+        if self.stall_chat:
+            await asyncio.Event().wait()  # never set: a handler that hangs
         return await super().on_chat(request)
 
 

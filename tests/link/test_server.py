@@ -175,6 +175,19 @@ async def test_a_failing_handler_answers_internal_and_the_link_stays_up(
     assert (await plugin.recv())["re"] == "ok"
 
 
+@pytest.mark.parametrize("settings", [LinkSettings(port=0, request_timeout=0.05)])
+async def test_a_stuck_handler_is_given_up_on_with_unavailable(
+    plugin: FakePlugin, handler: RecordingHandler, settings: LinkSettings
+) -> None:
+    handler.stall_chat = True
+    await plugin.send(chat(id="stuck"))
+    error = await plugin.recv()
+    assert error["re"] == "stuck" and error["data"]["code"] == "UNAVAILABLE"
+    handler.stall_chat = False
+    await plugin.send(chat("hi", id="next"))
+    assert (await plugin.recv())["re"] == "next"
+
+
 # ---- the placeholder handler
 
 
