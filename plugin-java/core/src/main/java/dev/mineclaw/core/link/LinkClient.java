@@ -76,17 +76,26 @@ public final class LinkClient implements BridgeLink {
         connect();
     }
 
-    /** Closes the connection (1000) and stops reconnecting; requests in flight fail with DISCONNECTED. */
+    /**
+     * Closes the connection (1000) and stops reconnecting; requests in flight fail with
+     * DISCONNECTED at once. Waits at most about a second for the bridge to answer the close.
+     */
     public void close() {
         LinkSession session;
         synchronized (this.lifecycle) {
             this.closed = true;
             session = this.current;
         }
-        if (session != null) {
-            session.close("plugin shutting down");
-        }
         this.scheduler.shutdownNow();
+        if (session != null) {
+            try {
+                session.close("plugin shutting down").get(2, TimeUnit.SECONDS);
+            } catch (InterruptedException exc) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException exc) {
+                this.logger.fine("link: the close did not complete cleanly: " + exc);
+            }
+        }
     }
 
     @Override

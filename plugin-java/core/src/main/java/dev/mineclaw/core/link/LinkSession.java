@@ -46,6 +46,7 @@ final class LinkSession implements WebSocket.Listener {
     private final AtomicLong nextId = new AtomicLong();
     private final AtomicBoolean ended = new AtomicBoolean();
     private final StringBuilder partial = new StringBuilder();
+    private final CompletableFuture<Void> socketClosed = new CompletableFuture<>();
     private volatile Phase phase = Phase.AWAITING_CHALLENGE;
     private volatile WebSocket socket;
     private volatile SendQueue sends;
@@ -115,12 +116,14 @@ final class LinkSession implements WebSocket.Listener {
 
     @Override
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        this.socketClosed.complete(null);
         end("closed by the bridge (" + statusCode + (reason.isEmpty() ? "" : " " + reason) + ")", false);
         return null;
     }
 
     @Override
     public void onError(WebSocket webSocket, Throwable error) {
+        this.socketClosed.complete(null);
         end("connection error: " + error, false);
     }
 
@@ -170,20 +173,32 @@ final class LinkSession implements WebSocket.Listener {
         return sendFrame(frame);
     }
 
-    /** Closes the connection normally (1000); everything in flight fails at once. */
-    void close(String reason) {
+    /**
+     * Closes the connection normally (1000); everything in flight fails at once. The future
+     * completes when the socket is closed, by the bridge's answer or, a second later, by force.
+     */
+    CompletableFuture<Void> close(String reason) {
         end(reason, false);
         WebSocket current = this.socket;
         if (current == null) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
+        // The bridge answers the close frame and the JDK then drops the connection; aborting at
+        // once could reach the bridge before the close frame does (1006 instead of 1000).
+        Runnable abortIfOpen = () -> {
+            if (!current.isInputClosed()) {
+                current.abort();
+            }
+            this.socketClosed.complete(null);
+        };
         try {
-            current.sendClose(WebSocket.NORMAL_CLOSURE, "")
-                    .orTimeout(1, TimeUnit.SECONDS)
-                    .whenComplete((socket, error) -> current.abort());
+            current.sendClose(WebSocket.NORMAL_CLOSURE, "");
         } catch (RuntimeException exc) {
-            current.abort();
+            abortIfOpen.run();
+            return this.socketClosed;
         }
+        CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(abortIfOpen);
+        return this.socketClosed;
     }
 
     private void receive(String text) {
