@@ -15,6 +15,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.provider_bench",
     "bench.whitelist_bench",
     "bench.reload_bench",
+    "bench.function_bench",
 )
 
 

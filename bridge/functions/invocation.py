@@ -152,12 +152,14 @@ class Invocation:
             "requestChars": limits.result_chars,
             "resultChars": limits.result_chars,
         }
-        await self._segment(sandbox, self.source, discard=True)
-        await self._segment(
-            sandbox,
-            f"__mineclaw.start({_js_string(json.dumps(context))}, "
-            f"{_js_string(json.dumps(config))})",
+        # One segment for the owner's top level and the start of onCall. The leading ";" on
+        # its own line ends any statement the source left open, so a source that does not
+        # parse alone cannot parse here either.
+        start = (
+            f"\n;__mineclaw.start({_js_string(json.dumps(context))}, "
+            f"{_js_string(json.dumps(config))});"
         )
+        await self._segment(sandbox, self.source + start, discard=True)
         while True:
             state = await self._step(sandbox)
             settlements = [self._admit(*request) for request in state.requests]
