@@ -16,6 +16,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.whitelist_bench",
     "bench.reload_bench",
     "bench.function_bench",
+    "bench.function_bench",
 )
 
 
