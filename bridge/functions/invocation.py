@@ -109,7 +109,10 @@ class Invocation:
     async def drive(self) -> dict[str, Any]:
         """Run to a result. Cancelling the caller cancels everything this started."""
         self._finished = asyncio.Queue()
-        sandbox = await self._fresh()
+        try:
+            sandbox = await self.engine.fresh(heap_bytes=self.limits.heap_mb * 1024 * 1024)
+        except SandboxError as exc:
+            return error_result(ErrorCode.ENGINE_UNAVAILABLE, str(exc))
         try:
             return await self._loop(sandbox)
         except _Stop as stop:
@@ -133,12 +136,6 @@ class Invocation:
             if record.may_have_effect and record.status in ("completed", "cancelled")
         ]
         return {"effects_not_rolled_back": effects} if effects else {}
-
-    async def _fresh(self) -> Sandbox:
-        try:
-            return await self.engine.fresh(heap_bytes=self.limits.heap_mb * 1024 * 1024)
-        except SandboxError as exc:
-            raise _Stop(error_result(ErrorCode.ENGINE_UNAVAILABLE, str(exc))) from exc
 
     async def _segment(self, sandbox: Sandbox, script: str, *, discard: bool = False) -> str | None:
         timeout_s = self.limits.sync_segment_ms / 1000

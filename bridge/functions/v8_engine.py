@@ -262,7 +262,13 @@ class V8Engine:
             await asyncio.sleep(0.001)
 
     async def _take(self, heap_bytes: int) -> MiniRacer:
-        racer = self._ready.popleft() if self._ready else await self._create()
+        if self._ready:
+            racer = self._ready.popleft()
+        else:
+            try:
+                racer = await self._create()
+            except Exception as exc:
+                raise EngineUnavailable(f"could not create a V8 isolate: {exc}") from exc
         racer.set_hard_memory_limit(heap_bytes)
         self._active += 1
         self._start_refill()
@@ -279,7 +285,11 @@ class V8Engine:
             while self._ready and self._active:
                 self._idle = asyncio.Event()
                 await self._idle.wait()
-            self._ready.append(await self._create())
+            try:
+                self._ready.append(await self._create())
+            except Exception:  # noqa: BLE001 - the next call creates its own and reports it
+                logger.exception("could not create a V8 isolate ahead")
+                return
             await asyncio.sleep(0)
 
     async def _shutdown(self) -> None:

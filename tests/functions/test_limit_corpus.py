@@ -241,3 +241,10 @@ async def test_storm_left_behind_after_the_result_is_terminated(engine: V8Engine
     assert code_of(result) == "sync_time_limit"
     witness = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
     assert output(witness) == {"alive": True}
+
+
+async def test_catastrophic_regex_is_stopped(engine: V8Engine) -> None:
+    # Backtracking runs inside the regexp engine, not in a JavaScript loop.
+    js = "/^(a+)+$/.test('a'.repeat(64) + '!'); return {status: 'ok', output: {}};"
+    result, _ = await run_runaway(js, engine)
+    assert code_of(result) == "sync_time_limit"

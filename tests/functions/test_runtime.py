@@ -317,3 +317,27 @@ async def test_lexical_onCall_is_found(engine: V8Engine) -> None:
 async def test_awaiting_forever_is_reported_as_stalled(engine: V8Engine) -> None:
     rt, _, _ = runtime(engine, function(body("await new Promise(() => {}); return 1;")))
     assert output(await call(rt))["error_code"] == "workflow_stalled"
+
+
+class BrokenEngine:
+    """An engine that cannot make sandboxes, running drivers on the caller's loop."""
+
+    async def run(self, work: Any) -> Any:
+        return await work
+
+    async def fresh(self, *, heap_bytes: int) -> Any:
+        from bridge.functions.engine import EngineUnavailable
+
+        raise EngineUnavailable("no isolates today")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_engine_failure_is_a_result_not_a_crash() -> None:
+    rt, host, audit = runtime(BrokenEngine(), function(body("return 1;")))
+    result = await call(rt)
+    assert output(result)["error_code"] == "engine_unavailable"
+    assert "no isolates today" in output(result)["message"]
+    assert audit.kinds() == ["function.start", "function.end"]
+    assert host.calls == []
