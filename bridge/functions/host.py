@@ -115,6 +115,7 @@ class InvocationInfo:
     function: str
     source_sha256: str
     player: str
+    player_uuid: str | None = None
 
 
 class OperationRefused(FunctionError):

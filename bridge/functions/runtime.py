@@ -60,10 +60,13 @@ class FunctionRuntime:
         arguments: Any,
         *,
         player: str,
+        player_uuid: str | None = None,
         cancel: asyncio.Event | None = None,
     ) -> dict[str, Any]:
         """The model-facing tool: `{status, output}` for Function `name` called by `player`."""
-        outcome = await self.invoke(name, arguments, player=player, cancel=cancel)
+        outcome = await self.invoke(
+            name, arguments, player=player, player_uuid=player_uuid, cancel=cancel
+        )
         return outcome.result
 
     async def invoke(
@@ -72,6 +75,7 @@ class FunctionRuntime:
         arguments: Any,
         *,
         player: str,
+        player_uuid: str | None = None,
         cancel: asyncio.Event | None = None,
     ) -> FunctionOutcome:
         """Run one call. Setting `cancel` stops it with a `cancelled` result; cancelling the
@@ -102,7 +106,8 @@ class FunctionRuntime:
                 },
             )
             return FunctionOutcome(refusal, name, invocation_id, None)
-        info = InvocationInfo(invocation_id, spec.name, spec.source_sha256, player)
+        # Only the name reaches the Function (ctx.player.name); the UUID is for the host.
+        info = InvocationInfo(invocation_id, spec.name, spec.source_sha256, player, player_uuid)
         invocation = Invocation(
             info=info,
             source=spec.on_call,

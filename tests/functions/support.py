@@ -61,6 +61,7 @@ class ScriptedHost:
     calls: list[tuple[str, Any]] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
     approval_started: asyncio.Event = field(default_factory=asyncio.Event)
+    invocations: list[InvocationInfo] = field(default_factory=list)
 
     def is_registered_tool(self, name: str) -> bool:
         return name in self.tools
@@ -89,6 +90,7 @@ class ScriptedHost:
         self, request: DispatchInput, invocation: InvocationInfo
     ) -> DispatchOutcome:
         self.calls.append(("dispatch", request))
+        self.invocations.append(invocation)
         return DispatchOutcome(
             dispatch_status="dispatched",
             execution_result="success",

@@ -341,3 +341,24 @@ async def test_engine_failure_is_a_result_not_a_crash() -> None:
     assert "no isolates today" in output(result)["message"]
     assert audit.kinds() == ["function.start", "function.end"]
     assert host.calls == []
+
+
+async def test_registry_handler_binds_the_turns_player(engine: V8Engine) -> None:
+    from bridge.functions.tool import call_function_handler
+    from bridge.tools.registry import CallContext
+
+    source = body(
+        "const r = await api.invoke({action: 'command.dispatch', input: {executor: 'console', "
+        "command: 'say ' + ctx.player.name}}); "
+        "return {status: 'ok', output: {keys: Object.keys(ctx.player)}};"
+    )
+    rt, host, _ = runtime(engine, function(source, capabilities=["command.dispatch.console"]))
+    handler = call_function_handler(rt)
+    uuid = "069a79f4-44e9-4726-a5be-fca90e38aaf5"
+    context = CallContext(turn_id="t1", call_id="c1", player_uuid=uuid, player_name=ONLINE)
+    result = await asyncio.wait_for(handler({"name": "f", "arguments": {}}, context), WAIT_S)
+    # The Function sees the name only; the host also gets the UUID.
+    assert result == {"status": "ok", "output": {"keys": ["name"]}}
+    assert host.invocations[0].player == ONLINE
+    assert host.invocations[0].player_uuid == uuid
+    assert uuid not in json.dumps(result)
