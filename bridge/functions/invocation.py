@@ -280,7 +280,7 @@ class Invocation:
             raise
         except Exception as exc:  # noqa: BLE001 - any host fault becomes a catchable error
             if isinstance(exc, OperationRefused):
-                code, message = exc.code, exc.message
+                code, message = exc.code[:64], exc.message[:500]
             else:
                 logger.exception("host failed on operation %s of %s", record.index, self.info)
                 code, message = OperationCode.HOST_ERROR, "the host failed; see the bridge log"

@@ -6,7 +6,6 @@ audit log and `functions run` show everything a Function attempted.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -29,7 +28,7 @@ from bridge.functions.host import (
     NativeToolInput,
 )
 from bridge.functions.limits import FunctionLimits
-from bridge.functions.results import JSONLimitError, OperationCode, measure_json
+from bridge.functions.results import JSONLimitError, OperationCode, parse_limited
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -125,8 +124,13 @@ class OperationGate:
     def _parse(self, record: OperationRecord, text: str) -> _Request:
         limits = self.limits
         try:
-            value = json.loads(text)
-            measure_json(value, depth=limits.result_depth + 1, members=limits.result_members)
+            # The driver caps requests too, but it runs beside owner code: check again here.
+            value = parse_limited(
+                text,
+                chars=limits.result_chars,
+                depth=limits.result_depth + 1,  # the {action, input} envelope adds a level
+                members=limits.result_members,
+            )
             return _Request.model_validate(value)
         except (ValueError, RecursionError, JSONLimitError) as exc:
             raise Refused(record, OperationCode.INVALID_INPUT, _explain(exc)) from None

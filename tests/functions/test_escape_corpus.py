@@ -231,3 +231,23 @@ async def test_no_class_or_host_object_is_reachable(engine: V8Engine) -> None:
         "__mineclaw", "__timer_manager", "clearTimeout", "setTimeout", "onCall",
     }  # fmt: skip
     assert set(names) <= standard, set(names) - standard
+
+
+async def test_driver_caps_bypassed_by_owner_code_are_enforced_in_python(
+    engine: V8Engine,
+) -> None:
+    # Top-level code starts the driver itself with caps of its choosing before the runtime
+    # does; Python still refuses the oversize request.
+    big = "{action: 'command.dispatch', input: {executor: 'console', command: 'x'.repeat(50000)}}"
+    source = (
+        "__mineclaw.start(JSON.stringify({args: {}, player: {name: 'Steve'}}), "
+        "JSON.stringify({maxPosted: 1e9, requestChars: 1e9, resultChars: 1e9}));\n"
+        + body(
+            f"try {{ await api.invoke({big}); return {{status: 'ok', output: {{}}}}; }} "
+            "catch (e) { return {status: 'refused', output: {code: e.code}}; }"
+        )
+    )
+    rt, host, _ = runtime(engine, function(source, capabilities=["command.dispatch.console"]))
+    result = await asyncio.wait_for(rt.call_function("f", {}, player=ONLINE), WAIT_S)
+    assert result == {"status": "refused", "output": {"code": "invalid_input"}}
+    assert host.calls == []
