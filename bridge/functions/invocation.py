@@ -194,13 +194,12 @@ class Invocation:
     def _read_state(self, text: str | None) -> _State:
         limits = self.limits
         cap = 4_096 + 3 * limits.result_chars * (limits.operations_per_call + 2)
-        tampered = _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered"))
-        if text is None or len(text) > cap:
-            raise tampered
-        try:
-            return _State.model_validate_json(text)
-        except ValidationError as exc:
-            raise tampered from exc
+        if text is not None and len(text) <= cap:
+            try:
+                return _State.model_validate_json(text)
+            except ValidationError:
+                pass
+        raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered with"))
 
     def _final(self, state: _State) -> dict[str, Any]:
         if state.failure is not None:

@@ -44,6 +44,8 @@ class ErrorCode:
     """The sandbox could not be created."""
     PROTOCOL_ERROR = "protocol_error"
     """The sandbox answered the runtime with something malformed (tampered driver)."""
+    INTERNAL_ERROR = "internal_error"
+    """The runtime itself failed; the traceback is in the bridge log only."""
 
 
 class OperationCode:

@@ -9,6 +9,7 @@ with the source hash.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from bridge.functions.limits import FunctionLimits
 from bridge.functions.operations import OperationGate, OperationRecord
 from bridge.functions.results import ErrorCode, error_result
 from bridge.store.audit_sink import AuditSink, JSONValue
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,13 @@ class FunctionRuntime:
             return finish(
                 "function.cancel", invocation.failed(ErrorCode.CANCELLED, "workflow cancelled")
             )
+        error = drive.exception()
+        if error is not None:
+            # A fault of the runtime itself, not of the Function: logged with its traceback,
+            # answered without details.
+            logger.error("Function %s failed inside the runtime", info, exc_info=error)
+            message = "the Function runtime failed; see the bridge log"
+            return finish("function.end", invocation.failed(ErrorCode.INTERNAL_ERROR, message))
         return finish("function.end", drive.result())
 
 

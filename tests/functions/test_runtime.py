@@ -7,6 +7,8 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
+
 from bridge.functions.catalogue import FunctionsFile, FunctionSpec
 from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
@@ -362,3 +364,21 @@ async def test_registry_handler_binds_the_turns_player(engine: V8Engine) -> None
     assert host.invocations[0].player == ONLINE
     assert host.invocations[0].player_uuid == uuid
     assert uuid not in json.dumps(result)
+
+
+class FaultyEngine(BrokenEngine):
+    """An engine whose sandbox fails in a way no engine should (a runtime bug)."""
+
+    async def fresh(self, *, heap_bytes: int) -> Any:
+        raise RuntimeError("bug with a secret detail")
+
+
+async def test_a_runtime_fault_is_an_internal_error_result(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rt, _, audit = runtime(FaultyEngine(), function(body("return 1;")))
+    result = await call(rt)
+    assert output(result)["error_code"] == "internal_error"
+    assert "secret" not in json.dumps(result)
+    assert audit.kinds() == ["function.start", "function.end"]
+    assert "bug with a secret detail" in caplog.text
