@@ -1,0 +1,121 @@
+package dev.mineclaw.core.config;
+
+import dev.mineclaw.core.CoreSettings;
+import dev.mineclaw.core.link.LinkSettings;
+import dev.mineclaw.core.link.TokenSource;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * The plugin's own config file: only how to reach the bridge and how long chat may wait. Every
+ * decision lives in the bridge. Immutable; read with {@link #fromMap}.
+ *
+ * @param bridgeUrl the bridge's link endpoint ({@value #DEFAULT_URL} by default)
+ * @param token the shared token, or empty to read {@code tokenFile}
+ * @param tokenFile the bridge's {@code link.token}; relative paths are resolved against the
+ *     plugin's data folder, which is the folder the bridge is started with ({@code serve --config})
+ * @param verdictTimeout how long a chat message may wait for its verdict (250 ms by default)
+ */
+public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout) {
+    public static final String DEFAULT_URL = "ws://127.0.0.1:25580/link";
+    public static final String DEFAULT_TOKEN_FILE = "link.token";
+    /** Chat waits at most this long whatever the file says: a slow bridge must not stall chat. */
+    public static final long MAX_VERDICT_TIMEOUT_MS = 2000;
+
+    static final String BRIDGE_URL = "bridge-url";
+    static final String TOKEN = "token";
+    static final String TOKEN_FILE = "token-file";
+    static final String VERDICT_TIMEOUT_MS = "verdict-timeout-ms";
+    private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS);
+
+    /**
+     * Reads the top-level values of the config file; absent keys take their defaults.
+     *
+     * @param dataFolder the plugin's data folder, against which a relative token file is resolved
+     * @throws ConfigException naming the first bad key
+     */
+    public static PluginConfig fromMap(Map<String, ?> values, Path dataFolder) {
+        for (String key : new TreeSet<>(values.keySet())) {
+            if (!KEYS.contains(key)) {
+                throw new ConfigException(key, "unknown key; known keys are " + new TreeSet<>(KEYS));
+            }
+        }
+        URI url = url(string(values, BRIDGE_URL, DEFAULT_URL));
+        String token = string(values, TOKEN, "").strip();
+        Path tokenFile = path(string(values, TOKEN_FILE, DEFAULT_TOKEN_FILE), dataFolder);
+        Duration verdict = Duration.ofMillis(verdictMillis(values.get(VERDICT_TIMEOUT_MS)));
+        return new PluginConfig(url, token, tokenFile, verdict);
+    }
+
+    /** The core's settings for one server start. */
+    public CoreSettings coreSettings(UUID instanceId) {
+        return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrl),
+                TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
+                .withVerdictTimeout(this.verdictTimeout);
+    }
+
+    private static String string(Map<String, ?> values, String key, String fallback) {
+        Object value = values.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        if (!(value instanceof String text)) {
+            throw new ConfigException(key, "expected text, got " + describe(value));
+        }
+        return text;
+    }
+
+    private static URI url(String raw) {
+        URI uri;
+        try {
+            uri = new URI(raw.strip());
+        } catch (URISyntaxException exc) {
+            throw new ConfigException(BRIDGE_URL, "not a URL: " + exc.getMessage());
+        }
+        if (!"ws".equals(uri.getScheme()) && !"wss".equals(uri.getScheme())) {
+            throw new ConfigException(BRIDGE_URL, "must start with ws:// or wss://, got '" + raw + "'");
+        }
+        if (uri.getHost() == null) {
+            throw new ConfigException(BRIDGE_URL, "names no host: '" + raw + "'");
+        }
+        return uri;
+    }
+
+    private static Path path(String raw, Path dataFolder) {
+        if (raw.isBlank()) {
+            throw new ConfigException(TOKEN_FILE, "must name a file (the bridge writes link.token)");
+        }
+        try {
+            return dataFolder.resolve(raw.strip()).normalize();
+        } catch (InvalidPathException exc) {
+            throw new ConfigException(TOKEN_FILE, "not a path: " + exc.getMessage());
+        }
+    }
+
+    private static long verdictMillis(Object value) {
+        if (value == null) {
+            return CoreSettings.DEFAULT_VERDICT_TIMEOUT.toMillis();
+        }
+        // YAML gives Integer or Long for whole numbers; anything else (2.5, "250") is refused.
+        if (!(value instanceof Integer) && !(value instanceof Long)) {
+            throw new ConfigException(VERDICT_TIMEOUT_MS, "expected whole milliseconds, got " + describe(value));
+        }
+        long millis = ((Number) value).longValue();
+        if (millis < 1 || millis > MAX_VERDICT_TIMEOUT_MS) {
+            throw new ConfigException(VERDICT_TIMEOUT_MS,
+                    "must be 1-" + MAX_VERDICT_TIMEOUT_MS + " ms, got " + millis);
+        }
+        return millis;
+    }
+
+    private static String describe(Object value) {
+        return value.getClass().getSimpleName() + " '" + value + "'";
+    }
+}

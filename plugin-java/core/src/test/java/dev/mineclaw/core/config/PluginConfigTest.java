@@ -1,0 +1,109 @@
+package dev.mineclaw.core.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mineclaw.core.CoreSettings;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PluginConfigTest {
+    @TempDir
+    Path dataFolder;
+
+    @Test
+    void anEmptyFileGivesTheDocumentedDefaults() {
+        PluginConfig config = PluginConfig.fromMap(Map.of(), this.dataFolder);
+        assertEquals(URI.create("ws://127.0.0.1:25580/link"), config.bridgeUrl());
+        assertEquals("", config.token());
+        assertEquals(this.dataFolder.resolve("link.token"), config.tokenFile());
+        assertEquals(Duration.ofMillis(250), config.verdictTimeout());
+    }
+
+    @Test
+    void valuesAreReadAndTheTokenFileIsResolvedAgainstTheDataFolder() {
+        PluginConfig config = PluginConfig.fromMap(Map.of(
+                "bridge-url", "wss://bridge.example:9000/link",
+                "token", "  secret  ",
+                "token-file", "sub/../other.token",
+                "verdict-timeout-ms", 400), this.dataFolder);
+        assertEquals(URI.create("wss://bridge.example:9000/link"), config.bridgeUrl());
+        assertEquals("secret", config.token());
+        assertEquals(this.dataFolder.resolve("other.token"), config.tokenFile());
+        assertEquals(Duration.ofMillis(400), config.verdictTimeout());
+    }
+
+    @Test
+    void aNullTokenAsYamlWritesAnEmptyValueMeansReadTheFile() throws Exception {
+        Map<String, Object> values = new HashMap<>();
+        values.put("token", null);
+        Files.writeString(this.dataFolder.resolve("link.token"), "from-file\n", StandardCharsets.UTF_8);
+        CoreSettings settings = PluginConfig.fromMap(values, this.dataFolder).coreSettings(UUID.randomUUID());
+        assertEquals("from-file", settings.tokens().token());
+    }
+
+    @Test
+    void coreSettingsCarryTheUrlAndVerdictTimeout() {
+        UUID instance = UUID.randomUUID();
+        CoreSettings settings = PluginConfig.fromMap(Map.of("token", "t", "verdict-timeout-ms", 100L), this.dataFolder)
+                .coreSettings(instance);
+        assertEquals(instance, settings.instanceId());
+        assertEquals(Duration.ofMillis(100), settings.verdictTimeout());
+        assertEquals(URI.create(PluginConfig.DEFAULT_URL), settings.link().url());
+        assertEquals("t", settings.tokens().token());
+    }
+
+    @Test
+    void anUnknownKeyIsNamed() {
+        ConfigException error = assertThrows(ConfigException.class,
+                () -> PluginConfig.fromMap(Map.of("bridge-ulr", "ws://x"), this.dataFolder));
+        assertEquals("bridge-ulr", error.key());
+        assertTrue(error.getMessage().contains("known keys"), error.getMessage());
+    }
+
+    @Test
+    void aUrlThatIsNotWebSocketIsRefused() {
+        assertKey("bridge-url", Map.of("bridge-url", "http://127.0.0.1:25580/link"));
+        assertKey("bridge-url", Map.of("bridge-url", "ws://"));
+        assertKey("bridge-url", Map.of("bridge-url", "ws://bad host/"));
+        assertKey("bridge-url", Map.of("bridge-url", 25580));
+    }
+
+    @Test
+    void aVerdictTimeoutOutOfRangeOrNotWholeIsRefused() {
+        assertKey("verdict-timeout-ms", Map.of("verdict-timeout-ms", 0));
+        assertKey("verdict-timeout-ms", Map.of("verdict-timeout-ms", -5));
+        assertKey("verdict-timeout-ms", Map.of("verdict-timeout-ms", 2001));
+        assertKey("verdict-timeout-ms", Map.of("verdict-timeout-ms", 2.5));
+        assertKey("verdict-timeout-ms", Map.of("verdict-timeout-ms", "250"));
+    }
+
+    @Test
+    void aBlankOrInvalidTokenFileIsRefused() {
+        assertKey("token-file", Map.of("token-file", "  "));
+        assertKey("token-file", Map.of("token-file", "bad\u0000name"));
+        assertKey("token", Map.of("token", 12345));
+    }
+
+    @Test
+    void aMissingTokenFileIsReportedWhenTheTokenIsNeededNotAtLoad() {
+        CoreSettings settings = PluginConfig.fromMap(Map.of(), this.dataFolder).coreSettings(UUID.randomUUID());
+        RuntimeException error = assertThrows(RuntimeException.class, () -> settings.tokens().token());
+        assertTrue(error.getMessage().contains("link.token"), error.getMessage());
+    }
+
+    private void assertKey(String key, Map<String, ?> values) {
+        ConfigException error = assertThrows(ConfigException.class, () -> PluginConfig.fromMap(values, this.dataFolder));
+        assertEquals(key, error.key(), error.getMessage());
+        assertTrue(error.getMessage().startsWith("config.yml: " + key + ": "), error.getMessage());
+    }
+}
