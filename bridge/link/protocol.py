@@ -199,6 +199,11 @@ class LinkProtocol:
         events, self._events = self._events, []
         return events
 
+    @property
+    def has_data_to_send(self) -> bool:
+        """Whether ``data_to_send`` or a close is waiting (a request alone sends nothing)."""
+        return bool(self._to_send) or self.close_code is not None
+
     def data_to_send(self) -> list[str]:
         """The frames to write since the last call, in order."""
         frames, self._to_send = self._to_send, []

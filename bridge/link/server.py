@@ -382,7 +382,8 @@ class LinkServer:
             async for raw in connection.ws:
                 core.receive(raw)
                 connection.dispatch(core.events_received())
-                await connection.flush()
+                if core.has_data_to_send:
+                    await connection.flush()
         except ConnectionClosed:
             pass
 

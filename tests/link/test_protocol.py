@@ -168,6 +168,17 @@ def test_a_chat_request_is_delivered_and_answered_once() -> None:
         core.send_answer("c1", PASS)
 
 
+def test_only_frames_to_write_or_a_close_count_as_data_to_send() -> None:
+    core = open_core()
+    core.receive(chat(id="c1"))
+    assert not core.has_data_to_send
+    core.send_answer("c1", PASS)
+    assert core.has_data_to_send
+    core.data_to_send()
+    core.close()
+    assert core.has_data_to_send and core.data_to_send() == []
+
+
 def test_an_answer_of_the_wrong_model_is_refused_locally() -> None:
     core = open_core()
     core.receive(chat(id="c1"))
