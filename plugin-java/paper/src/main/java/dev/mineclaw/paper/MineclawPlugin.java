@@ -1,29 +1,60 @@
 package dev.mineclaw.paper;
 
+import dev.mineclaw.core.MineclawCore;
+import dev.mineclaw.core.MineclawException;
+import dev.mineclaw.core.config.PluginConfig;
+import dev.mineclaw.core.link.LinkListener;
+import dev.mineclaw.core.link.LinkState;
+import io.papermc.paper.plugin.lifecycle.event.types.LifecycleEvents;
+import java.util.List;
+import java.util.UUID;
+import org.bukkit.entity.Player;
 import org.bukkit.plugin.java.JavaPlugin;
 
 /**
- * The plugin's entry point on Paper and Folia. It stays thin: the adapter's job is to build a
- * {@code dev.mineclaw.core.platform.Platform} over the Bukkit API (with Folia's region and entity
- * schedulers when Folia is detected at run time), hand it to {@code dev.mineclaw.core.MineclawCore},
- * and forward chat, {@code /mineclaw} and join/quit events to the core. That wiring is the next
- * step of the Paper work; this skeleton only detects the platform and loads the config.
+ * The plugin's entry point on Paper and Folia: builds the {@link PaperPlatform}, hands it to the
+ * core with the config, and registers the chat listener, join/quit events and {@code /mineclaw}.
  */
 public final class MineclawPlugin extends JavaPlugin {
     private static final String FOLIA_MARKER = "io.papermc.paper.threadedregions.RegionizedServer";
 
     private final boolean folia = detectFolia();
+    private MineclawCore core;
 
     @Override
     public void onEnable() {
         saveDefaultConfig();
-        getLogger().info("Mineclaw " + getPluginMeta().getVersion() + " on " + (this.folia ? "Folia" : "Paper")
-                + "; the bridge link is not wired into this build yet.");
+        PluginConfig config;
+        try {
+            config = PluginConfig.fromMap(getConfig().getValues(false), getDataFolder().toPath());
+        } catch (MineclawException exc) {
+            getLogger().severe(exc.getMessage() + "; Mineclaw stays disabled until the config is fixed.");
+            getServer().getPluginManager().disablePlugin(this);
+            return;
+        }
+        PaperPlatform platform = new PaperPlatform(this, new RegionSchedulers(this), this.folia);
+        this.core = new MineclawCore(platform, config.coreSettings(UUID.randomUUID()), new LinkLog());
+        getServer().getPluginManager().registerEvents(new ChatListener(this.core, platform), this);
+        getServer().getPluginManager().registerEvents(new PlayerEvents(this.core), this);
+        MineclawCommand command = new MineclawCommand(this.core);
+        getLifecycleManager().registerEventHandler(LifecycleEvents.COMMANDS, event -> event.registrar()
+                .register(command.node(), "Talk to the Mineclaw bridge (status, approvals, owner commands).", List.of()));
+        this.core.start();
+        getLogger().info("Mineclaw " + getPluginMeta().getVersion() + " on " + platform.platformName()
+                + ", linking to " + config.bridgeUrl());
     }
 
     @Override
     public void onDisable() {
-        getLogger().info("Mineclaw disabled.");
+        if (this.core != null) {
+            // Quits are not fired for players still online at shutdown; report them before the
+            // link closes, so the bridge drops their pending confirmations.
+            for (Player player : getServer().getOnlinePlayers()) {
+                this.core.playerQuit(PaperPlatform.ref(player));
+            }
+            this.core.stop();
+            this.core = null;
+        }
     }
 
     /** Whether the server runs Folia's regionised scheduler, decided at run time, never at build time. */
@@ -37,6 +68,24 @@ public final class MineclawPlugin extends JavaPlugin {
             return true;
         } catch (ClassNotFoundException exc) {
             return false;
+        }
+    }
+
+    /** Link changes in the server log, so an owner sees at once when the bridge is unreachable. */
+    private final class LinkLog implements LinkListener {
+        @Override
+        public void linkUp(String sessionId) {
+            getLogger().info("linked to the bridge (session " + sessionId + ")");
+        }
+
+        @Override
+        public void linkDown(String reason) {
+            getLogger().warning("bridge link down: " + reason);
+        }
+
+        @Override
+        public void linkState(LinkState state) {
+            // The core applies it; nothing to show.
         }
     }
 }

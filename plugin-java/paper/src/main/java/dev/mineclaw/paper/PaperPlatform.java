@@ -1,0 +1,159 @@
+package dev.mineclaw.paper;
+
+import dev.mineclaw.core.platform.BlockSnapshot;
+import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.FeedbackCollector;
+import dev.mineclaw.core.platform.ItemSnapshot;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerGoneException;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.text.TextRenderer;
+import java.util.List;
+import java.util.UUID;
+import java.util.logging.Logger;
+import net.kyori.adventure.text.Component;
+import org.bukkit.FluidCollisionMode;
+import org.bukkit.Server;
+import org.bukkit.block.Block;
+import org.bukkit.command.CommandSender;
+import org.bukkit.entity.Player;
+import org.bukkit.inventory.ItemStack;
+import org.bukkit.inventory.meta.ItemMeta;
+import org.bukkit.plugin.Plugin;
+
+/**
+ * The core's {@link Platform} over the Bukkit API. Each method is one read or one call; the
+ * thread each may run on is the {@link Platform} contract's, which {@link RegionSchedulers} keeps.
+ */
+final class PaperPlatform implements Platform {
+    /** How far {@link #targetBlock} looks: survival reach, so the ray stays in loaded chunks. */
+    private static final int REACH_BLOCKS = 5;
+
+    private final Plugin plugin;
+    private final Server server;
+    private final RegionSchedulers schedulers;
+    private final boolean folia;
+
+    PaperPlatform(Plugin plugin, RegionSchedulers schedulers, boolean folia) {
+        this.plugin = plugin;
+        this.server = plugin.getServer();
+        this.schedulers = schedulers;
+        this.folia = folia;
+    }
+
+    @Override
+    public String platformName() {
+        return this.folia ? "folia" : "paper";
+    }
+
+    @Override
+    public String pluginVersion() {
+        return this.plugin.getPluginMeta().getVersion();
+    }
+
+    @Override
+    public String minecraftVersion() {
+        return this.server.getMinecraftVersion();
+    }
+
+    @Override
+    public Logger logger() {
+        return this.plugin.getLogger();
+    }
+
+    @Override
+    public void runGlobal(Runnable task) {
+        this.schedulers.global(task);
+    }
+
+    @Override
+    public void runForPlayer(UUID player, Runnable task, Runnable whenGone) {
+        this.schedulers.forPlayer(player, task, whenGone);
+    }
+
+    @Override
+    public List<PlayerRef> onlinePlayers() {
+        // Paper's online-player collection is safe to copy from any thread.
+        return this.server.getOnlinePlayers().stream().map(PaperPlatform::ref).toList();
+    }
+
+    @Override
+    public boolean hasPermission(UUID player, String node) {
+        return online(player).hasPermission(node);
+    }
+
+    @Override
+    public ItemSnapshot heldItem(UUID player) {
+        ItemStack item = online(player).getInventory().getItemInMainHand();
+        if (item.isEmpty()) {
+            return ItemSnapshot.EMPTY;
+        }
+        ItemMeta meta = item.getItemMeta();
+        Component name = meta != null && meta.hasDisplayName() ? meta.displayName() : null;
+        return new ItemSnapshot(item.getType().getKey().asString(), item.getAmount(),
+                name == null ? null : TextRenderer.plain(name));
+    }
+
+    @Override
+    public BlockSnapshot targetBlock(UUID player) {
+        Player online = online(player);
+        Block block = online.getTargetBlockExact(REACH_BLOCKS, FluidCollisionMode.NEVER);
+        if (block == null) {
+            return new BlockSnapshot(null, online.getWorld().getName(), 0, 0, 0);
+        }
+        return new BlockSnapshot(block.getType().getKey().asString(), block.getWorld().getName(), block.getX(),
+                block.getY(), block.getZ());
+    }
+
+    @Override
+    public void sendMessage(UUID player, Component text) {
+        online(player).sendMessage(text);
+    }
+
+    @Override
+    public void sendActionBar(UUID player, Component text) {
+        online(player).sendActionBar(text);
+    }
+
+    @Override
+    public boolean dispatchAsPlayer(UUID player, String command) {
+        return this.server.dispatchCommand(online(player), command);
+    }
+
+    @Override
+    public int broadcast(Component text) {
+        this.server.getConsoleSender().sendMessage(text);
+        int players = 0;
+        for (Player online : this.server.getOnlinePlayers()) {
+            online.sendMessage(text);
+            players++;
+        }
+        return players;
+    }
+
+    @Override
+    public void sendConsole(Component text) {
+        this.server.getConsoleSender().sendMessage(text);
+    }
+
+    @Override
+    public ConsoleDispatch dispatchConsole(String command) {
+        FeedbackCollector feedback = new FeedbackCollector();
+        // Paper's feedback sender has the console's permissions and hands us what it is told.
+        CommandSender sender = this.server.createCommandSender(line -> feedback.add(TextRenderer.plain(line)));
+        boolean dispatched = this.server.dispatchCommand(sender, command);
+        return feedback.result(dispatched);
+    }
+
+    static PlayerRef ref(Player player) {
+        return new PlayerRef(player.getUniqueId(), player.getName());
+    }
+
+    private Player online(UUID uuid) {
+        Player player = this.server.getPlayer(uuid);
+        if (player == null) {
+            throw new PlayerGoneException(uuid);
+        }
+        return player;
+    }
+}
