@@ -118,13 +118,15 @@ def _readable_id(value: Any) -> str | None:
     return value if isinstance(value, str) and _ID.fullmatch(value) else None
 
 
+# Made once: json.loads with hooks would build a new decoder for every frame.
+_DECODER = json.JSONDecoder(object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
+
+
 def _parse(raw: str | bytes) -> Any | DecodeFault:
     if isinstance(raw, bytes):
         return DecodeFault(ErrorCode.MALFORMED_FRAME, "binary frames are not used; send text")
     try:
-        value = json.loads(
-            raw, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
-        )
+        value = _DECODER.decode(raw)
     except json.JSONDecodeError as exc:
         return DecodeFault(
             ErrorCode.MALFORMED_FRAME,
@@ -146,20 +148,20 @@ def _parse(raw: str | bytes) -> Any | DecodeFault:
     return value
 
 
-def _envelope_fault(obj: dict[str, Any]) -> str | None:
-    unknown = sorted(set(obj) - _ENVELOPE_FIELDS)
-    if unknown:
+def _envelope_fault(obj: dict[str, Any], frame_id: str | None, re_id: str | None) -> str | None:
+    if not _ENVELOPE_FIELDS.issuperset(obj):
+        unknown = sorted(set(obj) - _ENVELOPE_FIELDS)
         return f"unknown envelope field {unknown[0]!r}"
     for name in ("v", "id", "type", "data"):
         if name not in obj:
             return f"missing envelope field {name!r}"
     if type(obj["v"]) is not int:  # bool is an int subclass; true is not a version
         return "v must be the integer 1"
-    if _readable_id(obj["id"]) is None:
+    if frame_id is None:
         return "id must be 1-64 characters of [A-Za-z0-9_-]"
     if not (isinstance(obj["type"], str) and _TYPE.fullmatch(obj["type"])):
         return "type must match [a-z][a-z0-9_.]{0,63}"
-    if "re" in obj and _readable_id(obj["re"]) is None:
+    if "re" in obj and re_id is None:
         return "re must be 1-64 characters of [A-Za-z0-9_-]"
     if not isinstance(obj["data"], dict):
         return "data must be an object"
@@ -189,7 +191,7 @@ def decode_frame(raw: str | bytes, sender: Direction) -> Frame | DecodeFault:
             frame_id,
             re_id,
         )
-    envelope_fault = _envelope_fault(obj)
+    envelope_fault = _envelope_fault(obj, frame_id, re_id)
     if envelope_fault is not None:
         return DecodeFault(ErrorCode.INVALID_ENVELOPE, envelope_fault, frame_id, re_id)
     name: str = obj["type"]
