@@ -9,7 +9,7 @@ public final class ConfigException extends MineclawException {
     private final String key;
 
     public ConfigException(String key, String message) {
-        super("config.yml: " + key + ": " + message);
+        super(PluginConfig.FILE_NAME + ": " + key + ": " + message);
         this.key = key;
     }
 

@@ -14,7 +14,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 
 /**
- * The plugin's own config file: only how to reach the bridge and how long chat may wait. Every
+ * The plugin's own config file, {@value #FILE_NAME}: only how to reach the bridge and how long chat may wait. Every
  * decision lives in the bridge. Immutable; read with {@link #fromMap}.
  *
  * @param bridgeUrl the bridge's link endpoint ({@value #DEFAULT_URL} by default)
@@ -24,6 +24,11 @@ import java.util.UUID;
  * @param verdictTimeout how long a chat message may wait for its verdict (250 ms by default)
  */
 public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout) {
+    /**
+     * Not {@code config.yml}: the plugin's folder is also the bridge's config folder, where
+     * {@code config.yml} is the bridge's.
+     */
+    public static final String FILE_NAME = "plugin-link.yml";
     public static final String DEFAULT_URL = "ws://127.0.0.1:25580/link";
     public static final String DEFAULT_TOKEN_FILE = "link.token";
     /** Chat waits at most this long whatever the file says: a slow bridge must not stall chat. */

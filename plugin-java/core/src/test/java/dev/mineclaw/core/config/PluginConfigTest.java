@@ -104,6 +104,6 @@ class PluginConfigTest {
     private void assertKey(String key, Map<String, ?> values) {
         ConfigException error = assertThrows(ConfigException.class, () -> PluginConfig.fromMap(values, this.dataFolder));
         assertEquals(key, error.key(), error.getMessage());
-        assertTrue(error.getMessage().startsWith("config.yml: " + key + ": "), error.getMessage());
+        assertTrue(error.getMessage().startsWith("plugin-link.yml: " + key + ": "), error.getMessage());
     }
 }
