@@ -6,8 +6,12 @@ import dev.mineclaw.core.config.PluginConfig;
 import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkState;
 import io.papermc.paper.plugin.lifecycle.event.types.LifecycleEvents;
+import java.io.File;
+import java.io.IOException;
 import java.util.List;
 import java.util.UUID;
+import org.bukkit.configuration.InvalidConfigurationException;
+import org.bukkit.configuration.file.YamlConfiguration;
 import org.bukkit.entity.Player;
 import org.bukkit.plugin.java.JavaPlugin;
 
@@ -23,12 +27,11 @@ public final class MineclawPlugin extends JavaPlugin {
 
     @Override
     public void onEnable() {
-        saveDefaultConfig();
         PluginConfig config;
         try {
-            config = PluginConfig.fromMap(getConfig().getValues(false), getDataFolder().toPath());
+            config = loadConfig();
         } catch (MineclawException exc) {
-            getLogger().severe(exc.getMessage() + "; Mineclaw stays disabled until the config is fixed.");
+            getLogger().severe(exc.getMessage() + "; Mineclaw stays disabled until it is fixed.");
             getServer().getPluginManager().disablePlugin(this);
             return;
         }
@@ -55,6 +58,20 @@ public final class MineclawPlugin extends JavaPlugin {
             this.core.stop();
             this.core = null;
         }
+    }
+
+    private PluginConfig loadConfig() {
+        File file = new File(getDataFolder(), PluginConfig.FILE_NAME);
+        if (!file.exists()) {
+            saveResource(PluginConfig.FILE_NAME, false);
+        }
+        YamlConfiguration yaml = new YamlConfiguration();
+        try {
+            yaml.load(file);
+        } catch (IOException | InvalidConfigurationException exc) {
+            throw new MineclawException("cannot read " + file + ": " + exc.getMessage(), exc);
+        }
+        return PluginConfig.fromMap(yaml.getValues(false), getDataFolder().toPath());
     }
 
     /** Whether the server runs Folia's regionised scheduler, decided at run time, never at build time. */
