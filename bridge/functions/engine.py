@@ -56,11 +56,10 @@ class EngineUnavailable(SandboxError):
 class Sandbox(Protocol):
     """One isolated JavaScript context, used for exactly one invocation, then disposed."""
 
-    async def evaluate(self, script: str, *, timeout_s: float, discard: bool = False) -> str | None:
+    async def evaluate(self, script: str, *, timeout_s: float) -> str | None:
         """Run `script` as one synchronous segment; raise a `SandboxError` subclass on failure.
 
-        The script's completion value must be a string or undefined, unless `discard` says to
-        ignore it (owner source, whose last statement can be anything). Cancelling the awaiting
+        The script's completion value must be a string or undefined. Cancelling the awaiting
         task terminates the running JavaScript.
         """
 

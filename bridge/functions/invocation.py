@@ -137,9 +137,8 @@ class Invocation:
         ]
         return {"effects_not_rolled_back": effects} if effects else {}
 
-    async def _segment(self, sandbox: Sandbox, script: str, *, discard: bool = False) -> str | None:
-        timeout_s = self.limits.sync_segment_ms / 1000
-        return await sandbox.evaluate(script, timeout_s=timeout_s, discard=discard)
+    async def _segment(self, sandbox: Sandbox, script: str) -> str | None:
+        return await sandbox.evaluate(script, timeout_s=self.limits.sync_segment_ms / 1000)
 
     async def _loop(self, sandbox: Sandbox) -> dict[str, Any]:
         limits = self.limits
@@ -156,9 +155,10 @@ class Invocation:
             f"\n;__mineclaw.start({_js_string(json.dumps(context))}, "
             f"{_js_string(json.dumps(config))});"
         )
-        await self._segment(sandbox, self.source + start, discard=True)
-        while True:
+        state = self._read_state(await self._segment(sandbox, self.source + start))
+        if not state.requests and not state.done:
             state = await self._step(sandbox)
+        while True:
             settlements = [self._admit(*request) for request in state.requests]
             if state.dropped:
                 self._record_dropped(state.dropped)
@@ -183,6 +183,7 @@ class Invocation:
                 for op_id, ok, payload in ready
             )
             await self._segment(sandbox, script)
+            state = await self._step(sandbox)
 
     async def _step(self, sandbox: Sandbox) -> _State:
         for _ in range(_MAX_PENDING_POLLS):

@@ -80,6 +80,14 @@ _DRIVER = """
   // answers "pending", and one that runs after it knows the whole checkpoint has finished
   // (tasks never run inside a checkpoint).
   let generation = 0, markerSeen = 0;
+  function snapshot() {
+    const requests = [];
+    for (let i = 0; i < outCount; i++) requests[i] = outbox[i];
+    outbox = create(null); outCount = 0;
+    const state = {pending: false, requests, dropped, done, result, failure};
+    dropped = 0;
+    return stringify(state);
+  }
   function mark() {
     const current = ++generation;
     apply(then, new P((resolve) => resolve()), [() => { markerSeen = current; }]);
@@ -164,12 +172,15 @@ _DRIVER = """
       if (typeof onCall !== "function") {
         done = true;
         failure = {code: "script_error", message: "on_call does not define onCall(ctx, api)"};
-        return;
+        return snapshot();
       }
       let promise;
-      try { promise = onCall(ctx, api); } catch (e) { fail(e); mark(); return; }
+      try { promise = onCall(ctx, api); } catch (e) { fail(e); mark(); return snapshot(); }
       apply(then, P.resolve(promise), [finish, fail]);
       mark();
+      // What onCall posted before its first await: most Functions start with an api.invoke,
+      // which Python can begin without waiting for another step.
+      return snapshot();
     },
     settle(id, ok, payloadText) {
       const entry = pending[id];
@@ -181,12 +192,7 @@ _DRIVER = """
     },
     step() {
       if (markerSeen !== generation) return '{"pending":true}';
-      const requests = [];
-      for (let i = 0; i < outCount; i++) requests[i] = outbox[i];
-      outbox = create(null); outCount = 0;
-      const state = {pending: false, requests, dropped, done, result, failure};
-      dropped = 0;
-      return stringify(state);
+      return snapshot();
     },
   });
   Object.defineProperty(g, "__mineclaw", {value: driver, writable: false, configurable: false});

@@ -76,10 +76,10 @@ class V8Sandbox:
         self._in_flight = 0
         self._settled: asyncio.Event | None = None  # created on the engine loop
 
-    async def evaluate(self, script: str, *, timeout_s: float, discard: bool = False) -> str | None:
+    async def evaluate(self, script: str, *, timeout_s: float) -> str | None:
         if self._engine.is_engine_thread():
-            return await self._evaluate(script, timeout_s, discard)
-        return await self._engine.on_engine(self._evaluate(script, timeout_s, discard))
+            return await self._evaluate(script, timeout_s)
+        return await self._engine.on_engine(self._evaluate(script, timeout_s))
 
     async def dispose(self) -> None:
         # Not awaited to the end: freeing a context blocks the engine thread for a millisecond
@@ -88,7 +88,7 @@ class V8Sandbox:
         if racer is not None:
             self._engine.retire(self._close_when_settled(racer))
 
-    async def _evaluate(self, script: str, timeout_s: float, discard: bool) -> str | None:
+    async def _evaluate(self, script: str, timeout_s: float) -> str | None:
         racer = self._racer
         if racer is None:
             raise SandboxProtocolError("sandbox already disposed")
@@ -113,8 +113,6 @@ class V8Sandbox:
         # V8 then terminates that checkpoint silently, so the flag is checked every time.
         if racer.was_hard_memory_limit_reached():
             raise SandboxMemoryLimit("heap limit reached")
-        if discard:
-            return None
         if isinstance(value, str):
             return value
         if value is JSUndefined or value is None:
