@@ -1,5 +1,16 @@
-"""The plugin link: protocol v1 as a sans-I/O core (``protocol``) and a thin asyncio server.
+"""The plugin link: protocol v1 (``docs/protocol.md``) as a sans-I/O core and a thin server.
 
-See ``docs/protocol.md`` for the wire format; ``bridge.link.server.LinkServer`` is what the rest
-of the bridge starts, and ``bridge.link.handler.LinkHandler`` is how it plugs in.
+Modules, from the wire up::
+
+    codes      ErrorCode, CloseCode: the stable names shared with the Java side
+    messages   pydantic models of every type's data, and the type registry
+    codec      decode_frame(raw, sender) -> Frame | DecodeFault; encode_frame(...)
+    auth       nonces, the handshake MAC, the link.token file
+    protocol   LinkProtocol: the state machine (feed frames, get events and frames to send)
+    handler    Link and LinkHandler (how the turn engine plugs in), PlaceholderHandler
+    server     LinkServer, LinkSettings, LinkRequestError: the asyncio websockets server
+
+The rest of the bridge starts a ``LinkServer(token=..., handler=...)`` and talks to the plugin
+through it (``await server.request("players.list", PlayersList())``); it is called back through
+its ``LinkHandler``.
 """
