@@ -68,7 +68,7 @@ _DRIVER = """
   const parse = JSON.parse, stringify = JSON.stringify;
   const P = Promise, Err = Error, apply = Reflect.apply, then = Promise.prototype.then;
   const freeze = Object.freeze, create = Object.create, keys = Object.keys;
-  const isArray = Array.isArray, Str = String, WSet = WeakSet;
+  const Str = String, WSet = WeakSet;
   const wsAdd = WeakSet.prototype.add, wsHas = WeakSet.prototype.has;
   const apiErrors = new WSet();
   const pending = create(null);
