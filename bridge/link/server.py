@@ -223,6 +223,7 @@ class LinkServer:
         self._server: Server | None = None
         self._current: _Connection | None = None
         self._connect_lock = asyncio.Lock()
+        self._connections: set[_Connection] = set()
 
     # ---- lifecycle
 
@@ -247,14 +248,14 @@ class LinkServer:
             raise LinkServerError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
 
     async def close(self) -> None:
-        """Close the plugin connection with 1000 and stop listening."""
+        """Close every connection with 1000 (also those still in the handshake), stop listening."""
         if self._server is None:
             return
-        current = self._current
-        if current is not None:
-            current.core.close(CloseCode.NORMAL, "bridge shutting down")
-            current.dispatch(current.core.events_received())
-            await current.flush()
+        self._server.close(close_connections=False)  # stop accepting; we close ours with 1000
+        for connection in self._connections:
+            connection.core.close(CloseCode.NORMAL, "bridge shutting down")
+            connection.dispatch(connection.core.events_received())
+        await asyncio.gather(*(connection.flush() for connection in self._connections))
         self._server.close()
         await self._server.wait_closed()
         self._server = None
@@ -338,10 +339,12 @@ class LinkServer:
         connection = _Connection(
             ws, core, self._handler, answer_timeout=self.settings.request_timeout
         )
+        self._connections.add(connection)
         try:
             if await self._handshake(connection):
                 await self._run(connection)
         finally:
+            self._connections.discard(connection)
             await self._drop(connection)
 
     async def _handshake(self, connection: _Connection) -> bool:

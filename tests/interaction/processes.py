@@ -129,9 +129,9 @@ class BridgeProcess:
     async def wait(self) -> int:
         return await asyncio.wait_for(self.process.wait(), START_TIMEOUT)
 
-    async def interrupt(self) -> int:
-        """Ctrl-C, then the exit code."""
-        self.process.send_signal(signal.SIGINT)
+    async def interrupt(self, signum: int = signal.SIGINT) -> int:
+        """Ctrl-C (or ``signum``), then the exit code."""
+        self.process.send_signal(signum)
         code = await self.wait()
         await self._close_streams()
         return code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -60,3 +61,16 @@ async def test_serve_refuses_a_token_file_others_can_read(tmp_path: Path) -> Non
     assert process.returncode == 1
     assert b"link.token" in err and b"chmod 600" in err
     assert b"t" * 43 not in err
+
+
+async def test_serve_stops_cleanly_on_sigterm_with_a_plugin_connected(tmp_path: Path) -> None:
+    bridge = await BridgeProcess.start(tmp_path / "config", port=free_port())
+    try:
+        async with connect(bridge.url) as ws:
+            await asyncio.wait_for(ws.recv(), START_TIMEOUT)
+            code = await bridge.interrupt(signal.SIGTERM)
+            await asyncio.wait_for(ws.wait_closed(), START_TIMEOUT)
+            assert ws.close_code == 1000
+    finally:
+        await bridge.kill()
+    assert code == 0, bridge.output()

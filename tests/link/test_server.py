@@ -326,3 +326,12 @@ async def test_an_unresponsive_old_connection_does_not_hold_up_its_replacement(
     await newer.handshake(instance_id="0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b")
     await newer.send(chat("hi", id="fresh"))
     assert (await newer.recv())["re"] == "fresh"
+
+
+async def test_closing_the_server_closes_a_connection_still_in_the_handshake_normally(
+    connect_plugin: Any, server: LinkServer
+) -> None:
+    fake: FakePlugin = await connect_plugin()
+    assert (await fake.recv())["type"] == "hello.challenge"
+    await asyncio.wait_for(server.close(), WAIT)
+    assert await fake.closed_with() == CloseCode.NORMAL
