@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import signal
 import sys
@@ -40,6 +41,16 @@ def _fail(message: str) -> int:
     return EXIT_FAILED
 
 
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name other than localhost
+        return False
+
+
 def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO,
@@ -64,6 +75,12 @@ def run_serve(args: argparse.Namespace) -> int:
         port=link.port if args.port is None else args.port,
         max_frame_bytes=link.max_frame_bytes,
     )
+    if not is_loopback_host(settings.host):
+        print(
+            f"warning: listening on {settings.host}, reachable from other machines; the token "
+            "still guards the link, but the plugin and the bridge are meant to share a host",
+            file=sys.stderr,
+        )
     handler = PlaceholderHandler(public_prefix=plane.config.chat.public_prefix)
     server = LinkServer(token=token, handler=handler, settings=settings)
     try:
