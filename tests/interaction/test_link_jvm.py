@@ -118,6 +118,8 @@ async def test_a_testkit_with_the_wrong_token_is_refused_and_never_links(tmp_pat
     try:
         testkit = await TestkitProcess.start(bridge.url, wrong)
         await bridge.stderr.wait_for(r"handshake from .* refused: the MAC", timeout=30.0)
+        down = await testkit.wait_event(event("link.down"))
+        assert "AUTH_FAILED" in down["reason"]
         assert not [e for e in testkit.events if e.get("event") == "link.up"]
         assert "w" * 43 not in "\n".join(bridge.stderr.lines + bridge.stdout.lines)
     finally:
