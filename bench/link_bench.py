@@ -1,11 +1,12 @@
 """Round-trip time of a ``chat`` request through the bridge, against a bare echo floor.
 
-The testkit JVM (the real plugin core) sends ``chat`` requests at a fixed rate and measures each
-request's time to its verdict. It does so twice in one run: against a bare websockets server
-that skips all checks and answers every ``chat`` at once with a fixed ``pass`` verdict (the
-floor of this path: the same client, the same loopback, the same websockets library), and
-against the real ``LinkServer`` with the placeholder handler. It prints p50/p99 of both and the
-p99 ratio. Budget: the bridge adds at most 50% to the floor's p99 (ratio 1.5 or less).
+The testkit JVM (the real plugin core) sends ``chat`` requests at a fixed rate, straight over
+the link whatever ``link.state`` says, and measures each request's time to its verdict. It does
+so against a bare websockets server that skips all checks and answers every ``chat`` at once
+with a fixed ``pass`` verdict (the floor of this path: the same client, the same loopback, the
+same websockets library), and against the real ``LinkServer`` with the placeholder handler. It
+prints p50/p99 of both, the server's CPU time per request, and the p99 ratio. Budget: the
+bridge adds at most 50% to the floor's p99 (ratio 1.5 or less).
 
 Run: ``python -m bench.link_bench [--rate 200] [--seconds 10] [--rounds 3]`` after ``make java``.
 The pairs alternate and the verdict uses the median ratio, as the machines are shared and noisy.
@@ -31,7 +32,6 @@ from websockets.exceptions import ConnectionClosed
 
 from bridge.link.auth import ensure_token_file, new_nonce, read_token
 from bridge.link.handler import PlaceholderHandler
-from bridge.link.messages import LinkState
 from bridge.link.server import LinkServer, LinkSettings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,13 +41,6 @@ WARMUP_SECONDS = 3
 EVENT_TIMEOUT = 60.0
 
 PASS_VERDICT = '{"decision":"pass","ai_prefix":false,"notice":null}'
-
-
-class ForwardAllPlaceholder(PlaceholderHandler):
-    """The placeholder handler, asking the plugin to forward every line so none skips the link."""
-
-    def link_state(self) -> LinkState:
-        return LinkState(forward="all", public_prefix="@ai")
 
 
 async def _echo(ws: ServerConnection) -> None:
@@ -70,7 +63,7 @@ async def _echo(ws: ServerConnection) -> None:
             if frame["type"] == "hello":
                 session = '{"bridge_version":"echo","session_id":"echo"}'
                 await send("hello.result", session, frame["id"])
-                await send("link.state", '{"forward":"all","public_prefix":"@ai"}')
+                await send("link.state", '{"forward":"prefixed","public_prefix":"@ai"}')
             elif frame["type"] == "chat":
                 await send("chat.result", PASS_VERDICT, frame["id"])
 
@@ -179,9 +172,7 @@ async def _with_bridge(
 ) -> dict[str, Any]:
     token = read_token(token_file)
     settings = LinkSettings(port=0)
-    async with LinkServer(
-        token=token, handler=ForwardAllPlaceholder(), settings=settings
-    ) as server:
+    async with LinkServer(token=token, handler=PlaceholderHandler(), settings=settings) as server:
         return await run(server.url)
 
 
