@@ -12,7 +12,8 @@ import java.util.logging.Logger;
 
 /**
  * One online player of the stand-in server, with its own executor thread (Folia's entity
- * scheduler). Facts are immutable; a player who leaves is replaced, not edited.
+ * scheduler). Identity and permissions are fixed; the snapshot facts are one immutable value that
+ * {@code player.set} replaces whole.
  */
 final class TestPlayer {
     private static final Logger LOG = Logger.getLogger(TestPlayer.class.getName());
@@ -22,11 +23,18 @@ final class TestPlayer {
     private final ItemSnapshot heldItem;
     private final BlockSnapshot targetBlock;
     private final ExecutorService executor;
+    private volatile TestFacts facts;
     private volatile Thread thread;
     private volatile boolean gone;
 
     TestPlayer(PlayerRef ref, Set<String> permissions, ItemSnapshot heldItem, BlockSnapshot targetBlock) {
+        this(ref, permissions, heldItem, targetBlock, TestFacts.defaults());
+    }
+
+    TestPlayer(PlayerRef ref, Set<String> permissions, ItemSnapshot heldItem, BlockSnapshot targetBlock,
+            TestFacts facts) {
         this.ref = ref;
+        this.facts = facts;
         this.permissions = Set.copyOf(permissions);
         this.heldItem = heldItem;
         this.targetBlock = targetBlock;
@@ -52,6 +60,14 @@ final class TestPlayer {
 
     BlockSnapshot targetBlock() {
         return this.targetBlock;
+    }
+
+    TestFacts facts() {
+        return this.facts;
+    }
+
+    void facts(TestFacts replacement) {
+        this.facts = replacement;
     }
 
     Thread thread() {

@@ -1,10 +1,13 @@
 package dev.mineclaw.testkit;
 
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.TextRenderer;
 import java.util.ArrayList;
@@ -154,6 +157,26 @@ final class TestkitPlatform implements Platform {
     @Override
     public BlockSnapshot targetBlock(UUID player) {
         return owned(player, "targetBlock").targetBlock();
+    }
+
+    @Override
+    public PlayerFacts playerFacts(UUID player) {
+        return owned(player, "playerFacts").facts().player();
+    }
+
+    @Override
+    public InventoryFacts inventory(UUID player) {
+        return owned(player, "inventory").facts().inventory();
+    }
+
+    @Override
+    public BlockLookup lookedAtBlock(UUID player, int maxDistance) {
+        return owned(player, "lookedAtBlock").facts().look().trace(maxDistance);
+    }
+
+    @Override
+    public BlockLookup blockAtFeet(UUID player) {
+        return owned(player, "blockAtFeet").facts().feet();
     }
 
     @Override

@@ -48,6 +48,39 @@ public interface Platform {
     /** The block {@code player} looks at within a short reach, without loading chunks. Player's executor. */
     BlockSnapshot targetBlock(UUID player);
 
+    /**
+     * The facts {@code snapshot.player} projects: position, vitals, game mode, movement flags,
+     * surroundings and active effects, read from the live player. Player's executor.
+     */
+    PlayerFacts playerFacts(UUID player);
+
+    /**
+     * Every non-empty slot of {@code player}'s inventory (storage, armour, off hand) with the held
+     * hotbar index, for {@code snapshot.item}. Reads type, amount, plain custom name,
+     * enchantments and damage only. Player's executor.
+     */
+    InventoryFacts inventory(UUID player);
+
+    /**
+     * The first block that is not air (nor cave or void air) along {@code player}'s line of sight
+     * from the eyes, at most {@code maxDistance} blocks away, for {@code snapshot.block} mode
+     * {@code look}. Never loads a chunk: the search stops with {@link BlockLookup#unloaded()} as
+     * soon as it would read a block in a chunk that is not loaded (or, on Folia, not owned by the
+     * current region); {@link BlockLookup#miss()} when nothing is within reach. Fluids do not
+     * stop it. Player's executor.
+     *
+     * @param maxDistance 1-128 blocks
+     */
+    BlockLookup lookedAtBlock(UUID player, int maxDistance);
+
+    /**
+     * The block the player stands on: the one holding the point 0.01 below the feet (so a slab
+     * or a carpet counts), which may be air when the player is not on the ground. Its chunk is the
+     * player's own, so the answer is a hit; {@link BlockLookup#unloaded()} only if the server
+     * says otherwise. Player's executor.
+     */
+    BlockLookup blockAtFeet(UUID player);
+
     /** Shows {@code text} in {@code player}'s chat. Player's executor. */
     void sendMessage(UUID player, Component text);
 

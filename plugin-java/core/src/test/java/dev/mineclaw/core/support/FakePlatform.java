@@ -1,9 +1,12 @@
 package dev.mineclaw.core.support;
 
+import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.TextRenderer;
 import java.util.ArrayList;
@@ -31,6 +34,31 @@ public final class FakePlatform implements Platform {
     private final Map<UUID, Set<String>> permissions = new ConcurrentHashMap<>();
     private final List<Shown> shown = new CopyOnWriteArrayList<>();
     private final List<String> dispatched = new CopyOnWriteArrayList<>();
+    private final List<Component> messages = new CopyOnWriteArrayList<>();
+    private final Map<UUID, PlayerFacts> playerFacts = new ConcurrentHashMap<>();
+    private final Map<UUID, InventoryFacts> inventories = new ConcurrentHashMap<>();
+    private final Map<UUID, BlockLookup> looked = new ConcurrentHashMap<>();
+    private final Map<UUID, BlockLookup> feet = new ConcurrentHashMap<>();
+    private final List<Integer> lookDistances = new CopyOnWriteArrayList<>();
+
+    /** Sets what the snapshot reads of {@code player} return. */
+    public void facts(PlayerRef player, PlayerFacts facts, InventoryFacts inventory, BlockLookup look,
+            BlockLookup underFeet) {
+        this.playerFacts.put(player.uuid(), facts);
+        this.inventories.put(player.uuid(), inventory);
+        this.looked.put(player.uuid(), look);
+        this.feet.put(player.uuid(), underFeet);
+    }
+
+    /** The components sent to players' chat, in order. */
+    public List<Component> messages() {
+        return this.messages;
+    }
+
+    /** The distances {@link #lookedAtBlock} was asked for. */
+    public List<Integer> lookDistances() {
+        return this.lookDistances;
+    }
 
     public PlayerRef join(String name, String... nodes) {
         PlayerRef player = new PlayerRef(UUID.nameUUIDFromBytes(name.getBytes()), name);
@@ -112,7 +140,36 @@ public final class FakePlatform implements Platform {
     }
 
     @Override
+    public PlayerFacts playerFacts(UUID player) {
+        return required(this.playerFacts.get(player), player);
+    }
+
+    @Override
+    public InventoryFacts inventory(UUID player) {
+        return required(this.inventories.get(player), player);
+    }
+
+    @Override
+    public BlockLookup lookedAtBlock(UUID player, int maxDistance) {
+        this.lookDistances.add(maxDistance);
+        return required(this.looked.get(player), player);
+    }
+
+    @Override
+    public BlockLookup blockAtFeet(UUID player) {
+        return required(this.feet.get(player), player);
+    }
+
+    private static <T> T required(T value, UUID player) {
+        if (value == null) {
+            throw new IllegalStateException("no facts set for " + player);
+        }
+        return value;
+    }
+
+    @Override
     public void sendMessage(UUID player, Component text) {
+        this.messages.add(text);
         this.shown.add(new Shown(this.players.get(player).name(), TextRenderer.plain(text)));
     }
 
