@@ -102,3 +102,31 @@ def test_function_references_in_skill_text() -> None:
         '{"name": "not-a-call"}\n'
     )
     assert function_references(text) == ["starter-kit", "vip.kit-2", "gold-kit"]
+
+
+def test_review_lines_for_chat() -> None:
+    from bridge.functions.catalogue import FunctionsFile
+    from bridge.functions.review import review_catalogue, review_lines
+
+    entry = {
+        "name": "kit",
+        "description": "d",
+        "enabled": False,
+        "capabilities": ["native_tool.call.teleport"],
+        "parameters": {"type": "object"},
+        "on_call": "async function onCall() {}",
+    }
+    catalogue = FunctionsFile.model_validate({"schema": 1, "api_version": 1, "functions": [entry]})
+    review = review_catalogue(
+        catalogue,
+        FunctionLimits(),
+        skills=[("workspace/skills/a.md", "use function:kit or function:gone")],
+        known_tools=frozenset({"player_snapshot"}),
+    )
+    lines = review_lines(review)
+    digest = catalogue.functions[0].source_sha256
+    assert lines[0].startswith(f"kit [problem] sha256 {digest[:16]}... 1 capabilities")
+    assert "no native tool 'teleport' is configured" in lines[0]
+    assert lines[1] == "skill workspace/skills/a.md names unknown Function 'gone'"
+    assert lines[-1] == "catalogue has problems"
+    assert not review.ok
