@@ -1,0 +1,65 @@
+"""``/mineclaw approve <token> [option]`` and ``/mineclaw deny <token>``: answers to prompts.
+
+The plugin turns a click on an approval button into one of these commands from the clicking
+player. The broker decides; this module only reads the arguments and words the reply with the
+``approval`` lines of ``message.yml``. Who sent it comes from the plugin's sender facts, never
+from the arguments, and an answer that is not the sender's to give gets the same reply as an
+unknown token, so a wrong player learns nothing about other players' prompts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bridge.control.messages_file import ApprovalMessages
+from bridge.link.messages import CommandReply, CommandRequest, PlayerRef, Text
+from bridge.policy.approvals import Answer, AnswerVerdict, ApprovalBroker
+
+APPROVAL_VERBS = frozenset({"approve", "deny"})
+
+INVALID_ANSWER = "<gray>That request is not yours to answer, was already answered, or is gone."
+USAGE = "<gray>Usage: /mineclaw approve TOKEN [OPTION] or /mineclaw deny TOKEN"
+# Mirrors the wire patterns of approval.show, so nothing else even reaches the broker.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{22,64}")
+_OPTION = re.compile(r"[a-z0-9_-]{1,32}")
+
+
+class ApprovalCommands:
+    """Answers the two subcommands; ``messages`` returns the ``approval`` section in force."""
+
+    def __init__(self, broker: ApprovalBroker, *, messages: Callable[[], ApprovalMessages]) -> None:
+        self._broker = broker
+        self._messages = messages
+
+    @staticmethod
+    def handles(request: CommandRequest) -> bool:
+        return bool(request.args) and request.args[0] in APPROVAL_VERBS
+
+    def handle(self, request: CommandRequest) -> CommandReply:
+        """The reply to one ``approve``/``deny`` command (``handles(request)`` must hold)."""
+        verb, *rest = request.args
+        option = rest[1] if len(rest) == 2 and verb == "approve" else None
+        well_formed = (
+            len(rest) in ((1, 2) if verb == "approve" else (1,))
+            and _TOKEN.fullmatch(rest[0]) is not None
+            and (option is None or _OPTION.fullmatch(option) is not None)
+        )
+        if not well_formed:
+            return _reply(Text(template=USAGE))
+        sender: PlayerRef | None = request.sender.player
+        answer: Answer = "approve" if verb == "approve" else "deny"
+        result = self._broker.answer(sender, answer, rest[0], option)
+        messages = self._messages()
+        template = {
+            AnswerVerdict.APPROVED: messages.accepted,
+            AnswerVerdict.DENIED: messages.denied,
+            AnswerVerdict.EXPIRED: messages.expired,
+        }.get(result.verdict)
+        if template is None:
+            return _reply(Text(template=INVALID_ANSWER))
+        return _reply(Text(template=template, values=dict(result.display) or None))
+
+
+def _reply(text: Text) -> CommandReply:
+    return CommandReply(lines=[text])

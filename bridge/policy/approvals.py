@@ -1,0 +1,273 @@
+"""The approval broker: a prompt to one player, and the single answer that player may give.
+
+``run_command`` uses it to ask a player before a command runs as them, and the Function host
+uses it for ``approval.request``. Each prompt gets a token that is:
+
+- unguessable (``secrets.token_urlsafe``, 256 bits) and single-use: the first valid answer
+  consumes it, a replay finds nothing;
+- bound to the target player's UUID (an answer from anyone else is refused and leaves the prompt
+  open for the target) and to a ``Subject``: the executor and the exact canonical command, or
+  the Function interaction. The caller acts only when ``outcome.approves(subject)`` holds for the
+  subject it is about to act on, so an answer can never carry over to a changed command;
+- limited in time (60 s for command confirmations): an answer after the deadline is refused
+  even if the waiting side has not woken up yet;
+- invalidated when the target quits, when the link drops, and when the waiting turn is
+  cancelled.
+
+The broker never talks to players itself: ``request`` sends ``approval.show`` over the link it
+is given, and the ``/mineclaw approve|deny <token>`` commands reach ``answer`` through
+``bridge.policy.approval_commands``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from bridge.control.messages_file import ApprovalMessages
+from bridge.errors import ToolError
+from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.handler import Link
+from bridge.link.messages import ApprovalButton, ApprovalShow, ApprovalShowResult, PlayerRef, Text
+from bridge.link.server import LinkRequestError
+
+CONFIRMATION_TIMEOUT_S = 60.0
+"""How long a command confirmation stays answerable."""
+
+MIN_TIMEOUT_S = 1.0
+MAX_TIMEOUT_S = 600.0
+MAX_PENDING = 256
+"""Prompts open at once across all players; more are refused rather than queued."""
+
+ApprovalStatus = Literal["approved", "denied", "timeout", "offline", "not_shown", "cancelled"]
+Answer = Literal["approve", "deny"]
+
+
+class ApprovalError(ToolError):
+    """A prompt could not be opened (too many open, bad timeout)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What an approval is about. Two subjects are the same approval only if every field is.
+
+    For a command: ``kind="command"``, ``executor`` the UUID of the player it runs as,
+    ``detail`` the canonical command. For a Function: ``kind="interaction"``, ``executor`` the
+    invocation id, ``detail`` the interaction's identity (its JSON, say).
+    """
+
+    kind: Literal["command", "interaction"]
+    executor: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalOutcome:
+    """How a prompt ended. ``option`` is the button option the target picked, if any."""
+
+    status: ApprovalStatus
+    subject: Subject
+    option: str | None = None
+
+    def approves(self, subject: Subject) -> bool:
+        """True only for an approval of exactly ``subject``."""
+        return self.status == "approved" and self.subject == subject
+
+
+class AnswerVerdict(StrEnum):
+    """What became of one ``/mineclaw approve|deny`` answer."""
+
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"
+    INVALID = "invalid"
+    """Unknown, already used, or not the sender's: the sender cannot tell which."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    verdict: AnswerVerdict
+    display: Mapping[str, str] = field(default_factory=dict)
+    """The prompt's display values (requester, target, command, name) for the reply line."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    target: PlayerRef
+    subject: Subject
+    answers: frozenset[tuple[Answer, str | None]]
+    deadline: float
+    display: Mapping[str, str]
+    future: asyncio.Future[ApprovalOutcome]
+
+
+class ApprovalBroker:
+    """Open prompts by token. One broker serves the process; it is not thread-safe (one loop).
+
+    ``clock`` and ``new_token`` are injectable so tests can pin the deadline and the token.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
+        max_pending: int = MAX_PENDING,
+    ) -> None:
+        self._clock = clock
+        self._new_token = new_token
+        self._max_pending = max_pending
+        self._pending: dict[str, _Pending] = {}
+
+    @property
+    def open_prompts(self) -> int:
+        return len(self._pending)
+
+    async def request(
+        self,
+        link: Link,
+        *,
+        target: PlayerRef,
+        subject: Subject,
+        prompt: Text,
+        buttons: Sequence[ApprovalButton],
+        timeout_s: float = CONFIRMATION_TIMEOUT_S,
+        display: Mapping[str, str] | None = None,
+    ) -> ApprovalOutcome:
+        """Show ``prompt`` to ``target`` and wait for their answer, the deadline or a quit.
+
+        Cancelling the caller closes the prompt (its token stops working) and re-raises.
+        """
+        if not MIN_TIMEOUT_S <= timeout_s <= MAX_TIMEOUT_S:
+            raise ApprovalError(f"timeout must be {MIN_TIMEOUT_S:g}-{MAX_TIMEOUT_S:g} s")
+        if len(self._pending) >= self._max_pending:
+            raise ApprovalError(f"{self._max_pending} approval prompts are already open")
+        token = self._new_token()
+        if token in self._pending:  # only a broken token source repeats itself
+            raise ApprovalError("the token source repeated a token")
+        future: asyncio.Future[ApprovalOutcome] = asyncio.get_running_loop().create_future()
+        deadline = self._clock() + timeout_s
+        # Registered before the prompt is sent: a quick click may arrive before the answer to
+        # approval.show does.
+        self._pending[token] = _Pending(
+            target=target,
+            subject=subject,
+            answers=frozenset((button.answer, button.option) for button in buttons),
+            deadline=deadline,
+            display=dict(display or {}),
+            future=future,
+        )
+        try:
+            not_shown = await self._show(link, token, target, prompt, buttons, timeout_s)
+            if future.done():  # answered, or the target quit, while the prompt was being sent
+                return future.result()
+            if not_shown is not None:
+                return ApprovalOutcome(not_shown, subject)
+            async with asyncio.timeout(max(0.0, deadline - self._clock())):
+                return await future
+        except TimeoutError:
+            return ApprovalOutcome("timeout", subject)
+        finally:
+            self._pending.pop(token, None)
+
+    async def _show(
+        self,
+        link: Link,
+        token: str,
+        target: PlayerRef,
+        prompt: Text,
+        buttons: Sequence[ApprovalButton],
+        timeout_s: float,
+    ) -> ApprovalStatus | None:
+        """None when the prompt is up; otherwise the status the request ends with."""
+        show = ApprovalShow(
+            player=target.uuid,
+            token=token,
+            prompt=prompt,
+            buttons=list(buttons),
+            expires_ms=round(timeout_s * 1000),
+        )
+        try:
+            answer = await link.request("approval.show", show)
+        except LinkRequestError as exc:
+            return "offline" if exc.code is LinkCode.PLAYER_OFFLINE else "not_shown"
+        if not isinstance(answer, ApprovalShowResult) or not answer.shown:
+            return "not_shown"
+        return None
+
+    def answer(
+        self, sender: PlayerRef | None, answer: Answer, token: str, option: str | None = None
+    ) -> AnswerResult:
+        """Apply one answer; ``sender`` is None for the console, which can never answer."""
+        pending = self._pending.get(token)
+        if pending is None or pending.future.done():
+            return AnswerResult(AnswerVerdict.INVALID)
+        if sender is None or sender.uuid != pending.target.uuid:
+            # Left open: only the target's own answer may close it.
+            return AnswerResult(AnswerVerdict.INVALID)
+        if self._clock() >= pending.deadline:
+            self._settle(token, ApprovalOutcome("timeout", pending.subject))
+            return AnswerResult(AnswerVerdict.EXPIRED, pending.display)
+        if (answer, option) not in pending.answers:
+            return AnswerResult(AnswerVerdict.INVALID)
+        status: ApprovalStatus = "approved" if answer == "approve" else "denied"
+        self._settle(token, ApprovalOutcome(status, pending.subject, option))
+        verdict = AnswerVerdict.APPROVED if answer == "approve" else AnswerVerdict.DENIED
+        return AnswerResult(verdict, pending.display)
+
+    def player_quit(self, player_uuid: str) -> int:
+        """Close every prompt shown to that player; returns how many were closed."""
+        tokens = [t for t, p in self._pending.items() if p.target.uuid == player_uuid]
+        for token in tokens:
+            self._settle(token, ApprovalOutcome("offline", self._pending[token].subject))
+        return len(tokens)
+
+    def link_lost(self) -> int:
+        """Close every prompt: no answer can arrive without the link."""
+        tokens = list(self._pending)
+        for token in tokens:
+            self._settle(token, ApprovalOutcome("cancelled", self._pending[token].subject))
+        return len(tokens)
+
+    def _settle(self, token: str, outcome: ApprovalOutcome) -> None:
+        pending = self._pending.pop(token)
+        if not pending.future.done():
+            pending.future.set_result(outcome)
+
+
+_BUTTON_PLACEHOLDERS = re.compile(r"\s*<(accept|deny)>")
+
+
+def confirmation_prompt(
+    messages: ApprovalMessages,
+    *,
+    requester: str,
+    target: str,
+    command: str,
+    intent: str,
+    assistant: str,
+) -> tuple[Text, list[ApprovalButton], dict[str, str]]:
+    """The prompt, buttons and display values of a command confirmation, from ``message.yml``.
+
+    The plugin draws the buttons on their own line after the prompt, so the ``<accept>`` and
+    ``<deny>`` markers are taken out of the prompt template. Every value is inserted unparsed;
+    the model's ``intent`` is shown as the buttons' hover text.
+    """
+    values = {"requester": requester, "target": target, "command": command, "name": assistant}
+    template = _BUTTON_PLACEHOLDERS.sub("", messages.prompt).strip() or "<command>"
+    hover = Text(template="<intent>", values={"intent": intent}) if intent else None
+    buttons = [
+        ApprovalButton(
+            label=Text(template=messages.accept_button), hover=hover, answer="approve", option=None
+        ),
+        ApprovalButton(
+            label=Text(template=messages.deny_button), hover=hover, answer="deny", option=None
+        ),
+    ]
+    return Text(template=template, values=values), buttons, values
