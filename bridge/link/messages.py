@@ -102,8 +102,9 @@ Permission = Literal[
     "mineclaw.command.tools",
     "mineclaw.command.functions",
     "mineclaw.bypass.ratelimit",
+    "mineclaw.tool.run_command",
 ]
-Granted = Annotated[list[Permission], Field(max_length=11), AfterValidator(_unique)]
+Granted = Annotated[list[Permission], Field(max_length=12), AfterValidator(_unique)]
 TextName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 TextMap = Annotated[dict[TextName, Annotated[str, Field(max_length=8192)]], Field(max_length=16)]
 SentErrorCode = Literal[
@@ -136,10 +137,14 @@ class Text(WireModelWithOptionals):
 
 
 def _player_exactly_when(selector: str, wanted: str, player: object | None) -> None:
-    if (selector == wanted) != (player is not None):
-        if player is None:
-            raise ValueError(f"player is required when the value is {wanted!r}")
-        raise ValueError(f"player is only allowed when the value is {wanted!r}")
+    _field_exactly_when("player", selector, wanted, player)
+
+
+def _field_exactly_when(field: str, selector: str, wanted: str, value: object | None) -> None:
+    if (selector == wanted) != (value is not None):
+        if value is None:
+            raise ValueError(f"{field} is required when the value is {wanted!r}")
+        raise ValueError(f"{field} is only allowed when the value is {wanted!r}")
 
 
 # ---- handshake
@@ -265,6 +270,207 @@ class CommandDispatchResult(WireModel):
     feedback: Annotated[list[Annotated[str, Field(max_length=2048)]], Field(max_length=64)] | None
 
 
+# ---- bridge to plugin, minor version 1.1: snapshots (feature "snapshots")
+
+NamespacedKey = Annotated[str, Field(pattern=r"^[a-z0-9_.-]{1,64}:[a-z0-9_./-]{1,191}$")]
+WorldName = Annotated[str, Field(min_length=1, max_length=64)]
+Int32 = Annotated[int, Field(ge=-2147483648, le=2147483647)]
+Light = Annotated[int, Field(ge=0, le=15)]
+Coordinate = Annotated[float, Field(ge=-1e9, le=1e9)]
+Amount = Annotated[float, Field(ge=0, le=1e9)]
+
+
+class SnapshotPlayer(WireModel):
+    player: Uuid
+
+
+class Position(WireModel):
+    x: Coordinate
+    y: Coordinate
+    z: Coordinate
+
+
+class Facing(WireModel):
+    yaw: Annotated[float, Field(ge=-180, le=180)]
+    pitch: Annotated[float, Field(ge=-90, le=90)]
+
+
+class MovementState(WireModel):
+    on_ground: bool
+    sneaking: bool
+    sprinting: bool
+    swimming: bool
+    gliding: bool
+    flying: bool
+    in_water: bool
+    in_lava: bool
+    sleeping: bool
+
+
+class Surroundings(WireModel):
+    time_of_day: Annotated[int, Field(ge=0, le=23999)]
+    weather: Literal["clear", "rain", "thunder"]
+    biome: NamespacedKey
+    light: Light
+
+
+class ActiveEffect(WireModel):
+    type: NamespacedKey
+    amplifier: Int32
+    duration_ticks: Annotated[int, Field(ge=-1, le=2147483647)]
+
+
+class SnapshotPlayerResult(WireModel):
+    player: PlayerRef
+    world: WorldName
+    dimension: Literal["overworld", "nether", "end", "custom"]
+    position: Position
+    facing: Facing
+    health: Amount
+    max_health: Amount
+    food: Annotated[int, Field(ge=0, le=20)]
+    saturation: Amount
+    level: Int32
+    game_mode: Literal["survival", "creative", "adventure", "spectator"]
+    state: MovementState
+    environment: Surroundings
+    effects: Annotated[list[ActiveEffect], Field(max_length=32)]
+
+
+ItemMode = Literal[
+    "inventory", "slot", "main_hand", "off_hand", "helmet", "chestplate", "leggings", "boots"
+]
+
+
+class SnapshotItem(WireModelWithOptionals):
+    player: Uuid
+    mode: ItemMode
+    slot: Annotated[int, Field(ge=0, le=40)] | None = None
+    max_slots: Annotated[int, Field(ge=1, le=41)]
+    max_chars: Annotated[int, Field(ge=256, le=16384)]
+
+    @model_validator(mode="after")
+    def _slot_only_for_slot_mode(self) -> SnapshotItem:
+        _field_exactly_when("slot", self.mode, "slot", self.slot)
+        return self
+
+
+class UntrustedText(WireModel):
+    """Text a player wrote (an item name): data for the model, never an instruction."""
+
+    untrusted_text: Annotated[str, Field(max_length=128)]
+
+
+class Enchantment(WireModel):
+    id: NamespacedKey
+    level: Int32
+
+
+class Damage(WireModel):
+    current: Int32
+    max: Int32
+
+
+class ItemView(WireModel):
+    slot: Annotated[
+        str,
+        Field(
+            pattern=r"^([0-9]|[12][0-9]|3[0-5]|helmet|chestplate|leggings|boots|off_hand|main_hand)$"
+        ),
+    ]
+    type: NamespacedKey
+    amount: Annotated[int, Field(ge=1, le=127)]
+    custom_name: UntrustedText | None
+    enchantments: Annotated[list[Enchantment], Field(max_length=16)]
+    damage: Damage | None
+
+
+class SnapshotItemResult(WireModel):
+    items: Annotated[list[ItemView], Field(max_length=41)]
+    truncated: bool
+
+
+class SnapshotBlock(WireModel):
+    player: Uuid
+    mode: Literal["look", "feet"]
+    distance: Annotated[int, Field(ge=1, le=128)]
+
+
+BlockProperty = Literal[
+    "facing",
+    "half",
+    "axis",
+    "age",
+    "level",
+    "powered",
+    "open",
+    "lit",
+    "waterlogged",
+    "type",
+    "shape",
+    "part",
+    "occupied",
+    "hinge",
+    "rotation",
+    "power",
+    "layers",
+    "distance",
+    "persistent",
+    "snowy",
+]
+
+
+class BlockPosition(WireModel):
+    x: Int32
+    y: Int32
+    z: Int32
+
+
+class BlockView(WireModel):
+    type: NamespacedKey
+    position: BlockPosition
+    world: WorldName
+    properties: Annotated[
+        dict[BlockProperty, Annotated[str, Field(min_length=1, max_length=64)]],
+        Field(max_length=16),
+    ]
+    light: Light
+
+
+class SnapshotBlockResult(WireModel):
+    result: Literal["hit", "miss", "unloaded"]
+    block: BlockView | None
+
+    @model_validator(mode="after")
+    def _block_exactly_on_hit(self) -> SnapshotBlockResult:
+        _field_exactly_when("block", self.result, "hit", self.block)
+        return self
+
+
+# ---- bridge to plugin, minor version 1.1: approval prompts (feature "approvals")
+
+APPROVAL_TOKEN_PATTERN = r"^[A-Za-z0-9_-]{22,64}$"
+
+
+class ApprovalButton(WireModel):
+    label: Text
+    hover: Text | None
+    answer: Literal["approve", "deny"]
+    option: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] | None
+
+
+class ApprovalShow(WireModel):
+    player: Uuid
+    token: Annotated[str, Field(pattern=APPROVAL_TOKEN_PATTERN)]
+    prompt: Text
+    buttons: Annotated[list[ApprovalButton], Field(min_length=1, max_length=8)]
+    expires_ms: Annotated[int, Field(ge=1000, le=600000)]
+
+
+class ApprovalShowResult(WireModel):
+    shown: bool
+
+
 class ErrorData(WireModel):
     code: SentErrorCode
     message: Annotated[str, Field(max_length=512)]
@@ -316,6 +522,10 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("output.chat.result", _A, OutputChatResult),
             ("players.list.result", _A, PlayersListResult),
             ("command.dispatch.result", _A, CommandDispatchResult),
+            ("snapshot.player.result", _A, SnapshotPlayerResult),
+            ("snapshot.item.result", _A, SnapshotItemResult),
+            ("snapshot.block.result", _A, SnapshotBlockResult),
+            ("approval.show.result", _A, ApprovalShowResult),
             ("error", Kind.ERROR, ErrorData),
         ],
     ),
@@ -328,6 +538,10 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("output.actionbar", _E, OutputActionbar),
             ("players.list", _R, PlayersList),
             ("command.dispatch", _R, CommandDispatch),
+            ("snapshot.player", _R, SnapshotPlayer),
+            ("snapshot.item", _R, SnapshotItem),
+            ("snapshot.block", _R, SnapshotBlock),
+            ("approval.show", _R, ApprovalShow),
             ("hello.result", _A, HelloResult),
             ("chat.result", _A, ChatVerdict),
             ("command.result", _A, CommandReply),
