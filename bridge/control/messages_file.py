@@ -43,6 +43,9 @@ _declare("gates.busy", "player name")
 _declare("errors.provider_failure", "player name reason")
 _declare("errors.offline", "player name")
 _declare("errors.invalid_request", "player name reason")
+_declare("errors.not_configured", "player name reason")
+_declare("chat.empty_question", "player name prefix")
+_declare("chat.turn_stopped", "player name")
 _declare("listen.enabled", "player name")
 _declare("listen.disabled", "player name")
 _declare("reply.layout", "name message", "message")
@@ -53,6 +56,22 @@ _declare("approval.deny_button", "", "")
 _declare("approval.accepted", "requester target command name")
 _declare("approval.denied", "requester target command name")
 _declare("approval.expired", "requester target command name")
+_declare("commands.no_permission", "player name command", "command")
+_declare("commands.usage", "player name usage", "usage")
+_declare("commands.line", "player name line", "line")
+_declare("commands.not_available", "player name what", "what")
+_declare("commands.listen_status", "player name state", "state")
+_declare("commands.reload_done", "player name version", "version")
+_declare("commands.reload_failed", "player name reason", "reason")
+_declare("commands.compact_started", "player name")
+_declare("commands.compact_queued", "player name")
+_declare("commands.compact_result", "player name outcome", "outcome")
+_declare("commands.clear_done", "player name")
+_declare("commands.stop_done", "player name")
+_declare("commands.stop_none", "player name")
+_declare("commands.model_current", "player name model", "model")
+_declare("commands.model_switched", "player name model", "model")
+_declare("commands.model_refused", "player name reason", "reason")
 
 
 def check_template(template: str, field: str) -> None:
@@ -108,6 +127,15 @@ class ErrorMessages(_Section):
     provider_failure: str = "<red>The assistant could not answer right now (<reason>)."
     offline: str = "<gray>The assistant is offline."
     invalid_request: str = "<red>That request could not be handled: <reason>"
+    not_configured: str = "<gray>(the assistant is not configured yet)"
+
+
+class ChatMessages(_Section):
+    section_name: ClassVar[str] = "chat"
+    empty_question: str = (
+        "<gray>Ask a question after <prefix>, for example: <prefix> how do I make a bed?"
+    )
+    turn_stopped: str = "<gray>The answer was stopped."
 
 
 class ListenMessages(_Section):
@@ -134,6 +162,28 @@ class ApprovalMessages(_Section):
     expired: str = "<gray>The request to run <command> expired."
 
 
+class CommandMessages(_Section):
+    """Replies to ``/mineclaw`` subcommands; ``line`` carries one plain status or report line."""
+
+    section_name: ClassVar[str] = "commands"
+    no_permission: str = "<red>You may not use /mineclaw <command>."
+    usage: str = "<gray>Usage: /mineclaw <usage>"
+    line: str = "<gray><line>"
+    not_available: str = "<gray><what> is not available yet."
+    listen_status: str = "<gray>Listen mode is <state>."
+    reload_done: str = "<green>Configuration reloaded (version <version>)."
+    reload_failed: str = "<red>Reload failed, the old configuration stays: <reason>"
+    compact_started: str = "<gray>Compacting the session now."
+    compact_queued: str = "<gray>Compaction queued; it runs when the current answer is done."
+    compact_result: str = "<gray>Compaction finished: <outcome>."
+    clear_done: str = "<gray>Started a new session."
+    stop_done: str = "<gray>Stopped the current answer."
+    stop_none: str = "<gray>No answer is running."
+    model_current: str = "<gray>Model: <model>"
+    model_switched: str = "<green>Later answers use <model>."
+    model_refused: str = "<red><reason>"
+
+
 class MessagesFile(StrictModel):
     """The whole of ``message.yml``; every template has a default."""
 
@@ -143,3 +193,5 @@ class MessagesFile(StrictModel):
     listen: ListenMessages = Field(default_factory=ListenMessages)
     reply: ReplyMessages = Field(default_factory=ReplyMessages)
     approval: ApprovalMessages = Field(default_factory=ApprovalMessages)
+    chat: ChatMessages = Field(default_factory=ChatMessages)
+    commands: CommandMessages = Field(default_factory=CommandMessages)
