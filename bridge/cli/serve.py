@@ -1,7 +1,7 @@
 """``mineclaw-bridge serve``: run the bridge's link server until Ctrl-C or SIGTERM.
 
-Until the turn engine lands, the link is served by ``PlaceholderHandler``: the plugin connects,
-chat flows, and prefixed messages get a line saying the assistant is not configured yet.
+The link is served by the application (``bridge.app``): chat verdicts, turns, ``/mineclaw``
+commands, with the archive and the audit log in ``<config>/data``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bridge.control import init_config_dir, load_control_plane
-from bridge.errors import ConfigError, LinkError
+from bridge.app.handler import AppHandler
+from bridge.app.runtime import Runtime
+from bridge.control import init_config_dir
+from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
-from bridge.link.handler import PlaceholderHandler
 from bridge.link.server import LinkServer, LinkSettings
 
 DEFAULT_CONFIG_DIR = Path("mineclaw-config")
@@ -60,15 +61,17 @@ def run_serve(args: argparse.Namespace) -> int:
     config_dir: Path = args.config
     try:
         init_config_dir(config_dir)
-        plane = load_control_plane(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
-    except (ConfigError, LinkError) as exc:  # ConfigLoadError lists every problem
+        runtime = Runtime.open(config_dir)
+    except (ConfigError, LinkError, StoreError) as exc:  # ConfigLoadError lists every problem
         return _fail(str(exc))
+    plane = runtime.plane
     for warning in plane.warnings:
         print(warning, file=sys.stderr)
     link = plane.config.link
     if args.port is not None and not 0 <= args.port <= 65535:
+        asyncio.run(runtime.aclose())
         return _fail(f"--port {args.port} is not a port number")
     settings = LinkSettings(
         host=args.host or link.host,
@@ -81,18 +84,18 @@ def run_serve(args: argparse.Namespace) -> int:
             "still guards the link, but the plugin and the bridge are meant to share a host",
             file=sys.stderr,
         )
-    handler = PlaceholderHandler(public_prefix=plane.config.chat.public_prefix)
-    server = LinkServer(token=token, handler=handler, settings=settings)
+    server = LinkServer(token=token, handler=AppHandler(runtime), settings=settings)
     try:
-        return asyncio.run(_serve_until_stopped(server, token_file))
+        return asyncio.run(_serve_until_stopped(server, token_file, runtime))
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
 
 
-async def _serve_until_stopped(server: LinkServer, token_file: Path) -> int:
+async def _serve_until_stopped(server: LinkServer, token_file: Path, runtime: Runtime) -> int:
     try:
         await server.start()
     except LinkError as exc:
+        await runtime.aclose()
         return _fail(str(exc))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -106,5 +109,6 @@ async def _serve_until_stopped(server: LinkServer, token_file: Path) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()
+        await runtime.aclose()
     print("stopped", flush=True)
     return EXIT_OK

@@ -1,0 +1,106 @@
+"""The chat path: a public message in, a verdict out at once, and maybe a turn started.
+
+Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on);
+an empty question gets a private hint; then the gates in order (permission, player cooldown,
+global cooldown, busy), each refusal cancelling the message with its own private line. An
+admitted wake fixes its snapshot and starts the turn before the verdict is returned: the
+check, the admission and the start happen with no await in between, so two messages arriving
+together cannot both start a turn. The turn's first output needs a provider round trip, so the
+verdict is always on the wire before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from bridge.app.output import LinkTurnOutput
+from bridge.app.runtime import NotConfiguredError, Runtime
+from bridge.errors import ConfigError, MineclawError
+from bridge.link.messages import ChatRequest, ChatVerdict, Text
+from bridge.turns.activity import BusyError
+from bridge.turns.engine import TurnRequest
+from bridge.turns.gates import BUSY
+from bridge.turns.ports import PlayerRef
+from bridge.turns.wake import EmptyWake, ImplicitWake
+
+log = logging.getLogger(__name__)
+
+PASS = ChatVerdict(decision="pass", ai_prefix=False, notice=None)
+
+
+def _refuse(notice: Text) -> ChatVerdict:
+    return ChatVerdict(decision="refuse", ai_prefix=False, notice=notice)
+
+
+class ChatPath:
+    def __init__(self, runtime: Runtime, output: LinkTurnOutput) -> None:
+        self._runtime = runtime
+        self._output = output
+        self._notices: set[asyncio.Task[None]] = set()
+
+    async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        runtime = self._runtime
+        try:
+            rules = runtime.wake_rules()
+        except ConfigError as exc:  # a reload published a pattern the start would refuse
+            log.error("%s; chat passes untouched until it is fixed", exc)
+            return PASS
+        wake = rules.classify(request.text, listen=runtime.listen.on)
+        if wake is None:
+            return PASS
+        player = {"player": request.player.name}
+        if isinstance(wake, EmptyWake):
+            return _refuse(
+                runtime.text("chat.empty_question", {**player, "prefix": rules.public_prefix})
+            )
+        plane = runtime.plane
+        refusal = runtime.gates.check(
+            player_uuid=request.player.uuid,
+            granted=request.granted,
+            limits=plane.config.rate_limits,
+            busy=runtime.activity.busy,
+        )
+        if refusal is not None:
+            return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
+        implicit = isinstance(wake, ImplicitWake)
+        accepted = ChatVerdict(decision="accept", ai_prefix=implicit, notice=None)
+        try:
+            snapshot = runtime.snapshot(request.granted)
+        except NotConfiguredError as exc:
+            # The question was public, so the answer that there is no assistant is public too.
+            line = runtime.text("errors.not_configured", {**player, "reason": str(exc)})
+            self._after_verdict(self._output.broadcast(line))
+            return accepted
+        except MineclawError as exc:
+            log.error("no turn for %s: %s", request.player.name, exc)
+            line = runtime.text("errors.invalid_request", {**player, "reason": "internal error"})
+            return _refuse(line)
+        turn = TurnRequest(
+            player=PlayerRef(request.player.uuid, request.player.name),
+            question=wake.question,
+            implicit=implicit,
+        )
+        try:
+            runtime.turn = runtime.engine.start(turn, snapshot)
+        except BusyError:  # cannot happen after the busy gate; kept as the gate's answer
+            return _refuse(runtime.text(BUSY, player))
+        except MineclawError as exc:  # the turn's start could not be audited
+            log.error("turn for %s not started: %s", request.player.name, exc)
+            line = runtime.text("errors.invalid_request", {**player, "reason": "internal error"})
+            return _refuse(line)
+        runtime.gates.admit(player_uuid=request.player.uuid)
+        return accepted
+
+    def _after_verdict(self, send: Coroutine[Any, Any, None]) -> None:
+        async def deliver() -> None:
+            try:
+                await send
+            except MineclawError as exc:
+                log.info("chat notice not delivered: %s", exc)
+
+        task = asyncio.create_task(deliver())
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)

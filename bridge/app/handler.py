@@ -1,0 +1,81 @@
+"""The application's LinkHandler: chat verdicts, ``/mineclaw`` commands and the link state.
+
+Listen mode is bound to the server instance id of each hello: a new id (server or plugin
+restart) switches it off, a reconnect of the same instance keeps it. The link server captures
+``link_state()`` before the hello arrives, so the state is sent again once the instance is known
+and after every change of listen mode, the prefix or the wake pattern.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bridge.app.chat import ChatPath
+from bridge.app.commands import CommandRouter
+from bridge.app.output import LinkTurnOutput
+from bridge.app.runtime import Runtime
+from bridge.errors import ConfigError, LinkError
+from bridge.link.handler import Link
+from bridge.link.messages import (
+    ChatRequest,
+    ChatVerdict,
+    CommandReply,
+    CommandRequest,
+    Hello,
+    LinkState,
+    PlayerRef,
+)
+
+log = logging.getLogger(__name__)
+
+
+class AppHandler:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.output = LinkTurnOutput(runtime)
+        self.chat = ChatPath(runtime, self.output)
+        self.commands = CommandRouter(runtime, self.output, on_state_changed=self.send_link_state)
+
+    def link_state(self) -> LinkState:
+        runtime = self.runtime
+        try:
+            rules = runtime.wake_rules()
+            prefix, every_message = rules.public_prefix, rules.needs_every_message
+        except ConfigError:  # the chat path passes everything until the pattern is fixed
+            prefix, every_message = runtime.plane.config.chat.public_prefix, False
+        forward = runtime.listen.forward_mode(wake_pattern_set=every_message)
+        return LinkState(forward=forward, public_prefix=prefix)
+
+    async def send_link_state(self) -> None:
+        link = self.runtime.link
+        if link is None:
+            return
+        try:
+            await link.send_event("link.state", self.link_state())
+        except LinkError as exc:
+            log.info("link.state not sent: %s", exc)
+
+    async def on_connected(self, link: Link, hello: Hello) -> None:
+        self.runtime.link = link
+        if self.runtime.listen.bind_instance(hello.instance_id):
+            log.info("listen mode off: new server instance %s", hello.instance_id)
+        self.runtime.audit.record(
+            "link.up", {"instance_id": hello.instance_id, "platform": hello.platform}
+        )
+        await self.send_link_state()
+
+    async def on_disconnected(self) -> None:
+        self.runtime.link = None
+        self.runtime.audit.record("link.down", {})
+
+    async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        return await self.chat.on_chat(request)
+
+    async def on_command(self, request: CommandRequest) -> CommandReply:
+        return await self.commands.on_command(request)
+
+    async def on_player_join(self, player: PlayerRef) -> None:
+        pass
+
+    async def on_player_quit(self, player: PlayerRef) -> None:
+        pass

@@ -1,0 +1,274 @@
+"""Everything one ``serve`` process owns, and the snapshot each turn fixes when it starts.
+
+Provider clients are cached per provider id and control-plane version, and the tool registry
+and wake rules per version, so a turn start costs lookups, not construction. A reload or a model
+switch changes what the *next* snapshot holds; a running turn keeps its own.
+
+Attempts: the engine owns the "at most three attempts per model request" rule. Each client is
+built with ``max_attempts=1`` so it never retries on its own, and the turn's attempt budget is
+the provider's ``retry.max_attempts`` capped at three. One budget, one place that spends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from bridge.app.output import LinkTurnOutput
+from bridge.app.texts import text_for
+from bridge.control import ControlPlane, ControlPlaneStore
+from bridge.control.providers import ResolvedModel
+from bridge.errors import ConfigError, MineclawError, TurnError
+from bridge.link.handler import Link
+from bridge.link.messages import Text
+from bridge.providers.client import ProviderClient
+from bridge.providers.factory import model_settings, provider_settings
+from bridge.providers.identity import IdentitySettings
+from bridge.providers.items import ToolSpec
+from bridge.store.archive import DATA_DIR_NAME, TurnArchive
+from bridge.store.audit import AuditLog
+from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
+from bridge.tools.invoke import ToolInvoker
+from bridge.tools.registry import HandlerFn, ToolRegistry
+from bridge.turns.activity import ServerActivity
+from bridge.turns.compaction import Compactor
+from bridge.turns.engine import TurnEngine, TurnOutcome
+from bridge.turns.gates import ChatGates
+from bridge.turns.listen import ListenMode
+from bridge.turns.ports import TurnLimits, TurnOutput, TurnSnapshot
+from bridge.turns.session import PublicSession
+from bridge.turns.wake import WakeRules
+
+log = logging.getLogger(__name__)
+
+MAX_MODEL_ATTEMPTS = 3
+
+
+class NotConfiguredError(TurnError):
+    """The model a turn would use cannot be called (no API key, unknown model)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeSettings:
+    """action_bar_interval_s: the least time between two action-bar frames (0.075 s).
+    retry_delays_s: pauses before a model request's second and third attempt."""
+
+    action_bar_interval_s: float = 0.075
+    retry_delays_s: tuple[float, ...] = (0.5, 1.5)
+
+
+class Runtime:
+    """Build with ``Runtime.open(config_dir, output=...)``; close with ``await aclose()``.
+
+    ``extra_tool_handlers``: handlers for the tools other parts provide (snapshots,
+    ``run_command``, ``call_function``), bound into every registry this runtime builds.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: ControlPlaneStore,
+        archive: TurnArchive,
+        audit: AuditLog,
+        output: TurnOutput | None = None,
+        settings: RuntimeSettings = RuntimeSettings(),
+        extra_tool_handlers: Mapping[str, HandlerFn] | None = None,
+    ) -> None:
+        self.store = store
+        self.archive = archive
+        self.audit = audit
+        self.settings = settings
+        self.extra_tool_handlers = dict(extra_tool_handlers or {})
+        self.link: Link | None = None
+        self.activity = ServerActivity()
+        self.session = PublicSession()
+        self.listen = ListenMode()
+        self.gates = ChatGates()
+        self.model_override: str | None = None
+        self.turn: asyncio.Task[TurnOutcome] | None = None
+        """The running turn's task (set by the chat path), for shutdown."""
+        self.engine = TurnEngine(
+            session=self.session,
+            archive=archive,
+            audit=audit,
+            output=output or LinkTurnOutput(self),
+            activity=self.activity,
+            action_bar_interval_s=settings.action_bar_interval_s,
+            retry_delays_s=settings.retry_delays_s,
+        )
+        self.compactor = Compactor(
+            session=self.session,
+            activity=self.activity,
+            audit=audit,
+            retry_delays_s=settings.retry_delays_s,
+        )
+        self.engine.add_after_turn(self.compactor.after_turn)
+        self._clients: dict[tuple[str, int], ProviderClient] = {}
+        self._registries: dict[int, ToolRegistry] = {}
+        self._wake_rules: tuple[int, WakeRules] | None = None
+        self._cooldowns = cooldowns_for(store.current)
+        self.wake_rules()  # a bad wake pattern stops the start, naming the key
+
+    @classmethod
+    def open(
+        cls,
+        config_dir: Path,
+        *,
+        settings: RuntimeSettings = RuntimeSettings(),
+        environ: Mapping[str, str] | None = None,
+    ) -> Runtime:
+        """Load the control plane and open the archive and audit log in ``<config>/data``.
+
+        Raises ``ConfigError`` or ``StoreError``.
+        """
+        store = ControlPlaneStore(config_dir, environ=environ)
+        data_dir = config_dir / DATA_DIR_NAME
+        archive = TurnArchive.in_config_dir(config_dir)
+        try:
+            audit = AuditLog.in_data_dir(data_dir)
+        except MineclawError:
+            archive.close()
+            raise
+        return cls(store=store, archive=archive, audit=audit, settings=settings)
+
+    @property
+    def plane(self) -> ControlPlane:
+        return self.store.current
+
+    # ---- what the chat path and the commands read
+
+    def wake_rules(self) -> WakeRules:
+        """The wake rules of the current plane; raises ``ConfigError`` for a bad pattern."""
+        plane = self.plane
+        cached = self._wake_rules
+        if cached is not None and cached[0] == plane.version:
+            return cached[1]
+        try:
+            rules = WakeRules.from_settings(plane.config.chat)
+        except TurnError as exc:
+            raise ConfigError(f"config.yml: {exc}") from exc
+        self._wake_rules = (plane.version, rules)
+        return rules
+
+    def model_ref(self) -> str:
+        """The model later turns use: the switched one while it still exists, else the default."""
+        providers = self.plane.providers
+        if self.model_override is not None and self.model_override in providers.models:
+            return self.model_override
+        return providers.default
+
+    def text(self, key: str, values: Mapping[str, str] | None = None, **model: str) -> Text:
+        """A ``message.yml`` line with the assistant's ``<name>`` filled in."""
+        plane = self.plane
+        filled = {"name": plane.config.identity.name, **(values or {})}
+        return text_for(plane.messages, key, filled, model=dict(model) or None)
+
+    # ---- snapshots
+
+    def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot:
+        """What a turn fixes now: plane, model, client, tools for ``granted`` (None: no tools).
+
+        Raises ``NotConfiguredError`` when the model cannot be called.
+        """
+        plane = self.plane
+        ref = self.model_ref()
+        try:
+            resolved = plane.providers.resolve(ref)
+        except ConfigError as exc:
+            raise NotConfiguredError(str(exc)) from exc
+        if resolved.provider.api_key_missing:
+            env = resolved.provider.api_key_env or "the API key"
+            raise NotConfiguredError(f"{env} is not set")
+        client = self._client(plane, resolved)
+        limits = TurnLimits(
+            max_tool_rounds=plane.config.turn.max_tool_rounds,
+            max_tool_calls=plane.config.turn.max_tool_calls,
+            reply_max_chars=plane.config.chat.reply_max_chars,
+            action_bar_max_chars=plane.config.chat.action_bar_max_chars,
+            max_messages=plane.config.context.max_messages,
+            model_attempts=min(MAX_MODEL_ATTEMPTS, resolved.provider.retry.max_attempts),
+        )
+        tools: tuple[ToolSpec, ...] = ()
+        runner: ToolInvoker | None = None
+        if granted is not None:
+            runner = invoker_for_player(
+                self.registry(plane),
+                frozenset(granted),
+                cooldowns=self._cooldowns,
+                redactor=redactor_for(plane),
+                audit=self.audit,
+            )
+            tools = runner.tools.specs
+        return TurnSnapshot(
+            control_version=str(plane.version),
+            model_ref=ref,
+            stream=functools.partial(
+                client.stream, model=model_settings(resolved.model_name, resolved.model)
+            ),
+            instructions=plane.agents_md.strip() or None,
+            tools=tools,
+            native_tools=tuple(dict(tool) for tool in resolved.provider.native_tools),
+            tool_runner=runner,
+            limits=limits,
+            compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
+        )
+
+    def registry(self, plane: ControlPlane) -> ToolRegistry:
+        registry = self._registries.get(plane.version)
+        if registry is None:
+            registry = registry_for(plane, extra_handlers=self.extra_tool_handlers)
+            self._registries = {plane.version: registry}  # older versions: only running turns
+        return registry
+
+    def _client(self, plane: ControlPlane, resolved: ResolvedModel) -> ProviderClient:
+        key = (resolved.provider_id, plane.version)
+        client = self._clients.get(key)
+        if client is not None:
+            return client
+        try:
+            settings = provider_settings(resolved.provider_id, resolved.provider)
+        except ConfigError as exc:
+            raise NotConfiguredError(str(exc)) from exc
+        # The engine owns the attempts (see the module docstring).
+        settings = dataclasses.replace(
+            settings, retry=dataclasses.replace(settings.retry, max_attempts=1)
+        )
+        identity = plane.config.identity
+        client = ProviderClient(
+            settings,
+            identity=IdentitySettings(
+                include_player_name_field=identity.include_player_name_field,
+                include_player_content_prefix=identity.include_player_content_prefix,
+            ),
+        )
+        self._retire_clients_older_than(plane.version)
+        self._clients[key] = client
+        return client
+
+    def _retire_clients_older_than(self, version: int) -> None:
+        if self.activity.busy:
+            return  # a running turn or compaction may still stream through one of them
+        for key in [key for key in self._clients if key[1] < version]:
+            client = self._clients.pop(key)
+            task = asyncio.get_running_loop().create_task(client.aclose())
+            task.add_done_callback(_log_close_failure)
+
+    async def aclose(self) -> None:
+        """Stop the running turn (its commit finishes first), close clients and stores."""
+        self.engine.stop()
+        if self.turn is not None and not self.turn.done():
+            await asyncio.wait([self.turn], timeout=10)
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+        self.audit.close()
+        self.archive.close()
+
+
+def _log_close_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("closing a retired provider client failed: %s", task.exception())
