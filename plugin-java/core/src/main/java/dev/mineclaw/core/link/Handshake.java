@@ -44,12 +44,15 @@ public final class Handshake {
         }
     }
 
+    /** The protocol minor version this plugin speaks (1.1: snapshots and approval prompts). */
+    public static final int PROTOCOL_MINOR = 1;
+
     /** The data of the {@code hello} request answering a challenge's nonce. */
     public static JsonObject helloData(Identity identity, String token, String nonce) {
         String instanceId = identity.instanceId().toString();
         JsonObject protocol = new JsonObject();
         protocol.addProperty("major", 1);
-        protocol.addProperty("minor", 0);
+        protocol.addProperty("minor", PROTOCOL_MINOR);
         JsonArray features = new JsonArray();
         identity.features().forEach(features::add);
         JsonObject data = new JsonObject();

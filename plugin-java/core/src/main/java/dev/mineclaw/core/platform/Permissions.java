@@ -9,6 +9,8 @@ public final class Permissions {
     public static final String CHAT = "mineclaw.command.chat";
     public static final String APPROVE = "mineclaw.command.approve";
     public static final String BYPASS_RATELIMIT = "mineclaw.bypass.ratelimit";
+    /** Lets a player ask the agent to run commands at all (the bridge's run_command tool needs it). */
+    public static final String TOOL_RUN_COMMAND = "mineclaw.tool.run_command";
 
     /** Every node a sender's granted facts may contain, in the protocol's order. */
     public static final List<String> REPORTED = List.of(
@@ -22,7 +24,8 @@ public final class Permissions {
             "mineclaw.command.model",
             "mineclaw.command.tools",
             "mineclaw.command.functions",
-            BYPASS_RATELIMIT);
+            BYPASS_RATELIMIT,
+            TOOL_RUN_COMMAND);
 
     private static final Map<String, String> SUBCOMMAND_NODES = Map.of(
             "approve", APPROVE,

@@ -111,6 +111,19 @@ final class Fields {
         return value;
     }
 
+    /** A finite JSON number, integer or not, within {@code min}..{@code max}. */
+    double number(String field, double min, double max) {
+        JsonElement value = this.object.get(field);
+        if (value == null || !value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
+            throw fail(field, "must be a number");
+        }
+        double number = value.getAsDouble();
+        if (!(number >= min && number <= max)) {
+            throw fail(field, "must be a number between " + min + " and " + max);
+        }
+        return number;
+    }
+
     /**
      * The value as a long when it is a JSON integer (no fraction or exponent: {@code 1.0} is a
      * float to the Python side too), saturated beyond the long range; otherwise null.

@@ -96,6 +96,7 @@ public final class MessageTypes {
                 Shapes.stringList(data, "feedback", 64, 2048);
             }
         });
+        ToolTypes.register();
     }
 
     private MessageTypes() {}
@@ -109,7 +110,7 @@ public final class MessageTypes {
     /** What the specification says about one type. */
     record Spec(String type, Kind kind, Direction sender, Consumer<Fields> data, Consumer<Fields> answer) {}
 
-    private static void request(Direction sender, String type, Consumer<Fields> data, Consumer<Fields> answer) {
+    static void request(Direction sender, String type, Consumer<Fields> data, Consumer<Fields> answer) {
         SPECS.put(type, new Spec(type, Kind.REQUEST, sender, data, answer));
     }
 

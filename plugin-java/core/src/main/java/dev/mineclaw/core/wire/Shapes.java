@@ -29,7 +29,8 @@ final class Shapes {
             "mineclaw.command.model",
             "mineclaw.command.tools",
             "mineclaw.command.functions",
-            "mineclaw.bypass.ratelimit");
+            "mineclaw.bypass.ratelimit",
+            "mineclaw.tool.run_command");
 
     private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
     private static final int TEXT_ENTRIES = 16;
