@@ -1,0 +1,274 @@
+"""``run_command``: the model's hands, with the server owner's rules and the target's consent.
+
+Arguments: ``command``, ``intent`` (shown to whoever confirms) and ``player`` (``""`` for the
+console, otherwise the exact name or UUID of an online player). The decision, in code:
+
+- the asking player's own command runs if its canonical form fully matches a ``player`` rule of
+  ``whitelist.yml``;
+- a console command runs if it fully matches a ``console`` rule;
+- a command for any other online player runs only after that player clicks *accept* on a
+  prompt (``ApprovalBroker``); the approval is bound to that player, to them as the executor
+  and to the exact canonical command, which is also what is dispatched.
+
+Anything else is not dispatched. The result says which of these happened (``refused``,
+``denied``, ``timed_out``, ``target_offline``, ``dispatched``); ``dispatched`` carries the
+server's ``dispatch_status``, the console's captured feedback, and ``execution_result:
+"unknown"`` because dispatching a command says nothing about what it did. Each decision is
+audited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bridge.control.messages_file import ApprovalMessages
+from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.handler import Link
+from bridge.link.messages import (
+    CommandDispatch,
+    CommandDispatchResult,
+    PlayerRef,
+    PlayersList,
+    PlayersListResult,
+)
+from bridge.link.server import LinkRequestError
+from bridge.policy.approvals import (
+    CONFIRMATION_TIMEOUT_S,
+    ApprovalBroker,
+    Subject,
+    confirmation_prompt,
+)
+from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
+from bridge.store.audit_sink import AuditSink, JSONValue
+from bridge.tools.plugin_access import APPROVALS, PluginAccess, link_failure
+from bridge.tools.redaction import Redactor
+from bridge.tools.registry import CallContext, HandlerFn
+from bridge.tools.results import ErrorCode, ToolFailure
+
+ARGUMENTS = frozenset({"command", "intent", "player"})
+MAX_INTENT_CHARS = 512
+
+Status = Literal["refused", "denied", "timed_out", "target_offline", "dispatched"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCommandSettings:
+    """``assistant_name`` fills ``<name>`` in the prompt (``identity.name``, default Mineclaw);
+    ``confirmation_timeout_s`` is how long a target may take to answer (60 s)."""
+
+    assistant_name: str = "Mineclaw"
+    confirmation_timeout_s: float = CONFIRMATION_TIMEOUT_S
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    ref: PlayerRef
+    own: bool
+
+
+class RunCommand:
+    """The handler, bound to one control-plane version (its whitelist and prompt lines)."""
+
+    def __init__(
+        self,
+        plugin: PluginAccess,
+        broker: ApprovalBroker,
+        *,
+        whitelist: Whitelist,
+        messages: ApprovalMessages,
+        audit: AuditSink,
+        redactor: Redactor | None = None,
+        settings: RunCommandSettings | None = None,
+    ) -> None:
+        self._plugin = plugin
+        self._broker = broker
+        self._whitelist = whitelist
+        self._messages = messages
+        self._audit = audit
+        self._redactor = redactor
+        self._settings = settings or RunCommandSettings()
+
+    def handlers(self) -> dict[str, HandlerFn]:
+        return {"run_command": self.run}
+
+    async def run(self, arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+        command, intent, player = _arguments(arguments)
+        link = self._plugin.link()
+        if player == "":
+            return await self._console(link, command, context)
+        target = await self._resolve(link, player, context)
+        if target is None:
+            return self._result(context, "target_offline", {"player": player}, command=command)
+        if target.own:
+            return await self._own(link, target.ref, command, context)
+        return await self._confirmed(link, target.ref, command, intent, context)
+
+    async def _console(self, link: Link, command: str, context: CallContext) -> dict[str, Any]:
+        try:
+            decision = self._whitelist.decide("console", command)
+        except InvalidCommand as exc:
+            return self._refused(context, command, f"the command {exc.reason}")
+        if not decision.allowed:
+            why = "no console rule of the server's whitelist allows this command"
+            return self._refused(context, decision.canonical, why)
+        return await self._dispatch(link, None, decision.canonical, context, rule=decision.rule)
+
+    async def _own(
+        self, link: Link, player: PlayerRef, command: str, context: CallContext
+    ) -> dict[str, Any]:
+        try:
+            decision = self._whitelist.decide("player", command)
+        except InvalidCommand as exc:
+            return self._refused(context, command, f"the command {exc.reason}")
+        if not decision.allowed:
+            why = "no player rule of the server's whitelist allows this command"
+            return self._refused(context, decision.canonical, why)
+        return await self._dispatch(link, player, decision.canonical, context, rule=decision.rule)
+
+    async def _confirmed(
+        self, link: Link, target: PlayerRef, command: str, intent: str, context: CallContext
+    ) -> dict[str, Any]:
+        try:
+            canonical = canonicalize(command)
+        except InvalidCommand as exc:
+            return self._refused(context, command, f"the command {exc.reason}")
+        if not self._plugin.has(APPROVALS):
+            why = "the server's plugin cannot ask players to confirm"
+            return self._refused(context, canonical, why)
+        subject = Subject("command", target.uuid, canonical)
+        prompt, buttons, display = confirmation_prompt(
+            self._messages,
+            requester=context.player_name,
+            target=target.name,
+            command=canonical,
+            intent=intent,
+            assistant=self._settings.assistant_name,
+        )
+        outcome = await self._broker.request(
+            link,
+            target=target,
+            subject=subject,
+            prompt=prompt,
+            buttons=buttons,
+            timeout_s=self._settings.confirmation_timeout_s,
+            display=display,
+        )
+        who = {"player": target.name}
+        if outcome.approves(subject):
+            return await self._dispatch(link, target, canonical, context, confirmed=True)
+        if outcome.status == "denied":
+            return self._result(context, "denied", who, command=canonical)
+        if outcome.status == "timeout":
+            return self._result(context, "timed_out", who, command=canonical)
+        if outcome.status == "offline":
+            return self._result(context, "target_offline", who, command=canonical)
+        if outcome.status == "cancelled":
+            raise ToolFailure(ErrorCode.UNAVAILABLE, "the server link dropped during the prompt")
+        return self._refused(context, canonical, f"{target.name} could not be asked to confirm")
+
+    async def _resolve(self, link: Link, player: str, context: CallContext) -> _Target | None:
+        try:
+            answer = await link.request("players.list", PlayersList())
+        except LinkRequestError as exc:
+            raise link_failure(exc, "run_command") from exc
+        assert isinstance(answer, PlayersListResult)
+        wanted = player.lower()
+        for online in answer.players:
+            if online.name == player or online.uuid == wanted:
+                return _Target(online, own=online.uuid == context.player_uuid)
+        return None
+
+    async def _dispatch(
+        self,
+        link: Link,
+        player: PlayerRef | None,
+        canonical: str,
+        context: CallContext,
+        *,
+        rule: str | None = None,
+        confirmed: bool = False,
+    ) -> dict[str, Any]:
+        if player is None:
+            request = CommandDispatch(executor="console", command=canonical)
+        else:
+            request = CommandDispatch(executor="player", player=player.uuid, command=canonical)
+        who: dict[str, Any] = {"executor": request.executor}
+        if player is not None:
+            who["player"] = player.name
+        try:
+            answer = await link.request("command.dispatch", request)
+        except LinkRequestError as exc:
+            if exc.code is LinkCode.PLAYER_OFFLINE and player is not None:
+                return self._result(context, "target_offline", who, command=canonical)
+            self._record(context, "dispatch_failed", canonical, {**who, "link_code": exc.code})
+            if exc.code is LinkCode.TIMEOUT:
+                raise ToolFailure(
+                    ErrorCode.TIMEOUT,
+                    "the server did not answer: the command may or may not have been dispatched",
+                ) from exc
+            raise link_failure(exc, "run_command") from exc
+        assert isinstance(answer, CommandDispatchResult)
+        ran = answer.dispatch_status == "dispatched"
+        fields: dict[str, Any] = {
+            **who,
+            "dispatch_status": answer.dispatch_status,
+            "execution_result": "unknown" if ran else "not_run",
+        }
+        if player is None:
+            fields["feedback"] = list(answer.feedback or [])
+        audit_extra: dict[str, JSONValue] = {"rule": rule, "confirmed": confirmed}
+        return self._result(context, "dispatched", fields, command=canonical, audit=audit_extra)
+
+    def _refused(self, context: CallContext, command: str, reason: str) -> dict[str, Any]:
+        return self._result(context, "refused", {"reason": reason}, command=command)
+
+    def _result(
+        self,
+        context: CallContext,
+        status: Status,
+        fields: dict[str, Any],
+        *,
+        command: str,
+        audit: dict[str, JSONValue] | None = None,
+    ) -> dict[str, Any]:
+        self._record(context, status, command, {**fields, **(audit or {})})
+        return {"status": status, "command": command, **fields}
+
+    def _record(
+        self, context: CallContext, status: str, command: str, fields: dict[str, Any]
+    ) -> None:
+        # The audit log stores what it is given, so the command is redacted here.
+        shown = self._redactor.redact_text(command) if self._redactor else command
+        record: dict[str, JSONValue] = {
+            "turn_id": context.turn_id,
+            "call_id": context.call_id,
+            "requester": context.player_name,
+            "status": status,
+            "command": shown,
+        }
+        for key in ("executor", "player", "dispatch_status", "rule", "confirmed", "reason"):
+            if key in fields:
+                record[key] = fields[key]
+        if "link_code" in fields:
+            record["link_code"] = str(fields["link_code"])
+        self._audit.record("run_command.decision", record)
+
+
+def _arguments(arguments: dict[str, Any]) -> tuple[str, str, str]:
+    extra = sorted(set(arguments) - ARGUMENTS)
+    if extra:
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, f"unknown argument {extra[0]!r}")
+    command = arguments.get("command")
+    intent = arguments.get("intent", "")
+    player = arguments.get("player", "")
+    if not isinstance(command, str) or not command:
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "command must be a non-empty string")
+    if not isinstance(intent, str) or len(intent) > MAX_INTENT_CHARS or not intent.isprintable():
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"intent must be one line of at most {MAX_INTENT_CHARS} printable characters",
+        )
+    if not isinstance(player, str):
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "player must be a string")
+    return command, intent, player
