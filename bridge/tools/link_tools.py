@@ -1,0 +1,100 @@
+"""The link-backed tools of one ``serve`` process, ready to plug into the app.
+
+One object holds what outlives a turn: the connected plugin (``PluginAccess``), the approval
+broker and the ``/mineclaw approve|deny`` answers. Its handlers read the control plane in force
+when a call runs (the whitelist, ``message.yml``'s approval lines, ``identity.name``,
+``environment`` limits), so they can be bound once, as the runtime's extra tool handlers::
+
+    link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
+    Runtime(..., extra_tool_handlers=link_tools.handlers())
+    router.approval_handler = link_tools.approval_handler
+    # from the LinkHandler: link_tools.connected(link, hello) / .disconnected() / .player_quit(p)
+    # per turn: offered(turn_tools, link_tools.plugin.features, linked=...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bridge.control.plane import ControlPlane
+from bridge.link.handler import Link
+from bridge.link.messages import CommandRequest, Hello, PlayerRef, Text
+from bridge.policy.approval_commands import ApprovalCommands
+from bridge.policy.approvals import ApprovalBroker
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.assembly import redactor_for
+from bridge.tools.plugin_access import PluginAccess
+from bridge.tools.registry import CallContext, HandlerFn
+from bridge.tools.run_command import RunCommand, RunCommandSettings
+from bridge.tools.snapshots import SnapshotLimits, SnapshotTools
+
+
+class LinkTools:
+    def __init__(
+        self,
+        *,
+        plane: Callable[[], ControlPlane],
+        audit: AuditSink,
+        broker: ApprovalBroker | None = None,
+    ) -> None:
+        self._plane = plane
+        self._audit = audit
+        self.plugin = PluginAccess()
+        self.broker = broker or ApprovalBroker()
+        self.approvals = ApprovalCommands(self.broker, messages=lambda: plane().messages.approval)
+        self._run_command: tuple[int, RunCommand] | None = None
+
+    def handlers(self) -> dict[str, HandlerFn]:
+        return {
+            "player_snapshot": self._snapshots("player_snapshot"),
+            "item_inspect": self._snapshots("item_inspect"),
+            "block_inspect": self._snapshots("block_inspect"),
+            "online_players": self._snapshots("online_players"),
+            "run_command": self.run_command,
+        }
+
+    async def run_command(self, arguments: dict[str, Any], context: CallContext) -> Any:
+        return await self._run_command_for(self._plane()).run(arguments, context)
+
+    async def approval_handler(self, request: CommandRequest) -> list[Text]:
+        """For the app's ``approve``/``deny`` hook."""
+        return list(self.approvals.handle(request).lines)
+
+    # ---- link events
+
+    def connected(self, link: Link, hello: Hello) -> None:
+        self.plugin.connected(link, hello)
+
+    def disconnected(self) -> None:
+        self.plugin.disconnected()
+        self.broker.link_lost()
+
+    def player_quit(self, player: PlayerRef) -> None:
+        self.broker.player_quit(player.uuid)
+
+    # ----
+
+    def _snapshots(self, name: str) -> HandlerFn:
+        async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
+            limits = SnapshotLimits.from_config(self._plane().config.environment)
+            tools = SnapshotTools(self.plugin, limits=limits)
+            return await tools.handlers()[name](arguments, context)
+
+        return handler
+
+    def _run_command_for(self, plane: ControlPlane) -> RunCommand:
+        cached = self._run_command
+        if cached is not None and cached[0] == plane.version:
+            return cached[1]
+        tool = RunCommand(
+            self.plugin,
+            self.broker,
+            whitelist=plane.whitelist,
+            messages=plane.messages.approval,
+            audit=self._audit,
+            redactor=redactor_for(plane),
+            settings=RunCommandSettings(assistant_name=plane.config.identity.name),
+        )
+        self._run_command = (plane.version, tool)
+        return tool
