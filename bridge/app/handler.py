@@ -25,6 +25,7 @@ from bridge.link.messages import (
     LinkState,
     PlayerRef,
 )
+from bridge.tools.link_tools import LinkTools
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,10 @@ class AppHandler:
         self.output = LinkTurnOutput(runtime)
         self.chat = ChatPath(runtime, self.output)
         self.commands = CommandRouter(runtime, self.output, on_state_changed=self.send_link_state)
+        # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
+        self.link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
+        self.commands.approval_handler = self.link_tools.approval_handler
+        runtime.extra_tool_handlers.update(self.link_tools.handlers())
 
     def link_state(self) -> LinkState:
         runtime = self.runtime
@@ -57,6 +62,7 @@ class AppHandler:
 
     async def on_connected(self, link: Link, hello: Hello) -> None:
         self.runtime.link = link
+        self.link_tools.connected(link, hello)
         if self.runtime.listen.bind_instance(hello.instance_id):
             log.info("listen mode off: new server instance %s", hello.instance_id)
         self.runtime.audit.record(
@@ -66,6 +72,7 @@ class AppHandler:
 
     async def on_disconnected(self) -> None:
         self.runtime.link = None
+        self.link_tools.disconnected()
         self.runtime.audit.record("link.down", {})
 
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
@@ -78,4 +85,4 @@ class AppHandler:
         pass
 
     async def on_player_quit(self, player: PlayerRef) -> None:
-        pass
+        self.link_tools.player_quit(player)
