@@ -1,10 +1,13 @@
 package dev.mineclaw.paper;
 
+import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.FeedbackCollector;
+import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerGoneException;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.TextRenderer;
@@ -33,12 +36,14 @@ final class PaperPlatform implements Platform {
     private final Server server;
     private final RegionSchedulers schedulers;
     private final boolean folia;
+    private final SnapshotReads snapshots;
 
     PaperPlatform(Plugin plugin, RegionSchedulers schedulers, boolean folia) {
         this.plugin = plugin;
         this.server = plugin.getServer();
         this.schedulers = schedulers;
         this.folia = folia;
+        this.snapshots = new SnapshotReads(this.server);
     }
 
     @Override
@@ -103,6 +108,26 @@ final class PaperPlatform implements Platform {
         }
         return new BlockSnapshot(block.getType().getKey().asString(), block.getWorld().getName(), block.getX(),
                 block.getY(), block.getZ());
+    }
+
+    @Override
+    public PlayerFacts playerFacts(UUID player) {
+        return this.snapshots.player(online(player));
+    }
+
+    @Override
+    public InventoryFacts inventory(UUID player) {
+        return this.snapshots.inventory(online(player));
+    }
+
+    @Override
+    public BlockLookup lookedAtBlock(UUID player, int maxDistance) {
+        return this.snapshots.lookedAt(online(player), maxDistance);
+    }
+
+    @Override
+    public BlockLookup blockAtFeet(UUID player) {
+        return this.snapshots.atFeet(online(player));
     }
 
     @Override
