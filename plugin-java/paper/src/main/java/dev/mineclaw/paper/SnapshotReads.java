@@ -114,8 +114,9 @@ final class SnapshotReads {
         return new SightLine.Blocks() {
             @Override
             public boolean readable(int chunkX, int chunkZ) {
-                return world.isChunkLoaded(chunkX, chunkZ)
-                        && SnapshotReads.this.server.isOwnedByCurrentRegion(world, chunkX, chunkZ);
+                // Ownership first: on Folia even asking about a chunk of another region is off-limits.
+                return SnapshotReads.this.server.isOwnedByCurrentRegion(world, chunkX, chunkZ)
+                        && world.isChunkLoaded(chunkX, chunkZ);
             }
 
             @Override
