@@ -125,6 +125,7 @@ class CommandRouter:
             reason = "; ".join(shown) or str(exc)
             return [runtime.text("commands.reload_failed", {"reason": reason})]
         runtime.audit.record("control.reload", {"version": plane.version})
+        await asyncio.to_thread(runtime.prepare)
         lines = [runtime.text("commands.reload_done", {"version": str(plane.version)})]
         try:
             runtime.wake_rules()

@@ -8,6 +8,8 @@ travels in a Text's ``model`` map, which the plugin renders with its restricted 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -15,6 +17,8 @@ from bridge.errors import LinkError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, OutputChat, Text
 from bridge.turns.ports import PlayerRef
+
+log = logging.getLogger(__name__)
 
 
 class OutputHost(Protocol):
@@ -30,8 +34,13 @@ class LinkDownError(LinkError):
 
 
 class LinkTurnOutput:
+    """The reply and failure lines are sent without waiting for the plugin's answer: the turn
+    (and with it the busy gate) ends as soon as the frame is on its way, so a player who writes
+    right after reading the reply is not told the assistant is busy."""
+
     def __init__(self, host: OutputHost) -> None:
         self._host = host
+        self._sending: set[asyncio.Task[None]] = set()
 
     def _link(self) -> Link:
         link = self._host.link
@@ -47,11 +56,24 @@ class LinkTurnOutput:
 
     async def reply(self, player: PlayerRef, text: str) -> None:
         layout = self._host.text("reply.layout", {"player": player.name}, message=text)
-        await self._link().request("output.chat", OutputChat(target="broadcast", text=layout))
+        self._send_soon(OutputChat(target="broadcast", text=layout))
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         line = self._host.text(message_key, {"player": player.name, **values})
-        await self.tell(player.uuid, line)
+        self._send_soon(OutputChat(target="player", player=player.uuid, text=line))
+
+    def _send_soon(self, chat: OutputChat) -> None:
+        link = self._link()  # a link already down fails the call itself
+
+        async def send() -> None:
+            try:
+                await link.request("output.chat", chat)
+            except LinkError as exc:
+                log.warning("turn output not delivered: %s", exc)
+
+        task = asyncio.create_task(send())
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     async def tell(self, player_uuid: str, line: Text) -> None:
         """A private line to one player."""

@@ -133,7 +133,9 @@ class Runtime:
         except MineclawError:
             archive.close()
             raise
-        return cls(store=store, archive=archive, audit=audit, settings=settings)
+        runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
+        runtime.prepare()
+        return runtime
 
     @property
     def plane(self) -> ControlPlane:
@@ -216,6 +218,16 @@ class Runtime:
             limits=limits,
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
         )
+
+    def prepare(self) -> None:
+        """Build the current plane's client and registry ahead of the first wake: the first
+        costs a few hundred milliseconds (TLS context, schema validators), more than the
+        plugin waits for a verdict."""
+        self.registry(self.plane)
+        try:
+            self.snapshot(())
+        except NotConfiguredError as exc:
+            log.warning("turns will fail until this is fixed: %s", exc)
 
     def registry(self, plane: ControlPlane) -> ToolRegistry:
         registry = self._registries.get(plane.version)

@@ -1,0 +1,81 @@
+"""A scripted OpenAI-compatible Chat Completions server for the application's tests.
+
+Built on the provider tests' ``ReplayServer`` (a real local HTTP/1.1 server): ``answer`` queues
+a streamed text answer, ``fail`` an error status, and ``held`` an answer that sends its first
+delta and then waits until the test releases it, so a test can act while a turn is streaming.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from providers.provider_replay_server import ReceivedRequest, ReplayServer, Reply
+
+
+def sse(*payloads: object) -> list[bytes]:
+    """Chat Completions stream chunks: one ``data:`` event per payload, then ``[DONE]``."""
+    return [f"data: {json.dumps(p)}\n\n".encode() for p in payloads] + [b"data: [DONE]\n\n"]
+
+
+def text_chunks(*parts: str) -> list[bytes]:
+    payloads: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"content": part}, "finish_reason": None}]}
+        for part in parts
+    ]
+    payloads.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return sse(*payloads)
+
+
+@dataclass
+class HeldReply(Reply):
+    """Sends the headers and the first chunk, sets ``streaming``, then waits for ``release``."""
+
+    streaming: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ScriptedProvider(ReplayServer):
+    def answer(self, *parts: str) -> None:
+        self.script(Reply(chunks=text_chunks(*parts)))
+
+    def fail(self, status: int = 500, times: int = 1) -> None:
+        body = json.dumps({"error": {"message": "scripted failure", "type": "server_error"}})
+        for _ in range(times):
+            self.script(
+                Reply(status=status, content_type="application/json", chunks=[body.encode()])
+            )
+
+    def held(self, *parts: str) -> HeldReply:
+        reply = HeldReply(chunks=text_chunks(*parts))
+        self.script(reply)
+        return reply
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [request.json() for request in self.requests]
+
+    async def _answer(self, request: ReceivedRequest, writer: asyncio.StreamWriter) -> bool:
+        queued = self._script[0] if self._script else None
+        if not isinstance(queued, HeldReply):
+            return await super()._answer(request, writer)
+        self._script.pop(0)
+        head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        writer.write((head + "transfer-encoding: chunked\r\n\r\n").encode("latin-1"))
+        first, rest = queued.chunks[0], queued.chunks[1:]
+        writer.write(b"%x\r\n%s\r\n" % (len(first), first))
+        await writer.drain()
+        queued.streaming.set()
+        release = asyncio.ensure_future(queued.release.wait())
+        stop = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait([release, stop], return_when=asyncio.FIRST_COMPLETED)
+        release.cancel()
+        stop.cancel()
+        if self._stop.is_set():
+            return False
+        for chunk in rest:
+            writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
