@@ -172,6 +172,9 @@ def _explain(dir_fd: int, name: str, shown: str, exc: OSError, want_directory: b
     if stat.S_ISLNK(mode) or exc.errno == errno.ELOOP:
         return _refused(f"'{shown}' is a symbolic link; links are never followed")
     if want_directory and exc.errno == errno.ENOTDIR:
+        if mode == 0 or stat.S_ISDIR(mode):
+            # Not a folder when opened, but gone or a folder now: swapped under the walk.
+            return _refused(f"'{shown}' changed while it was being opened")
         return ToolFailure(ErrorCode.NOT_A_DIRECTORY, f"'{shown}' is not a folder")
     if stat.S_ISSOCK(mode) or exc.errno == errno.ENXIO:
         return _refused(f"'{shown}' is a socket")
