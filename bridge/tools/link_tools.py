@@ -21,7 +21,7 @@ from bridge.control.plane import ControlPlane
 from bridge.link.handler import Link
 from bridge.link.messages import CommandRequest, Hello, PlayerRef, Text
 from bridge.policy.approval_commands import ApprovalCommands
-from bridge.policy.approvals import ApprovalBroker
+from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S, ApprovalBroker
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.assembly import redactor_for
 from bridge.tools.plugin_access import PluginAccess
@@ -37,8 +37,11 @@ class LinkTools:
         plane: Callable[[], ControlPlane],
         audit: AuditSink,
         broker: ApprovalBroker | None = None,
+        confirmation_timeout_s: float = CONFIRMATION_TIMEOUT_S,
     ) -> None:
+        """``confirmation_timeout_s``: how long a player may take to confirm (60 s)."""
         self._plane = plane
+        self._confirmation_timeout_s = confirmation_timeout_s
         self._audit = audit
         self.plugin = PluginAccess()
         self.broker = broker or ApprovalBroker()
@@ -94,7 +97,10 @@ class LinkTools:
             messages=plane.messages.approval,
             audit=self._audit,
             redactor=redactor_for(plane),
-            settings=RunCommandSettings(assistant_name=plane.config.identity.name),
+            settings=RunCommandSettings(
+                assistant_name=plane.config.identity.name,
+                confirmation_timeout_s=self._confirmation_timeout_s,
+            ),
         )
         self._run_command = (plane.version, tool)
         return tool
