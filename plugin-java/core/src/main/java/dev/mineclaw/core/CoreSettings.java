@@ -24,7 +24,8 @@ public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceI
     public static final Duration DEFAULT_VERDICT_TIMEOUT = Duration.ofMillis(250);
     public static final String DEFAULT_PREFIX = "@ai";
     public static final List<String> DEFAULT_FEATURES = List.of(
-            "chat", "command", "output.chat", "output.actionbar", "players.list", "command.dispatch");
+            "chat", "command", "output.chat", "output.actionbar", "players.list", "command.dispatch", "snapshots",
+            "approvals");
 
     public CoreSettings {
         Objects.requireNonNull(link, "link");

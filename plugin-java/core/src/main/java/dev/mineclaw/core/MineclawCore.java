@@ -1,6 +1,8 @@
 package dev.mineclaw.core;
 
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.approval.ApprovalPrompt;
+import dev.mineclaw.core.approval.ApprovalRequests;
 import dev.mineclaw.core.bridge.BridgeRequests;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
@@ -13,6 +15,7 @@ import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkState;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.snapshot.SnapshotRequests;
 import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
 import java.util.Collection;
@@ -61,6 +64,9 @@ public final class MineclawCore {
         this.commands = new CommandForwarder(platform, this.link, this.messages, this.renderer,
                 settings.link().requestTimeout());
         new BridgeRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
+        new SnapshotRequests(platform, settings.link().requestTimeout()).register(this.link);
+        new ApprovalRequests(platform, new ApprovalPrompt(this.renderer), settings.link().requestTimeout())
+                .register(this.link);
     }
 
     /** Starts connecting to the bridge; returns at once. */
