@@ -15,6 +15,7 @@ from collections.abc import Callable
 from bridge.control.messages_file import ApprovalMessages
 from bridge.link.messages import CommandReply, CommandRequest, PlayerRef, Text
 from bridge.policy.approvals import Answer, AnswerVerdict, ApprovalBroker
+from bridge.store.audit_sink import AuditSink
 
 APPROVAL_VERBS = frozenset({"approve", "deny"})
 
@@ -28,9 +29,16 @@ _OPTION = re.compile(r"[a-z0-9_-]{1,32}")
 class ApprovalCommands:
     """Answers the two subcommands; ``messages`` returns the ``approval`` section in force."""
 
-    def __init__(self, broker: ApprovalBroker, *, messages: Callable[[], ApprovalMessages]) -> None:
+    def __init__(
+        self,
+        broker: ApprovalBroker,
+        *,
+        messages: Callable[[], ApprovalMessages],
+        audit: AuditSink | None = None,
+    ) -> None:
         self._broker = broker
         self._messages = messages
+        self._audit = audit
 
     @staticmethod
     def handles(request: CommandRequest) -> bool:
@@ -50,6 +58,18 @@ class ApprovalCommands:
         sender: PlayerRef | None = request.sender.player
         answer: Answer = "approve" if verb == "approve" else "deny"
         result = self._broker.answer(sender, answer, rest[0], option)
+        if self._audit is not None:
+            # The token itself is not recorded: while live it is the prompt's only secret.
+            self._audit.record(
+                "approval.answer",
+                {
+                    "sender": sender.name if sender is not None else "console",
+                    "answer": answer,
+                    "option": option,
+                    "verdict": result.verdict.value,
+                    "command": result.display.get("command"),
+                },
+            )
         messages = self._messages()
         template = {
             AnswerVerdict.APPROVED: messages.accepted,

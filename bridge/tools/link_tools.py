@@ -45,7 +45,9 @@ class LinkTools:
         self._audit = audit
         self.plugin = PluginAccess()
         self.broker = broker or ApprovalBroker()
-        self.approvals = ApprovalCommands(self.broker, messages=lambda: plane().messages.approval)
+        self.approvals = ApprovalCommands(
+            self.broker, messages=lambda: plane().messages.approval, audit=audit
+        )
         self._run_command: tuple[int, RunCommand] | None = None
 
     def handlers(self) -> dict[str, HandlerFn]:

@@ -30,6 +30,7 @@ from bridge.policy.approvals import (
     Subject,
     confirmation_prompt,
 )
+from bridge.store.audit_sink import MemoryAudit
 
 STEVE = PlayerRef(uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", name="Steve")
 ALEX = PlayerRef(uuid="0b6f7c1e-2d3a-4e5f-8a9b-0c1d2e3f4a5b", name="Alex")
@@ -311,7 +312,8 @@ def _command(sender: PlayerRef | None, *args: str) -> CommandRequest:
 
 async def test_the_commands_answer_with_the_message_lines() -> None:
     broker, prompts = ApprovalBroker(), Prompts()
-    commands = ApprovalCommands(broker, messages=ApprovalMessages)
+    audit = MemoryAudit()
+    commands = ApprovalCommands(broker, messages=ApprovalMessages, audit=audit)
     task = await _open(broker, prompts)
     token = prompts.token
     assert commands.handles(_command(ALEX, "approve", token))
@@ -327,6 +329,16 @@ async def test_the_commands_answer_with_the_message_lines() -> None:
     assert (await asyncio.wait_for(task, WAIT)).approves(SUBJECT)
     replay = commands.handle(_command(ALEX, "approve", token))
     assert replay.lines[0].template == INVALID_ANSWER
+    verdicts = [
+        (f["sender"], f["verdict"]) for kind, f in audit.events if kind == "approval.answer"
+    ]
+    assert verdicts == [
+        ("Steve", "invalid"),
+        ("console", "invalid"),
+        ("Alex", "approved"),
+        ("Alex", "invalid"),
+    ]
+    assert token not in str(audit.events)
 
 
 @pytest.mark.parametrize(
