@@ -91,6 +91,7 @@ class ChatPath:
             log.error("turn for %s not started: %s", request.player.name, exc)
             line = runtime.text("errors.invalid_request", {**player, "reason": "internal error"})
             return _refuse(line)
+        runtime.turn_player = turn.player
         runtime.gates.admit(player_uuid=request.player.uuid)
         return accepted
 

@@ -125,7 +125,7 @@ class CommandRouter:
             reason = "; ".join(shown) or str(exc)
             return [runtime.text("commands.reload_failed", {"reason": reason})]
         runtime.audit.record("control.reload", {"version": plane.version})
-        await asyncio.to_thread(runtime.prepare)
+        runtime.prepare()
         lines = [runtime.text("commands.reload_done", {"version": str(plane.version)})]
         try:
             runtime.wake_rules()
@@ -153,16 +153,7 @@ class CommandRouter:
         self._pending.discard(done)
         outcome = "failed" if done.cancelled() else done.result()
         line = self._runtime.text("commands.compact_result", {"outcome": outcome.replace("_", " ")})
-
-        async def tell() -> None:
-            try:
-                await self._output.tell(uuid, line)
-            except MineclawError as exc:
-                log.info("compaction result not delivered: %s", exc)
-
-        task = asyncio.ensure_future(tell())
-        self._reports.add(task)
-        task.add_done_callback(self._reports.discard)
+        self._spawn_tell(uuid, line)
 
     async def _clear(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
@@ -171,8 +162,26 @@ class CommandRouter:
         return [runtime.text("commands.clear_done")]
 
     async def _stop(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
-        stopped = self._runtime.engine.stop()
-        return [self._runtime.text("commands.stop_done" if stopped else "commands.stop_none")]
+        runtime = self._runtime
+        if not runtime.engine.stop():
+            return [runtime.text("commands.stop_none")]
+        asker = runtime.turn_player
+        sender = request.sender.player
+        if asker is not None and (sender is None or sender.uuid != asker.uuid):
+            notice = runtime.text("chat.turn_stopped", {"player": asker.name})
+            self._spawn_tell(asker.uuid, notice)
+        return [runtime.text("commands.stop_done")]
+
+    def _spawn_tell(self, uuid: str, line: Text) -> None:
+        async def tell() -> None:
+            try:
+                await self._output.tell(uuid, line)
+            except MineclawError as exc:
+                log.info("notice not delivered: %s", exc)
+
+        task = asyncio.ensure_future(tell())
+        self._reports.add(task)
+        task.add_done_callback(self._reports.discard)
 
     async def _model(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime

@@ -39,7 +39,7 @@ class AppHandler:
         # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
         self.link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
         self.commands.approval_handler = self.link_tools.approval_handler
-        runtime.extra_tool_handlers.update(self.link_tools.handlers())
+        runtime.add_tool_handlers(self.link_tools.handlers())
 
     def link_state(self) -> LinkState:
         runtime = self.runtime

@@ -1,7 +1,9 @@
 """Everything one ``serve`` process owns, and the snapshot each turn fixes when it starts.
 
-Provider clients are cached per provider id and control-plane version, and the tool registry
-and wake rules per version, so a turn start costs lookups, not construction. A reload or a model
+Provider clients are cached per provider id and kept across reloads that leave the provider's
+settings alone (a replaced client is closed once no turn can be using it); the tool registry
+and the wake rules are cached per control-plane version. A turn start costs lookups, not
+construction. A reload or a model
 switch changes what the *next* snapshot holds; a running turn keeps its own.
 
 Attempts: the engine owns the "at most three attempts per model request" rule. Each client is
@@ -29,6 +31,7 @@ from bridge.providers.client import ProviderClient
 from bridge.providers.factory import model_settings, provider_settings
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ToolSpec
+from bridge.providers.settings import ProviderSettings
 from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
@@ -39,7 +42,7 @@ from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnEngine, TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode
-from bridge.turns.ports import TurnLimits, TurnOutput, TurnSnapshot
+from bridge.turns.ports import PlayerRef, TurnLimits, TurnOutput, TurnSnapshot
 from bridge.turns.session import PublicSession
 from bridge.turns.wake import WakeRules
 
@@ -90,7 +93,9 @@ class Runtime:
         self.gates = ChatGates()
         self.model_override: str | None = None
         self.turn: asyncio.Task[TurnOutcome] | None = None
-        """The running turn's task (set by the chat path), for shutdown."""
+        """The latest turn's task (set by the chat path), for shutdown."""
+        self.turn_player: PlayerRef | None = None
+        """Who asked the latest turn, for the notice when it is stopped."""
         self.engine = TurnEngine(
             session=self.session,
             archive=archive,
@@ -107,7 +112,10 @@ class Runtime:
             retry_delays_s=settings.retry_delays_s,
         )
         self.engine.add_after_turn(self.compactor.after_turn)
-        self._clients: dict[tuple[str, int], ProviderClient] = {}
+        self.engine.add_after_turn(self._close_retired_clients)
+        self._clients: dict[str, _CachedClient] = {}
+        self._retired: list[ProviderClient] = []
+        self._closing: set[asyncio.Task[None]] = set()
         self._registries: dict[int, ToolRegistry] = {}
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._cooldowns = cooldowns_for(store.current)
@@ -219,6 +227,13 @@ class Runtime:
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
         )
 
+    def add_tool_handlers(self, handlers: Mapping[str, HandlerFn]) -> None:
+        """Bind more tool handlers; the next snapshot's registry has them (a running turn keeps
+        the tools it started with)."""
+        self.extra_tool_handlers.update(handlers)
+        self._registries.clear()
+        self.prepare()
+
     def prepare(self) -> None:
         """Build the current plane's client and registry ahead of the first wake: the first
         costs a few hundred milliseconds (TLS context, schema validators), more than the
@@ -237,10 +252,9 @@ class Runtime:
         return registry
 
     def _client(self, plane: ControlPlane, resolved: ResolvedModel) -> ProviderClient:
-        key = (resolved.provider_id, plane.version)
-        client = self._clients.get(key)
-        if client is not None:
-            return client
+        cached = self._clients.get(resolved.provider_id)
+        if cached is not None and cached.version == plane.version:
+            return cached.client
         try:
             settings = provider_settings(resolved.provider_id, resolved.provider)
         except ConfigError as exc:
@@ -249,38 +263,51 @@ class Runtime:
         settings = dataclasses.replace(
             settings, retry=dataclasses.replace(settings.retry, max_attempts=1)
         )
-        identity = plane.config.identity
-        client = ProviderClient(
-            settings,
-            identity=IdentitySettings(
-                include_player_name_field=identity.include_player_name_field,
-                include_player_content_prefix=identity.include_player_content_prefix,
-            ),
+        chosen = plane.config.identity
+        identity = IdentitySettings(
+            include_player_name_field=chosen.include_player_name_field,
+            include_player_content_prefix=chosen.include_player_content_prefix,
         )
-        self._retire_clients_older_than(plane.version)
-        self._clients[key] = client
+        if cached is not None and (cached.settings, cached.identity) == (settings, identity):
+            # A reload that left this provider alone keeps its client and its connections.
+            self._clients[resolved.provider_id] = dataclasses.replace(cached, version=plane.version)
+            return cached.client
+        client = ProviderClient(settings, identity=identity)
+        if cached is not None:
+            self._retired.append(cached.client)  # a running turn may still stream through it
+        self._clients[resolved.provider_id] = _CachedClient(
+            plane.version, settings, identity, client
+        )
         return client
 
-    def _retire_clients_older_than(self, version: int) -> None:
-        if self.activity.busy:
-            return  # a running turn or compaction may still stream through one of them
-        for key in [key for key in self._clients if key[1] < version]:
-            client = self._clients.pop(key)
+    def _close_retired_clients(self, snapshot: TurnSnapshot) -> None:
+        """After-turn listener: close replaced clients once nothing can be using them."""
+        if self.activity.busy or not self._retired:
+            return
+        retired, self._retired = self._retired, []
+        for client in retired:
             task = asyncio.get_running_loop().create_task(client.aclose())
-            task.add_done_callback(_log_close_failure)
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
         """Stop the running turn (its commit finishes first), close clients and stores."""
         self.engine.stop()
         if self.turn is not None and not self.turn.done():
             await asyncio.wait([self.turn], timeout=10)
-        for client in self._clients.values():
+        for client in [cached.client for cached in self._clients.values()] + self._retired:
             await client.aclose()
         self._clients.clear()
+        self._retired.clear()
         self.audit.close()
         self.archive.close()
 
 
-def _log_close_failure(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("closing a retired provider client failed: %s", task.exception())
+@dataclasses.dataclass(frozen=True, slots=True)
+class _CachedClient:
+    """A provider's client, the settings it was built with and the plane version last seen."""
+
+    version: int
+    settings: ProviderSettings
+    identity: IdentitySettings
+    client: ProviderClient
