@@ -1,0 +1,188 @@
+"""The application in-process against a recording fake link and the scripted SSE server.
+
+The link itself is not what these tests are about (the e2e tests run the real one); the
+provider is real HTTP over loopback, so the client, the engine and the app are all real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.app.handler import AppHandler
+from bridge.app.runtime import Runtime, RuntimeSettings
+from bridge.control import init_config_dir
+from bridge.link.messages import (
+    ChatRequest,
+    ChatVerdict,
+    CommandReply,
+    CommandRequest,
+    CommandSender,
+    Hello,
+    OutputChatResult,
+    PlayerRef,
+    ProtocolVersion,
+    WireModel,
+)
+
+from .scripted_provider import ScriptedProvider
+
+STEVE = PlayerRef(uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", name="Steve")
+ALEX = PlayerRef(uuid="0b6a1c9e-1111-4c6a-9e2f-1a2b3c4d5e6f", name="Alex")
+INSTANCE_A = "aaaaaaaa-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
+INSTANCE_B = "bbbbbbbb-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
+EVERY_NODE = [
+    "mineclaw.command.chat",
+    "mineclaw.command.approve",
+    "mineclaw.command.listen",
+    "mineclaw.command.reload",
+    "mineclaw.command.compact",
+    "mineclaw.command.clear",
+    "mineclaw.command.stop",
+    "mineclaw.command.model",
+    "mineclaw.command.tools",
+    "mineclaw.command.functions",
+]
+NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+WAIT = 20.0
+
+
+def providers_yml(port: int, *, max_attempts: int = 3, key: str = "sk-unit-secret-key") -> str:
+    model = "    limits:\n      context_window: 100000\n      max_output_tokens: 1000\n"
+    return (
+        "schema: 1\ndefault: local/m1\nproviders:\n  local:\n    api:\n"
+        "      type: openai_chat_completions\n"
+        f"      base_url: http://127.0.0.1:{port}/v1\n"
+        f"    api_key: {key}\n"
+        f"    retry:\n      max_attempts: {max_attempts}\n"
+        f"models:\n  local/m1:\n{model}  local/m2:\n{model}"
+    )
+
+
+def hello(instance_id: str = INSTANCE_A) -> Hello:
+    return Hello(
+        protocol=ProtocolVersion(major=1, minor=0),
+        nonce="n" * 43,
+        mac="0" * 64,
+        instance_id=instance_id,
+        plugin_version="0.1.0",
+        minecraft_version="1.21.8",
+        platform="testkit",
+        features=[],
+    )
+
+
+@dataclass
+class FakeLink:
+    """Records what the application sends; answers every request as delivered."""
+
+    connected: bool = True
+    sent: list[tuple[str, WireModel]] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
+        self._record(name, data)
+        return OutputChatResult(delivered=1)
+
+    async def send_event(self, name: str, data: WireModel) -> None:
+        self._record(name, data)
+
+    def _record(self, name: str, data: WireModel) -> None:
+        self.sent.append((name, data))
+        self.changed.set()
+
+    async def wait_for(self, matches: Callable[[str, Any], bool], since: int = 0) -> Any:
+        async with asyncio.timeout(WAIT):
+            while True:
+                for name, data in self.sent[since:]:
+                    if matches(name, data):
+                        return data
+                self.changed.clear()
+                await self.changed.wait()
+
+    def of(self, name: str) -> list[Any]:
+        return [data for sent, data in self.sent if sent == name]
+
+
+@dataclass
+class App:
+    runtime: Runtime
+    handler: AppHandler
+    link: FakeLink
+    provider: ScriptedProvider
+    config: Path
+
+    async def chat(
+        self, text: str, player: PlayerRef = STEVE, granted: list[str] | None = None
+    ) -> ChatVerdict:
+        request = ChatRequest(
+            player=player,
+            granted=EVERY_NODE if granted is None else granted,  # type: ignore[arg-type]
+            text=text,
+        )
+        return await self.handler.on_chat(request)
+
+    async def command(
+        self, *args: str, player: PlayerRef | None = STEVE, granted: list[str] | None = None
+    ) -> list[str]:
+        fields: dict[str, Any] = {"granted": EVERY_NODE if granted is None else granted}
+        if player is None:
+            sender = CommandSender.model_validate({"kind": "console", **fields})
+        else:
+            sender = CommandSender.model_validate({"kind": "player", "player": player, **fields})
+        reply: CommandReply = await self.handler.on_command(
+            CommandRequest(sender=sender, args=list(args))
+        )
+        return [rendered(line) for line in reply.lines]
+
+    async def turn_done(self) -> None:
+        task = self.runtime.turn
+        assert task is not None
+        await asyncio.wait_for(asyncio.shield(task), WAIT)
+
+
+def rendered(text: Any) -> str:
+    """A Text with its placeholders filled (tags left in), for assertions."""
+    out: str = text.template
+    for name, value in {**(text.values or {}), **(text.model or {})}.items():
+        out = out.replace(f"<{name}>", value)
+    return out
+
+
+def write_config(
+    config: Path, provider_port: int, config_yml: str = NO_COOLDOWNS, **kw: Any
+) -> None:
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yml").write_text(config_yml)
+    (config / "providers.yml").write_text(providers_yml(provider_port, **kw))
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[ScriptedProvider]:
+    server = ScriptedProvider()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def open_app(config: Path, provider: ScriptedProvider) -> App:
+    init_config_dir(config)
+    runtime = Runtime.open(config, settings=RuntimeSettings(retry_delays_s=(0.0,)), environ={})
+    handler = AppHandler(runtime)
+    link = FakeLink()
+    await handler.on_connected(link, hello())
+    return App(runtime, handler, link, provider, config)
+
+
+@pytest.fixture
+async def app(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[App]:
+    config = tmp_path / "config"
+    write_config(config, provider.port)
+    opened = await open_app(config, provider)
+    yield opened
+    await opened.runtime.aclose()

@@ -1,0 +1,133 @@
+"""``/mineclaw`` subcommands: permission nodes, replies from message.yml, their effects."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bridge.link.messages import CommandRequest, Text
+
+from .conftest import STEVE, App, rendered
+
+NODES = {
+    ("listen", "on"): "mineclaw.command.listen",
+    ("reload",): "mineclaw.command.reload",
+    ("compact",): "mineclaw.command.compact",
+    ("clear",): "mineclaw.command.clear",
+    ("stop",): "mineclaw.command.stop",
+    ("model",): "mineclaw.command.model",
+    ("tools", "validate"): "mineclaw.command.tools",
+    ("functions", "validate"): "mineclaw.command.functions",
+    ("approve", "x1"): "mineclaw.command.approve",
+    ("deny", "x1"): "mineclaw.command.approve",
+}
+
+
+@pytest.mark.parametrize(("args", "node"), list(NODES.items()))
+async def test_each_subcommand_needs_its_node(app: App, args: tuple[str, ...], node: str) -> None:
+    others = [n for n in NODES.values() if n != node]
+    lines = await app.command(*args, granted=sorted(set(others)))
+    assert lines == [f"<red>You may not use /mineclaw {args[0]}."]
+    assert not app.runtime.listen.on and app.runtime.model_override is None
+
+
+async def test_unknown_and_malformed_subcommands_get_their_usage(app: App) -> None:
+    assert "Usage: /mineclaw" in (await app.command("frobnicate"))[0]
+    assert "listen on|off|status" in (await app.command("listen", "maybe"))[0]
+    assert "model [provider/model]" in (await app.command("model", "a/b", "c/d"))[0]
+    assert "tools validate" in (await app.command("tools"))[0]
+
+
+async def test_status_is_open_to_everyone_and_the_console(app: App) -> None:
+    lines = await app.command("status", player=None, granted=[])
+    joined = " | ".join(lines)
+    assert "link: up" in joined and "model: local/m1" in joined and "listen: off" in joined
+    assert "0 turns" in joined
+
+
+async def test_listen_on_announces_once_and_sends_the_link_state(app: App) -> None:
+    await app.command("listen", "on")
+    await app.command("listen", "on")
+    announcements = [c for c in app.link.of("output.chat") if c.target == "broadcast"]
+    assert len(announcements) == 1
+    assert [s.forward for s in app.link.of("link.state")][-1] == "all"
+    await app.command("listen", "off")
+    assert "stopped listening" in rendered(app.link.of("output.chat")[-1].text)
+    assert app.link.of("link.state")[-1].forward == "prefixed"
+
+
+async def test_model_shows_switches_and_refuses_unknown_models(app: App) -> None:
+    assert "local/m1" in (await app.command("model"))[0]
+    assert "not configured" in (await app.command("model", "local/nope"))[0]
+    assert "not of the form" in (await app.command("model", "nothing"))[0]
+    assert app.runtime.model_override is None
+    assert "local/m2" in (await app.command("model", "local/m2"))[0]
+    app.provider.answer("From m2.")
+    await app.chat("@ai hi")
+    await app.turn_done()
+    assert app.provider.bodies()[0]["model"] == "m2"
+
+
+async def test_a_failed_reload_keeps_the_old_plane_and_names_the_file(app: App) -> None:
+    (app.config / "config.yml").write_text("schema: 1\nchat:\n  reply_max_chars: 3\n")
+    line = (await app.command("reload"))[0]
+    assert "Reload failed" in line and "config.yml" in line and "reply_max_chars" in line
+    assert app.runtime.plane.version == 1
+
+
+async def test_a_reload_into_a_bad_wake_pattern_is_reported_and_chat_passes(app: App) -> None:
+    (app.config / "config.yml").write_text('schema: 1\nchat:\n  wake_pattern: "x*"\n')
+    lines = await app.command("reload")
+    assert "reloaded (version 2)" in lines[0] and "wake_pattern" in lines[1]
+    assert (await app.chat("@ai hello")).decision == "pass"
+    assert app.link.of("link.state")[-1].forward == "prefixed"
+    (app.config / "config.yml").write_text("schema: 1\nchat:\n  public_prefix: '!ask'\n")
+    assert len(await app.command("reload")) == 1
+    assert app.link.of("link.state")[-1].public_prefix == "!ask"
+
+
+async def test_clear_starts_a_new_session_and_stop_without_a_turn_says_so(app: App) -> None:
+    before = app.runtime.session.session_id
+    assert "new session" in (await app.command("clear"))[0]
+    assert app.runtime.session.session_id != before
+    assert "No answer is running" in (await app.command("stop"))[0]
+
+
+async def test_stop_by_another_player_tells_the_asker(app: App) -> None:
+    held = app.provider.held("Never ", "shown")
+    await app.chat("@ai long")
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    assert "Stopped" in (await app.command("stop", player=None))[0]
+    notice = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "player")
+    assert notice.player == STEVE.uuid and "stopped" in rendered(notice.text)
+    await app.turn_done()
+    assert app.runtime.session.state.turns == () and app.runtime.archive.all_turns() == []
+
+
+async def test_compact_with_too_little_history_reports_the_outcome_privately(app: App) -> None:
+    assert "Compacting" in (await app.command("compact"))[0]
+    result = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "player")
+    assert "nothing to compact" in rendered(result.text)
+    assert app.provider.requests == []
+
+
+async def test_validate_commands_list_the_catalogues(app: App) -> None:
+    tools = await app.command("tools", "validate")
+    assert any("read [available]" in line for line in tools)
+    functions = await app.command("functions", "validate")
+    assert functions[-1].endswith("catalogue ok") or functions[-1].endswith("has problems")
+
+
+async def test_approvals_go_to_the_hook_when_one_is_set(app: App) -> None:
+    seen: list[list[str]] = []
+
+    async def hook(request: CommandRequest) -> list[Text]:
+        seen.append(list(request.args))
+        return [Text(template="handled")]
+
+    app.handler.commands.approval_handler = hook
+    assert await app.command("deny", "a1") == ["handled"]
+    assert seen == [["deny", "a1"]]
+    app.handler.commands.approval_handler = None
+    assert "not available yet" in (await app.command("approve", "a1"))[0]

@@ -1,0 +1,66 @@
+"""The runtime: provider clients across reloads, message lines, tool handlers bound late."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
+from bridge.control.messages_file import PLACEHOLDERS
+
+from .conftest import App, providers_yml
+
+
+def client_of(app: App) -> object:
+    return app.runtime.snapshot(()).stream.func.__self__  # type: ignore[attr-defined]
+
+
+async def test_a_reload_keeps_the_client_unless_the_provider_changed(app: App) -> None:
+    first = client_of(app)
+    await app.command("reload")
+    assert client_of(app) is first
+    (app.config / "providers.yml").write_text(
+        providers_yml(app.provider.port, key="sk-another-secret")
+    )
+    assert "version 3" in (await app.command("reload"))[0]
+    replaced = client_of(app)
+    assert replaced is not first
+    app.provider.answer("With the new key.")
+    await app.chat("@ai hi")
+    await app.turn_done()
+    assert app.provider.requests[-1].headers["authorization"] == "Bearer sk-another-secret"
+    closing = list(app.runtime._closing)  # retired once no turn could use it
+    await asyncio.wait_for(asyncio.gather(*closing), 20)
+    assert first._http.is_closed  # type: ignore[attr-defined]
+
+
+async def test_the_client_never_retries_on_its_own(app: App) -> None:
+    assert client_of(app).settings.retry.max_attempts == 1  # type: ignore[attr-defined]
+    assert app.runtime.snapshot(()).limits.model_attempts == 3
+
+
+async def test_every_declared_message_key_resolves_and_values_are_bounded(app: App) -> None:
+    messages = app.runtime.plane.messages
+    for key in PLACEHOLDERS:
+        assert template_of(messages, key)
+    with pytest.raises(KeyError):
+        template_of(messages, "commands.nope")
+    with pytest.raises(KeyError):
+        template_of(messages, "schema_")
+    text = text_for(messages, "commands.line", {"line": "x" * 20_000}, model={"m": "y" * 9000})
+    assert text.values == {"line": "x" * MAX_VALUE_CHARS}
+    assert text.model == {"m": "y" * MAX_VALUE_CHARS}
+
+
+async def test_tool_handlers_added_later_reach_the_next_snapshot(app: App) -> None:
+    async def online(arguments: dict[str, object], context: object) -> object:
+        return {"players": []}
+
+    before = {spec.name for spec in app.runtime.snapshot(["mineclaw.command.chat"]).tools}
+    app.runtime.add_tool_handlers({"online_players": online})
+    after = {spec.name for spec in app.runtime.snapshot(["mineclaw.command.chat"]).tools}
+    catalogue = {e.name: e for e in app.runtime.registry(app.runtime.plane).catalogue}
+    bound = [name for name, e in catalogue.items() if e.handler == "online_players"]
+    assert bound and catalogue[bound[0]].status == "available"
+    assert after >= before
