@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +130,7 @@ class Live:
     plugin: PluginAccess
     broker: ApprovalBroker
     audit: MemoryAudit
-    connect: Callable[[], Any]
+    connect: Callable[..., Awaitable[ScriptedPlugin]]
 
 
 @asynccontextmanager

@@ -1,0 +1,109 @@
+"""`call_function` in a running bridge: one V8 engine for the process, the control plane in
+force when a call starts, and a `LiveFunctionHost` per call.
+
+The engine starts on the first call (a server whose catalogue has no enabled Function never
+pays for it) or when `start()` is awaited, and is closed by `aclose()` at shutdown. Each call
+builds a `FunctionRuntime` from the plane it started under, so a reload never changes a
+running Function's source or limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from bridge.control.plane import ControlPlane
+from bridge.errors import MineclawError
+from bridge.functions.engine import Engine, EngineUnavailable
+from bridge.functions.live_host import LiveFunctionHost
+from bridge.functions.results import ErrorCode, error_result
+from bridge.functions.runtime import FunctionRuntime
+from bridge.functions.tool import call_function_handler
+from bridge.functions.v8_engine import V8Engine
+from bridge.policy.approvals import ApprovalBroker
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.invoke import ToolInvoker
+from bridge.tools.plugin_access import PluginAccess
+from bridge.tools.registry import CallContext, HandlerFn
+
+log = logging.getLogger(__name__)
+
+CALL_FUNCTION = "call_function"
+
+
+def has_enabled_functions(plane: ControlPlane) -> bool:
+    """Whether `call_function` is worth offering: some Function of the catalogue is enabled."""
+    return any(spec.enabled for spec in plane.functions.functions)
+
+
+class LiveFunctions:
+    """`native_tools(context)` gives the invoker a Function's native calls go through (the same
+    validation, cooldowns, redaction and audit as a model call)."""
+
+    def __init__(
+        self,
+        *,
+        plane: Callable[[], ControlPlane],
+        native_tools: Callable[[CallContext], ToolInvoker],
+        audit: AuditSink,
+        ahead: int = 4,
+    ) -> None:
+        """`ahead`: isolates kept ready (4); each serves one call and is then destroyed."""
+        self._plane = plane
+        self._native_tools = native_tools
+        self._audit = audit
+        self._ahead = ahead
+        self.plugin = PluginAccess()
+        self.broker = ApprovalBroker()
+        self._engine: Engine | None = None
+        self._starting = asyncio.Lock()
+        self._closed = False
+
+    def attach(self, plugin: PluginAccess, broker: ApprovalBroker) -> None:
+        """Use the link tools' plugin view and broker, so approvals share one prompt machinery
+        and `/mineclaw approve|deny` answers reach Function prompts too."""
+        self.plugin, self.broker = plugin, broker
+
+    def handlers(self) -> dict[str, HandlerFn]:
+        return {CALL_FUNCTION: self.call_function}
+
+    async def start(self) -> Engine:
+        """The engine, started on first use. Raises `EngineUnavailable`."""
+        async with self._starting:
+            if self._closed:
+                raise EngineUnavailable("the Function engine is shut down")
+            if self._engine is None:
+                self._engine = await V8Engine.start(ahead=self._ahead)
+            return self._engine
+
+    async def aclose(self) -> None:
+        async with self._starting:
+            self._closed = True
+            engine, self._engine = self._engine, None
+        if engine is not None:
+            await engine.aclose()
+
+    async def call_function(self, arguments: dict[str, Any], context: CallContext) -> Any:
+        plane = self._plane()
+        try:
+            engine = await self.start()
+        except MineclawError as exc:
+            log.error("no Function sandbox: %s", exc)
+            return error_result(ErrorCode.ENGINE_UNAVAILABLE, "no sandbox could be created")
+        host = LiveFunctionHost(
+            plugin=self.plugin,
+            broker=self.broker,
+            tools=self._native_tools(context),
+            origin=context,
+            messages=lambda: plane.messages.approval,
+        )
+        runtime = FunctionRuntime(
+            catalogue=plane.functions,
+            limits=plane.config.functions,
+            engine=engine,
+            host=host,
+            audit=self._audit,
+        )
+        return await call_function_handler(runtime)(arguments, context)

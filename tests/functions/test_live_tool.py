@@ -1,0 +1,140 @@
+"""`call_function` as a running bridge binds it: the registry's handler, the plane in force, a
+real link behind the host, and the engine's life cycle."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bridge.control import init_config_dir
+from bridge.control.plane import ControlPlane, load_control_plane
+from bridge.functions.live_tool import LiveFunctions, has_enabled_functions
+from bridge.store.audit_sink import MemoryAudit
+from bridge.tools.assembly import registry_for
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.redaction import Redactor
+from bridge.tools.registry import CallContext
+
+from .live_link import STEVE, WAIT_S, live_link
+
+CONTEXT = CallContext(
+    turn_id="turn-7", call_id="call-3", player_uuid=STEVE["uuid"], player_name="Steve"
+)
+FUNCTIONS_YML = """\
+schema: 1
+api_version: 1
+functions:
+  - name: say-hello
+    description: Say hello on the console.
+    enabled: true
+    capabilities: [command.dispatch.console]
+    parameters:
+      type: object
+      properties: {to: {type: string, maxLength: 16}}
+      required: [to]
+      additionalProperties: false
+    on_call: |
+      async function onCall(ctx, api) {
+        const done = await api.invoke({action: "command.dispatch", input: {
+          executor: "console", command: "say hello " + ctx.args.to + " from " + ctx.player.name}});
+        return {status: "ok", output: done};
+      }
+"""
+
+
+def _plane(tmp_path: Path, functions: str | None) -> ControlPlane:
+    init_config_dir(tmp_path)
+    if functions is not None:
+        (tmp_path / "functions.yml").write_text(functions, encoding="utf-8")
+    return load_control_plane(tmp_path)
+
+
+def _model_path(plane: ControlPlane, functions: LiveFunctions, audit: MemoryAudit) -> ToolInvoker:
+    registry = registry_for(plane, extra_handlers=functions.handlers())
+    return ToolInvoker(
+        registry.for_player(()),
+        cooldowns=Cooldowns(cooldown_ms=0),
+        redactor=Redactor(()),
+        audit=audit,
+    )
+
+
+def test_the_shipped_catalogue_enables_nothing(tmp_path: Path) -> None:
+    assert not has_enabled_functions(_plane(tmp_path / "default", None))
+    assert has_enabled_functions(_plane(tmp_path / "mine", FUNCTIONS_YML))
+
+
+async def test_a_model_call_runs_the_function_over_the_link(tmp_path: Path) -> None:
+    plane = _plane(tmp_path, FUNCTIONS_YML)
+    async with live_link() as live:
+        plugin = await live.connect()
+        functions = LiveFunctions(
+            plane=lambda: plane,
+            native_tools=lambda context: _model_path(plane, functions, live.audit),
+            audit=live.audit,
+            ahead=1,
+        )
+        functions.attach(live.plugin, live.broker)
+        invoker = _model_path(plane, functions, live.audit)
+        try:
+            call = invoker.invoke(
+                "call_function", {"name": "say-hello", "arguments": {"to": "Alex"}}, CONTEXT
+            )
+            outcome = await asyncio.wait_for(call, WAIT_S)
+        finally:
+            await asyncio.wait_for(functions.aclose(), WAIT_S)
+    assert outcome.ok, outcome
+    assert outcome.result["status"] == "ok"
+    assert outcome.result["output"]["dispatch_status"] == "dispatched"
+    assert plugin.sent("command.dispatch") == [
+        {"executor": "console", "command": "say hello Alex from Steve"}
+    ]
+    kinds = [kind for kind, _ in live.audit.events]
+    assert kinds == ["function.start", "function.operation", "function.end", "tool.invoke"]
+    start = live.audit.events[0][1]
+    assert start["source_sha256"] == plane.functions.functions[0].source_sha256
+
+
+async def test_after_shutdown_a_call_is_answered_engine_unavailable(tmp_path: Path) -> None:
+    plane = _plane(tmp_path, FUNCTIONS_YML)
+    audit = MemoryAudit()
+    functions = LiveFunctions(
+        plane=lambda: plane,
+        native_tools=lambda context: _model_path(plane, functions, audit),
+        audit=audit,
+        ahead=1,
+    )
+    await asyncio.wait_for(functions.start(), WAIT_S)
+    await asyncio.wait_for(functions.aclose(), WAIT_S)
+    result = await asyncio.wait_for(
+        functions.call_function({"name": "say-hello", "arguments": {"to": "Alex"}}, CONTEXT),
+        WAIT_S,
+    )
+    assert result["output"]["error_code"] == "engine_unavailable"
+    assert [kind for kind, _ in audit.events] == []
+
+
+@pytest.mark.parametrize("arguments", [{"to": "A" * 40}, {"to": 5}, {}])
+async def test_bad_arguments_never_reach_the_link(tmp_path: Path, arguments: object) -> None:
+    plane = _plane(tmp_path, FUNCTIONS_YML)
+    async with live_link() as live:
+        plugin = await live.connect()
+        functions = LiveFunctions(
+            plane=lambda: plane,
+            native_tools=lambda context: _model_path(plane, functions, live.audit),
+            audit=live.audit,
+            ahead=1,
+        )
+        functions.attach(live.plugin, live.broker)
+        try:
+            result = await asyncio.wait_for(
+                functions.call_function({"name": "say-hello", "arguments": arguments}, CONTEXT),
+                WAIT_S,
+            )
+        finally:
+            await asyncio.wait_for(functions.aclose(), WAIT_S)
+    assert result["output"]["error_code"] == "invalid_arguments"
+    assert result["output"]["violations"]
+    assert plugin.sent("command.dispatch") == []
