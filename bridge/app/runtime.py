@@ -25,6 +25,7 @@ from bridge.app.texts import text_for
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
+from bridge.functions.live_tool import CALL_FUNCTION, LiveFunctions, has_enabled_functions
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.providers.client import ProviderClient
@@ -36,7 +37,7 @@ from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
 from bridge.tools.invoke import ToolInvoker
-from bridge.tools.registry import HandlerFn, ToolRegistry
+from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry
 from bridge.turns.activity import ServerActivity
 from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnEngine, TurnOutcome
@@ -119,6 +120,11 @@ class Runtime:
         self._registries: dict[int, ToolRegistry] = {}
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._cooldowns = cooldowns_for(store.current)
+        # call_function: one V8 engine for the process, started by the first call.
+        self.functions = LiveFunctions(
+            plane=lambda: self.plane, native_tools=self.function_tools, audit=audit
+        )
+        self.extra_tool_handlers.update(self.functions.handlers())
         self.wake_rules()  # a bad wake pattern stops the start, naming the key
 
     @classmethod
@@ -247,9 +253,26 @@ class Runtime:
     def registry(self, plane: ControlPlane) -> ToolRegistry:
         registry = self._registries.get(plane.version)
         if registry is None:
-            registry = registry_for(plane, extra_handlers=self.extra_tool_handlers)
+            handlers = self.extra_tool_handlers
+            if not has_enabled_functions(plane):  # nothing to call: call_function is not offered
+                handlers = {n: h for n, h in handlers.items() if n != CALL_FUNCTION}
+            registry = registry_for(plane, extra_handlers=handlers)
             self._registries = {plane.version: registry}  # older versions: only running turns
         return registry
+
+    def function_tools(self, context: CallContext) -> ToolInvoker:
+        """The invoker of a Function's native calls: every tool of the current plane (the
+        capabilities a Function declares are the owner's grant), with the shared cooldowns."""
+        plane = self.plane
+        registry = self.registry(plane)
+        nodes = frozenset(entry.permission for entry in registry.catalogue if entry.permission)
+        return invoker_for_player(
+            registry,
+            nodes,
+            cooldowns=self._cooldowns,
+            redactor=redactor_for(plane),
+            audit=self.audit,
+        )
 
     def _client(self, plane: ControlPlane, resolved: ResolvedModel) -> ProviderClient:
         cached = self._clients.get(resolved.provider_id)
@@ -295,6 +318,7 @@ class Runtime:
         self.engine.stop()
         if self.turn is not None and not self.turn.done():
             await asyncio.wait([self.turn], timeout=10)
+        await self.functions.aclose()
         for client in [cached.client for cached in self._clients.values()] + self._retired:
             await client.aclose()
         self._clients.clear()
