@@ -40,6 +40,8 @@ class AppHandler:
         self.link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
         self.commands.approval_handler = self.link_tools.approval_handler
         runtime.add_tool_handlers(self.link_tools.handlers())
+        # Function approvals share the link tools' prompts and /mineclaw approve|deny.
+        runtime.functions.attach(self.link_tools.plugin, self.link_tools.broker)
 
     def link_state(self) -> LinkState:
         runtime = self.runtime
