@@ -83,6 +83,11 @@ final class ControlLoop {
             switch (op) {
                 case "player.add" -> addPlayer(command);
                 case "player.remove" -> removePlayer(command);
+                case "player.set" -> setFacts(command, ref);
+                case "dispatch.script" -> {
+                    this.platform.scripts().add(command);
+                    done("dispatch.scripted", ref);
+                }
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
                 case "bench.chat" -> bench(command, ref);
@@ -125,10 +130,23 @@ final class ControlLoop {
                     .orElse("world"), intOr(target, "x"), intOr(target, "y"), intOr(target, "z"));
         }
         PlayerRef ref = new PlayerRef(uuid, name);
-        if (!this.platform.add(new TestPlayer(ref, permissions, held, block))) {
+        if (!this.platform.add(new TestPlayer(ref, permissions, held, block, FactsOp.initial(held, block, command)))) {
             throw new BadCommand("player.add: a player named '" + name + "' or with uuid " + uuid + " is online");
         }
         this.core.playerJoined(ref);
+    }
+
+    /** {@code player.set}: replaces the named fact groups, then confirms, so a test knows they hold. */
+    private void setFacts(JsonObject command, String ref) {
+        TestPlayer player = player(string(command, "name"), "player.set");
+        player.facts(FactsOp.apply(player.facts(), command));
+        done("player.updated", ref);
+    }
+
+    private void done(String name, String ref) {
+        JsonObject event = EventOut.event(name);
+        event.addProperty("ref", ref);
+        this.out.emit(event);
     }
 
     private void removePlayer(JsonObject command) {

@@ -43,6 +43,7 @@ final class TestkitPlatform implements Platform {
     private final Logger logger = Logger.getLogger("mineclaw-testkit");
     private final Map<UUID, TestPlayer> players = new ConcurrentHashMap<>();
     private final ExecutorService global;
+    private final DispatchScripts scripts = new DispatchScripts();
 
     TestkitPlatform(String name, Consumer<JsonObject> events, ThreadRules rules) {
         this.name = name;
@@ -76,6 +77,11 @@ final class TestkitPlatform implements Platform {
             found.leave();
         });
         return player.map(TestPlayer::ref);
+    }
+
+    /** The scripted command outcomes ({@code dispatch.script}). */
+    DispatchScripts scripts() {
+        return this.scripts;
     }
 
     Optional<TestPlayer> byName(String playerName) {
@@ -182,7 +188,12 @@ final class TestkitPlatform implements Platform {
     @Override
     public void sendMessage(UUID player, Component text) {
         TestPlayer found = owned(player, "sendMessage");
-        shown("message", found.ref().name(), text);
+        JsonObject approval = PromptEvents.approval(found.ref().name(), text);
+        if (approval != null) {
+            this.events.accept(approval);
+        } else {
+            shown("message", found.ref().name(), text);
+        }
     }
 
     @Override
@@ -195,6 +206,10 @@ final class TestkitPlatform implements Platform {
     public boolean dispatchAsPlayer(UUID player, String command) {
         TestPlayer found = owned(player, "dispatchAsPlayer");
         dispatched(found.ref().name(), command);
+        Optional<DispatchScripts.Script> script = this.scripts.find(command);
+        if (script.isPresent()) {
+            return DispatchScripts.player(script.get(), command);
+        }
         return isKnown(command);
     }
 
@@ -215,6 +230,10 @@ final class TestkitPlatform implements Platform {
     public ConsoleDispatch dispatchConsole(String command) {
         this.rules.requireGlobal("dispatchConsole");
         dispatched("console", command);
+        Optional<DispatchScripts.Script> script = this.scripts.find(command);
+        if (script.isPresent()) {
+            return DispatchScripts.console(script.get(), command);
+        }
         if (!isKnown(command)) {
             return new ConsoleDispatch(false, List.of("Unknown or incomplete command: " + firstWord(command)));
         }
