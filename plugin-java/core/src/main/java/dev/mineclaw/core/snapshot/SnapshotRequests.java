@@ -14,12 +14,12 @@ import java.util.function.Function;
 /**
  * Serves {@code snapshot.player}, {@code snapshot.item} and {@code snapshot.block}. The facts are
  * read on the named player's own executor (Folia's entity scheduler), which is the only place the
- * thread rules allow; the projection then works on the immutable facts wherever the future
- * completes. A player who is not online, or leaves first, fails the future with {@link
- * PlayerGoneException}, which the link answers {@code PLAYER_OFFLINE}.
+ * thread rules allow; the projections need only the immutable facts, so they may run there or
+ * wherever the future completes. A player who is not online, or leaves first, fails the future
+ * with {@link PlayerGoneException}, which the link answers {@code PLAYER_OFFLINE}.
  */
 public final class SnapshotRequests {
-    /** The features a plugin serving these requests announces in {@code hello}. */
+    /** The feature a plugin serving these requests announces in {@code hello}. */
     public static final String FEATURE = "snapshots";
 
     private final Platform platform;

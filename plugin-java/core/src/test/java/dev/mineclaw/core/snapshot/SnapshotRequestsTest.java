@@ -3,8 +3,11 @@ package dev.mineclaw.core.snapshot;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.CoreSettings;
+import dev.mineclaw.core.approval.ApprovalRequests;
 import dev.mineclaw.core.platform.BlockFacts;
 import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.InventoryFacts;
@@ -70,6 +73,12 @@ class SnapshotRequestsTest {
         JsonObject feet = this.requests.block(request("mode", "feet", "distance", "7")).get(10, TimeUnit.SECONDS);
         assertEquals("unloaded", feet.get("result").getAsString());
         assertEquals(List.of(7), this.platform.lookDistances());
+    }
+
+    @Test
+    void thePluginAnnouncesBothFeaturesSoTheBridgeOffersTheTools() {
+        assertTrue(CoreSettings.DEFAULT_FEATURES.contains(SnapshotRequests.FEATURE));
+        assertTrue(CoreSettings.DEFAULT_FEATURES.contains(ApprovalRequests.FEATURE));
     }
 
     @Test
