@@ -12,7 +12,7 @@ from bridge.link.server import LinkSettings
 
 from .files import PAPER, PAPER_POM, PLUGIN_LINK_YML, PLUGIN_YML, load_yaml
 
-EVERYONE = {"mineclaw.command.chat", "mineclaw.command.approve"}
+EVERYONE = {"mineclaw.command.chat", "mineclaw.command.approve", "mineclaw.tool.run_command"}
 NOBODY = {"mineclaw.bypass.ratelimit"}
 
 
