@@ -100,8 +100,11 @@ class SnapshotTools:
 
     async def player_snapshot(self, arguments: dict[str, Any], context: CallContext) -> Any:
         _only(arguments, ())
-        answer = await self._ask("snapshot.player", SnapshotPlayer(player=_own_uuid(context)))
+        uuid = _own_uuid(context)
+        answer = await self._ask("snapshot.player", SnapshotPlayer(player=uuid))
         assert isinstance(answer, SnapshotPlayerResult)
+        if answer.player.uuid != uuid:  # a confused plugin must not show someone else's state
+            raise ToolFailure(ErrorCode.INTERNAL_ERROR, "the server answered about another player")
         result = answer.model_dump(mode="json")
         result["player"] = {"name": answer.player.name}  # no UUID towards a provider
         return result

@@ -272,3 +272,11 @@ def test_offered_hides_what_the_plugin_cannot_serve() -> None:
     assert {spec.name for spec in without.specs} == set(names(without))
     unlinked = offered(turn, {"snapshots"}, linked=False)
     assert "online_players" not in names(unlinked) and "list" in names(unlinked)
+
+
+async def test_an_answer_about_another_player_is_not_passed_on() -> None:
+    about_alex = dict(PLAYER_ANSWER, player={"uuid": ALEX.uuid, "name": "Alex"})
+    link = FakeLink({"snapshot.player": lambda _: SnapshotPlayerResult.model_validate(about_alex)})
+    with pytest.raises(ToolFailure, match="another player") as caught:
+        await _tools(link).player_snapshot({}, context(STEVE))
+    assert caught.value.code is ErrorCode.INTERNAL_ERROR
