@@ -37,6 +37,7 @@ from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
 from bridge.tools.invoke import ToolInvoker
+from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry
 from bridge.turns.activity import ServerActivity
 from bridge.turns.compaction import Compactor
@@ -50,6 +51,8 @@ from bridge.turns.wake import WakeRules
 log = logging.getLogger(__name__)
 
 MAX_MODEL_ATTEMPTS = 3
+MAX_CACHED_INVOKERS = 64
+"""Distinct permission sets whose tool runners are kept; players share a handful in practice."""
 
 
 class NotConfiguredError(TurnError):
@@ -118,6 +121,9 @@ class Runtime:
         self._retired: list[ProviderClient] = []
         self._closing: set[asyncio.Task[None]] = set()
         self._registries: dict[int, ToolRegistry] = {}
+        self._redactors: tuple[int, Redactor] | None = None
+        self._invokers: dict[frozenset[str], ToolInvoker] = {}
+        self._invokers_of: ToolRegistry | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._cooldowns = cooldowns_for(store.current)
         # call_function: one V8 engine for the process, started by the first call.
@@ -211,13 +217,7 @@ class Runtime:
         tools: tuple[ToolSpec, ...] = ()
         runner: ToolInvoker | None = None
         if granted is not None:
-            runner = invoker_for_player(
-                self.registry(plane),
-                frozenset(granted),
-                cooldowns=self._cooldowns,
-                redactor=redactor_for(plane),
-                audit=self.audit,
-            )
+            runner = self._invoker(plane, frozenset(granted))
             tools = runner.tools.specs
         return TurnSnapshot(
             control_version=str(plane.version),
@@ -249,6 +249,33 @@ class Runtime:
             self.snapshot(())
         except NotConfiguredError as exc:
             log.warning("turns will fail until this is fixed: %s", exc)
+
+    def _invoker(self, plane: ControlPlane, granted: frozenset[str]) -> ToolInvoker:
+        """The turn's tool runner, shared by every turn with the same registry and permission
+        facts (an invoker holds no per-turn state): building the specs is most of a wake's
+        cost otherwise."""
+        registry = self.registry(plane)
+        if self._invokers_of is not registry:
+            self._invokers, self._invokers_of = {}, registry
+        invoker = self._invokers.get(granted)
+        if invoker is None:
+            if len(self._invokers) >= MAX_CACHED_INVOKERS:
+                self._invokers.clear()
+            invoker = invoker_for_player(
+                registry,
+                granted,
+                cooldowns=self._cooldowns,
+                redactor=self._redactor(plane),
+                audit=self.audit,
+            )
+            self._invokers[granted] = invoker
+        return invoker
+
+    def _redactor(self, plane: ControlPlane) -> Redactor:
+        cached = self._redactors
+        if cached is None or cached[0] != plane.version:
+            cached = self._redactors = (plane.version, redactor_for(plane))
+        return cached[1]
 
     def registry(self, plane: ControlPlane) -> ToolRegistry:
         registry = self._registries.get(plane.version)

@@ -1,0 +1,96 @@
+"""A minimal local OpenAI-compatible Chat Completions server for the application benchmarks.
+
+Every POST gets a streamed answer of ``chunks`` text deltas ``delay_s`` apart (0: at once),
+then ``finish_reason: stop`` and ``[DONE]``. Binds 127.0.0.1 only; a stream ends early when
+the client goes away or the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+FINAL = json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+
+
+def _chunk(data: str) -> bytes:
+    payload = f"data: {data}\n\n".encode()
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+class LocalProvider:
+    """``async with LocalProvider(chunks=..., delay_s=...) as provider: provider.base_url``."""
+
+    def __init__(self, *, chunks: int = 8, delay_s: float = 0.0, text: str = "word ") -> None:
+        self.chunks = chunks
+        self.delay_s = delay_s
+        self.text = text
+        self.requests = 0
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def __aenter__(self) -> LocalProvider:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        await asyncio.wait_for(self._server.wait_closed(), 10)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        delta = json.dumps(
+            {"choices": [{"index": 0, "delta": {"content": self.text}, "finish_reason": None}]}
+        )
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.decode("latin-1").split("\r\n"):
+                    name, _, value = line.partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                await reader.readexactly(length)
+                self.requests += 1
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n"
+                )
+                for _ in range(self.chunks):
+                    writer.write(_chunk(delta))
+                    if self.delay_s:
+                        await writer.drain()
+                        await asyncio.sleep(self.delay_s)
+                writer.write(_chunk(FINAL) + _chunk("[DONE]") + b"0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            with contextlib.suppress(ConnectionError):
+                writer.close()
+
+
+def providers_yml(base_url: str) -> str:
+    """A ``providers.yml`` with one model, ``local/bench``, on ``base_url``."""
+    return (
+        "schema: 1\ndefault: local/bench\nproviders:\n  local:\n    api:\n"
+        "      type: openai_chat_completions\n"
+        f"      base_url: {base_url}\n"
+        "    api_key: sk-bench-key\n"
+        "models:\n  local/bench:\n    limits:\n      context_window: 1000000\n"
+        "      max_output_tokens: 1000\n"
+    )
+
+
+BENCH_CONFIG = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
