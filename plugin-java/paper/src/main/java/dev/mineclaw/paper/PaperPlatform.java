@@ -15,9 +15,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.logging.Logger;
 import net.kyori.adventure.text.Component;
-import org.bukkit.FluidCollisionMode;
 import org.bukkit.Server;
-import org.bukkit.block.Block;
 import org.bukkit.command.CommandSender;
 import org.bukkit.entity.Player;
 import org.bukkit.inventory.ItemStack;
@@ -29,7 +27,7 @@ import org.bukkit.plugin.Plugin;
  * thread each may run on is the {@link Platform} contract's, which {@link RegionSchedulers} keeps.
  */
 final class PaperPlatform implements Platform {
-    /** How far {@link #targetBlock} looks: survival reach, so the ray stays in loaded chunks. */
+    /** How far {@link #targetBlock} looks: survival reach. */
     private static final int REACH_BLOCKS = 5;
 
     private final Plugin plugin;
@@ -102,12 +100,12 @@ final class PaperPlatform implements Platform {
     @Override
     public BlockSnapshot targetBlock(UUID player) {
         Player online = online(player);
-        Block block = online.getTargetBlockExact(REACH_BLOCKS, FluidCollisionMode.NEVER);
-        if (block == null) {
+        BlockLookup lookup = this.snapshots.lookedAt(online, REACH_BLOCKS);
+        if (lookup.block() == null) {
             return new BlockSnapshot(null, online.getWorld().getName(), 0, 0, 0);
         }
-        return new BlockSnapshot(block.getType().getKey().asString(), block.getWorld().getName(), block.getX(),
-                block.getY(), block.getZ());
+        return new BlockSnapshot(lookup.block().type(), lookup.block().world(), lookup.block().x(), lookup.block().y(),
+                lookup.block().z());
     }
 
     @Override
