@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
+from collections.abc import AsyncIterator
 
 FINAL = json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
 
@@ -94,3 +96,37 @@ def providers_yml(base_url: str) -> str:
 
 
 BENCH_CONFIG = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+
+
+async def _serve_until_stdin_closes(chunks: int, delay_s: float, text: str) -> None:
+    async with LocalProvider(chunks=chunks, delay_s=delay_s, text=text) as provider:
+        print(provider.port, flush=True)
+        # The parent ends this process by closing its stdin: no stray server outlives a bench.
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+@contextlib.asynccontextmanager
+async def provider_process(
+    *, chunks: int = 8, delay_s: float = 0.0, text: str = "word "
+) -> AsyncIterator[str]:
+    """A ``LocalProvider`` in its own process (a real provider is not in the bridge's process
+    either, and its CPU must not count against the bridge); yields its base URL."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.local_provider", str(chunks), str(delay_s), text,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        port = int(await asyncio.wait_for(process.stdout.readline(), 60))
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve_until_stdin_closes(int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]))

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench.link_bench import JAR, Testkit
-from bench.local_provider import BENCH_CONFIG, LocalProvider, providers_yml
+from bench.local_provider import BENCH_CONFIG, provider_process, providers_yml
 from bridge.control import init_config_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,12 +96,12 @@ async def run(turns: int) -> int:
         return 1
     base = await baseline_mb()
     # About 600 characters per answer, a realistic chat reply.
-    async with LocalProvider(chunks=30, text="mine the ore, smelt it. ") as provider:
+    async with provider_process(chunks=30, text="mine the ore, smelt it. ") as provider_url:
         with tempfile.TemporaryDirectory(prefix="rss-bench-") as tmp:
             config = Path(tmp) / "config"
             init_config_dir(config)
             (config / "config.yml").write_text(BENCH_CONFIG)
-            (config / "providers.yml").write_text(providers_yml(provider.base_url))
+            (config / "providers.yml").write_text(providers_yml(provider_url))
             bridge, url = await start_bridge(config)
             try:
                 testkit = await Testkit.start(url, config / "link.token")

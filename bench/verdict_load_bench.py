@@ -6,7 +6,8 @@ same client, same loopback, same library, a fixed verdict), then against the rea
 ``LinkServer`` with ``AppHandler``, listen mode on, and one turn streaming from a local SSE
 provider the whole time (action-bar frames flowing to the plugin). Every message is then an
 implicit wake that goes through wake classification and the gates; the sender has no
-permission, so each gets a refusal with its notice, the costliest verdict. Budget: p99 at most
+permission, so each gets a refusal with its notice, the costliest verdict. The provider runs in
+its own process, as a real one would. Budget: p99 at most
 1.5x the floor's p99, measured in the same run. The pairs alternate and the median ratio counts.
 
 Run: ``python -m bench.verdict_load_bench [--rate 200] [--seconds 10] [--rounds 3]`` after
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.link_bench import JAR, WARMUP_SECONDS, Testkit, _row, _with_echo
-from bench.local_provider import BENCH_CONFIG, LocalProvider, providers_yml
+from bench.local_provider import BENCH_CONFIG, provider_process, providers_yml
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
@@ -51,7 +52,7 @@ async def measure(url: str, token_file: Path, rate: int, seconds: int) -> dict[s
 
 
 async def with_application(
-    config: Path, token_file: Path, rate: int, seconds: int
+    config: Path, token_file: Path, rate: int, seconds: int, *, streaming: bool = True
 ) -> dict[str, Any]:
     runtime = Runtime.open(config)
     handler = AppHandler(runtime)
@@ -69,14 +70,14 @@ async def with_application(
                 granted=["mineclaw.command.chat", "mineclaw.bypass.ratelimit"],
                 text="@ai tell me a long story",
             )
-            verdict = await handler.on_chat(wake)
-            if verdict.decision != "accept":
+            verdict = await handler.on_chat(wake) if streaming else None
+            if verdict is not None and verdict.decision != "accept":
                 raise RuntimeError(f"the streaming turn did not start: {verdict}")
             await testkit.bench_chat(rate, WARMUP_SECONDS, "warmup")
             cpu_before = time.process_time()
             result = await testkit.bench_chat(rate, seconds, "measured")
             result["cpu_us"] = (time.process_time() - cpu_before) * 1e6 / max(result["count"], 1)
-            if runtime.activity.current != "turn":
+            if streaming and runtime.activity.current != "turn":
                 raise RuntimeError("the turn ended before the measurement did")
             return result
         finally:
@@ -87,17 +88,17 @@ async def with_application(
         await runtime.aclose()
 
 
-async def run(rate: int, seconds: int, rounds: int) -> int:
+async def run(rate: int, seconds: int, rounds: int, streaming: bool) -> int:
     if not JAR.is_file():
         print(f"the testkit jar {JAR} is missing: run `make java` first", file=sys.stderr)
         return 1
     chunks = int((WARMUP_SECONDS + seconds + 30) / STREAM_DELAY_S)
-    async with LocalProvider(chunks=chunks, delay_s=STREAM_DELAY_S) as provider:
+    async with provider_process(chunks=chunks, delay_s=STREAM_DELAY_S) as provider_url:
         with tempfile.TemporaryDirectory(prefix="verdict-bench-") as tmp:
             config = Path(tmp) / "config"
             init_config_dir(config)
             (config / "config.yml").write_text(BENCH_CONFIG)
-            (config / "providers.yml").write_text(providers_yml(provider.base_url))
+            (config / "providers.yml").write_text(providers_yml(provider_url))
             token_file = ensure_token_file(config)
 
             async def floor(url: str) -> dict[str, Any]:
@@ -116,9 +117,14 @@ async def run(rate: int, seconds: int, rounds: int) -> int:
             apps: list[dict[str, Any]] = []
             for _ in range(rounds):
                 floors.append(await _with_echo(floor))
-                apps.append(await with_application(config, token_file, rate, seconds))
+                apps.append(
+                    await with_application(config, token_file, rate, seconds, streaming=streaming)
+                )
                 print(_row("bare websockets echo", floors[-1]), flush=True)
-                print(_row("application, streaming", apps[-1]), flush=True)
+                print(
+                    _row("application" + (", streaming" if streaming else ", idle"), apps[-1]),
+                    flush=True,
+                )
     errors = sum(r["errors"] for r in floors + apps)
     ratios = [a["p99_us"] / max(f["p99_us"], 1) for f, a in zip(floors, apps, strict=True)]
     ratio = statistics.median(ratios)
@@ -135,9 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=200, help="chat requests per second")
     parser.add_argument("--seconds", type=int, default=10, help="measured seconds per server")
     parser.add_argument("--rounds", type=int, default=3, help="floor/application pairs")
+    parser.add_argument(
+        "--idle", action="store_true", help="no streaming turn (to see what the turn costs)"
+    )
     args = parser.parse_args(argv)
+    rounds = max(1, min(args.rounds, 10))
     try:
-        return asyncio.run(run(args.rate, min(args.seconds, 120), max(1, min(args.rounds, 10))))
+        return asyncio.run(run(args.rate, min(args.seconds, 120), rounds, not args.idle))
     except RuntimeError as exc:
         print(f"verdict bench failed: {exc}", file=sys.stderr)
         return 1

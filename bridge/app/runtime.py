@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 MAX_MODEL_ATTEMPTS = 3
 MAX_CACHED_INVOKERS = 64
+MAX_CACHED_TEXTS = 1024
 """Distinct permission sets whose tool runners are kept; players share a handful in practice."""
 
 
@@ -123,6 +124,7 @@ class Runtime:
         self._registries: dict[int, ToolRegistry] = {}
         self._redactors: tuple[int, Redactor] | None = None
         self._invokers: dict[frozenset[str], ToolInvoker] = {}
+        self._texts: dict[tuple[int, str, tuple[tuple[str, str], ...]], Text] = {}
         self._invokers_of: ToolRegistry | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._cooldowns = cooldowns_for(store.current)
@@ -184,10 +186,21 @@ class Runtime:
         return providers.default
 
     def text(self, key: str, values: Mapping[str, str] | None = None, **model: str) -> Text:
-        """A ``message.yml`` line with the assistant's ``<name>`` filled in."""
+        """A ``message.yml`` line with the assistant's ``<name>`` filled in.
+
+        Lines without model text are kept (per plane version): under listen mode the same
+        refusal goes to the same player many times a second, and a Text is immutable."""
         plane = self.plane
         filled = {"name": plane.config.identity.name, **(values or {})}
-        return text_for(plane.messages, key, filled, model=dict(model) or None)
+        if model:
+            return text_for(plane.messages, key, filled, model=dict(model))
+        cache_key = (plane.version, key, tuple(sorted(filled.items())))
+        text = self._texts.get(cache_key)
+        if text is None:
+            if len(self._texts) >= MAX_CACHED_TEXTS:
+                self._texts.clear()
+            text = self._texts[cache_key] = text_for(plane.messages, key, filled)
+        return text
 
     # ---- snapshots
 
