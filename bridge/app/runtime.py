@@ -155,7 +155,12 @@ class Runtime:
         except MineclawError:
             archive.close()
             raise
-        runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
+        try:
+            runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
+        except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
+            audit.close()
+            archive.close()
+            raise
         runtime.prepare()
         return runtime
 
