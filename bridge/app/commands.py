@@ -119,11 +119,13 @@ class CommandRouter:
     async def _reload(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
         try:
-            plane = await asyncio.to_thread(runtime.store.reload)
+            plane = await asyncio.to_thread(runtime.reload)
         except ConfigLoadError as exc:
             shown = [str(p) for p in exc.problems if not p.warning][:MAX_REASON_PROBLEMS]
             reason = "; ".join(shown) or str(exc)
             return [runtime.text("commands.reload_failed", {"reason": reason})]
+        except ConfigError as exc:
+            return [runtime.text("commands.reload_failed", {"reason": str(exc)})]
         runtime.audit.record("control.reload", {"version": plane.version})
         runtime.prepare()
         lines = [runtime.text("commands.reload_done", {"version": str(plane.version)})]

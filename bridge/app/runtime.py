@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bridge.app.output import LinkTurnOutput
 from bridge.app.texts import text_for
-from bridge.control import ControlPlane, ControlPlaneStore
+from bridge.control import ControlPlane, ControlPlaneStore, load_control_plane
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.live_tool import CALL_FUNCTION, LiveFunctions, has_enabled_functions
@@ -97,6 +97,8 @@ class Runtime:
         self.listen = ListenMode()
         self.gates = ChatGates()
         self.model_override: str | None = None
+        self.environ: Mapping[str, str] | None = None
+        """Stands in for the process environment when the plane is loaded (tests)."""
         self.turn: asyncio.Task[TurnOutcome] | None = None
         """The latest turn's task (set by the chat path), for shutdown."""
         self.turn_player: PlayerRef | None = None
@@ -157,6 +159,7 @@ class Runtime:
             raise
         try:
             runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
+            runtime.environ = environ
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
             audit.close()
             archive.close()
@@ -167,6 +170,19 @@ class Runtime:
     @property
     def plane(self) -> ControlPlane:
         return self.store.current
+
+    def reload(self) -> ControlPlane:
+        """Load the folder again and publish it, refusing a plane whose wake pattern would wake
+        on every message or does not compile; on ``ConfigError`` the old plane stays. Blocking
+        (it reads files): run it in a worker thread."""
+        candidate = load_control_plane(self.store.path, environ=self.environ)
+        try:
+            WakeRules.from_settings(candidate.config.chat)
+        except TurnError as exc:
+            raise ConfigError(f"config.yml: {exc}") from exc
+        # Loaded again by the store, which publishes; a file changed in between is caught by
+        # `wake_rules` on first use, so a bad pattern never wakes on everything.
+        return self.store.reload()
 
     # ---- what the chat path and the commands read
 

@@ -76,15 +76,27 @@ async def test_a_failed_reload_keeps_the_old_plane_and_names_the_file(app: App) 
     assert app.runtime.plane.version == 1
 
 
-async def test_a_reload_into_a_bad_wake_pattern_is_reported_and_chat_passes(app: App) -> None:
+async def test_a_reload_into_a_wake_pattern_that_wakes_on_everything_is_refused(app: App) -> None:
     (app.config / "config.yml").write_text('schema: 1\nchat:\n  wake_pattern: "x*"\n')
-    lines = await app.command("reload")
-    assert "reloaded (version 2)" in lines[0] and "wake_pattern" in lines[1]
-    assert (await app.chat("@ai hello")).decision == "pass"
-    assert app.link.of("link.state")[-1].forward == "prefixed"
+    [line] = await app.command("reload")
+    assert "Reload failed" in line and "wake_pattern" in line and "empty message" in line
+    assert app.runtime.plane.version == 1
+    app.provider.answer("Still waking on the prefix.")
+    assert (await app.chat("@ai hello")).decision == "accept"
+    assert (await app.chat("anything else")).decision == "pass"
+    await app.turn_done()
     (app.config / "config.yml").write_text("schema: 1\nchat:\n  public_prefix: '!ask'\n")
-    assert len(await app.command("reload")) == 1
+    assert "version 2" in (await app.command("reload"))[0]
     assert app.link.of("link.state")[-1].public_prefix == "!ask"
+
+
+async def test_a_bad_pattern_published_behind_the_check_makes_chat_pass(app: App) -> None:
+    (app.config / "config.yml").write_text('schema: 1\nchat:\n  wake_pattern: "x*"\n')
+    app.runtime.store.reload()  # as if the file changed between the check and the publish
+    assert (await app.chat("@ai hello")).decision == "pass"
+    assert app.handler.link_state().forward == "prefixed"
+    lines = await app.command("status")
+    assert any("model: local/m1" in line for line in lines)
 
 
 async def test_clear_starts_a_new_session_and_stop_without_a_turn_says_so(app: App) -> None:
