@@ -2,7 +2,8 @@
 
 Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on);
 an empty question gets a private hint; then the gates in order (permission, player cooldown,
-global cooldown, busy), each refusal cancelling the message with its own private line. An
+global cooldown, busy), each refusal cancelling an explicit wake with its own private line,
+while an implicit wake that a gate refuses simply stays ordinary chat. An
 admitted wake fixes its snapshot and starts the turn before the verdict is returned: the
 check, the admission and the start happen with no await in between, so two messages arriving
 together cannot both start a turn. The turn's first output needs a provider round trip, so the
@@ -63,13 +64,20 @@ class ChatPath:
             limits=plane.config.rate_limits,
             busy=runtime.activity.busy,
         )
-        if refusal is not None:
-            return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
         implicit = isinstance(wake, ImplicitWake)
+        if refusal is not None:
+            if implicit:
+                # Listen mode must never cost a player a chat line: an implicit wake a gate
+                # refuses stays ordinary public chat and is not sent to the model. No notice,
+                # or a running turn would answer every line in chat with "busy".
+                return PASS
+            return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
         accepted = ChatVerdict(decision="accept", ai_prefix=implicit, notice=None)
         try:
             snapshot = runtime.snapshot(request.granted)
         except NotConfiguredError as exc:
+            if implicit:  # ordinary chat in listen mode: no public "not configured" per line
+                return PASS
             # The question was public, so the answer that there is no assistant is public too.
             line = runtime.text("errors.not_configured", {**player, "reason": str(exc)})
             self._after_verdict(self._output.broadcast(line))

@@ -99,6 +99,10 @@ async def test_listen_mode_makes_every_message_an_implicit_wake_until_a_new_inst
     await app.turn_done()
     explicit = await app.chat("@ai and you?", granted=[])  # gates apply to listen mode too
     assert explicit.decision == "refuse"
+    requests = len(app.provider.bodies())
+    unpermitted = await app.chat("and what about me?", granted=[])
+    assert (unpermitted.decision, unpermitted.notice) == ("pass", None)  # stays ordinary chat
+    assert len(app.provider.bodies()) == requests  # ...and never reaches the model
 
     await app.handler.on_disconnected()
     await app.handler.on_connected(app.link, hello())  # the same instance: still on
@@ -106,6 +110,25 @@ async def test_listen_mode_makes_every_message_an_implicit_wake_until_a_new_inst
     await app.handler.on_connected(app.link, hello(INSTANCE_B))  # a restart: off
     assert not app.runtime.listen.on and app.link.of("link.state")[-1].forward == "prefixed"
     assert (await app.chat("just talking")).decision == "pass"
+
+
+async def test_in_listen_mode_a_running_turn_leaves_other_chat_public_and_unsent(
+    app: App,
+) -> None:
+    await app.command("listen", "on")
+    held = app.provider.held("Thinking ", "hard")
+    first = await app.chat("what should I build?")
+    assert (first.decision, first.ai_prefix) == ("accept", True)
+    await asyncio.wait_for(held.streaming.wait(), 20)
+
+    chatter = await app.chat("nice weather today", player=ALEX)
+    assert (chatter.decision, chatter.ai_prefix, chatter.notice) == ("pass", False, None)
+    explicit = await app.chat("@ai hurry up", player=ALEX)  # an explicit wake is still told
+    assert explicit.decision == "refuse" and "busy" in rendered(explicit.notice)
+
+    held.release.set()
+    await app.turn_done()
+    assert len(app.provider.bodies()) == 1  # only the admitted wake reached the model
 
 
 async def test_a_wake_pattern_wakes_and_makes_the_plugin_forward_everything(
