@@ -50,7 +50,9 @@ _declare("listen.enabled", "player name")
 _declare("listen.disabled", "player name")
 _declare("reply.layout", "name message", "message")
 _declare("reply.action_bar", "name text", "text")
-_declare("approval.prompt", "requester target command name accept deny", "command accept deny")
+_declare(
+    "approval.prompt", "requester target command intent name accept deny", "command accept deny"
+)
 _declare("approval.accept_button", "", "")
 _declare("approval.deny_button", "", "")
 _declare("approval.accepted", "requester target command name")
@@ -153,7 +155,8 @@ class ReplyMessages(_Section):
 class ApprovalMessages(_Section):
     section_name: ClassVar[str] = "approval"
     prompt: str = (
-        "<yellow><requester> wants to run <white><command></white> as you. <accept> <deny>"
+        "<yellow><requester> wants to run <white><command></white> as you"
+        " (<gray><intent></gray>). <accept> <deny>"
     )
     accept_button: str = "<green><bold>[Accept]</bold></green>"
     deny_button: str = "<red><bold>[Deny]</bold></red>"

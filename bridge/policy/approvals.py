@@ -257,9 +257,10 @@ def confirmation_prompt(
 
     The plugin draws the buttons on their own line after the prompt, so the ``<accept>`` and
     ``<deny>`` markers are taken out of the prompt template. Every value is inserted unparsed;
-    the model's ``intent`` is shown as the buttons' hover text.
+    the model's ``intent`` is offered to the template and shown as the buttons' hover text.
     """
     values = {"requester": requester, "target": target, "command": command, "name": assistant}
+    prompt_values = {**values, "intent": intent or "-"}
     template = _BUTTON_PLACEHOLDERS.sub("", messages.prompt).strip() or "<command>"
     hover = Text(template="<intent>", values={"intent": intent}) if intent else None
     buttons = [
@@ -270,4 +271,4 @@ def confirmation_prompt(
             label=Text(template=messages.deny_button), hover=hover, answer="deny", option=None
         ),
     ]
-    return Text(template=template, values=values), buttons, values
+    return Text(template=template, values=prompt_values), buttons, values

@@ -290,7 +290,8 @@ def test_the_confirmation_prompt_keeps_values_unparsed_and_buttons_apart() -> No
     )
     assert "<accept>" not in prompt.template and "<deny>" not in prompt.template
     assert "<command>" in prompt.template and prompt.model is None
-    assert prompt.values == display
+    assert "<intent>" in prompt.template  # the confirming player reads why, as plain text
+    assert prompt.values == {**display, "intent": "<b>trust me</b>"}
     assert display["requester"] == "<click:run_command:/op Steve>Steve"
     assert [(b.answer, b.option) for b in buttons] == [("approve", None), ("deny", None)]
     assert all(
