@@ -39,6 +39,7 @@ class AppHandler:
         # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
         self.link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
         self.commands.approval_handler = self.link_tools.approval_handler
+        runtime.plugin = self.link_tools.plugin
         runtime.add_tool_handlers(self.link_tools.handlers())
         # Function approvals share the link tools' prompts and /mineclaw approve|deny.
         runtime.functions.attach(self.link_tools.plugin, self.link_tools.broker)

@@ -37,6 +37,7 @@ from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
 from bridge.tools.invoke import ToolInvoker
+from bridge.tools.plugin_access import PluginAccess, offered
 from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry
 from bridge.turns.activity import ServerActivity
@@ -92,6 +93,9 @@ class Runtime:
         self.settings = settings
         self.extra_tool_handlers = dict(extra_tool_handlers or {})
         self.link: Link | None = None
+        self.plugin: PluginAccess | None = None
+        """The connected plugin and its features (set by the app handler): a tool the plugin
+        cannot serve is not shown to the model."""
         self.activity = ServerActivity()
         self.session = PublicSession()
         self.listen = ListenMode()
@@ -125,7 +129,7 @@ class Runtime:
         self._closing: set[asyncio.Task[None]] = set()
         self._registries: dict[int, ToolRegistry] = {}
         self._redactors: tuple[int, Redactor] | None = None
-        self._invokers: dict[frozenset[str], ToolInvoker] = {}
+        self._invokers: dict[tuple[frozenset[str], frozenset[str] | None], ToolInvoker] = {}
         self._texts: dict[tuple[int, str, tuple[tuple[str, str], ...]], Text] = {}
         self._invokers_of: ToolRegistry | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
@@ -291,7 +295,11 @@ class Runtime:
         registry = self.registry(plane)
         if self._invokers_of is not registry:
             self._invokers, self._invokers_of = {}, registry
-        invoker = self._invokers.get(granted)
+        plugin = self.plugin
+        # None: no plugin tracking (offline tools, tests); else the live plugin's features.
+        features = None if plugin is None or not plugin.linked else plugin.features
+        key = (granted, features)
+        invoker = self._invokers.get(key)
         if invoker is None:
             if len(self._invokers) >= MAX_CACHED_INVOKERS:
                 self._invokers.clear()
@@ -302,7 +310,11 @@ class Runtime:
                 redactor=self._redactor(plane),
                 audit=self.audit,
             )
-            self._invokers[granted] = invoker
+            if plugin is not None:
+                invoker.tools = offered(
+                    invoker.tools, features or frozenset(), linked=features is not None
+                )
+            self._invokers[key] = invoker
         return invoker
 
     def _redactor(self, plane: ControlPlane) -> Redactor:

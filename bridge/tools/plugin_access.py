@@ -47,6 +47,10 @@ class PluginAccess:
         self._features = frozenset()
 
     @property
+    def linked(self) -> bool:
+        return self._link is not None and self._link.connected
+
+    @property
     def features(self) -> frozenset[str]:
         return self._features if self._link is not None else frozenset()
 

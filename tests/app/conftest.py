@@ -64,7 +64,7 @@ def providers_yml(port: int, *, max_attempts: int = 3, key: str = "sk-unit-secre
     )
 
 
-def hello(instance_id: str = INSTANCE_A) -> Hello:
+def hello(instance_id: str = INSTANCE_A, features: tuple[str, ...] = ()) -> Hello:
     return Hello(
         protocol=ProtocolVersion(major=1, minor=0),
         nonce="n" * 43,
@@ -73,7 +73,7 @@ def hello(instance_id: str = INSTANCE_A) -> Hello:
         plugin_version="0.1.0",
         minecraft_version="1.21.8",
         platform="testkit",
-        features=[],
+        features=list(features),
     )
 
 

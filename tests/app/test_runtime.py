@@ -9,7 +9,7 @@ import pytest
 from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
 from bridge.control.messages_file import PLACEHOLDERS
 
-from .conftest import App, providers_yml
+from .conftest import App, hello, providers_yml
 
 
 def client_of(app: App) -> object:
@@ -64,3 +64,22 @@ async def test_tool_handlers_added_later_reach_the_next_snapshot(app: App) -> No
     bound = [name for name, e in catalogue.items() if e.handler == "online_players"]
     assert bound and catalogue[bound[0]].status == "available"
     assert after >= before
+
+
+async def test_tools_the_connected_plugin_cannot_serve_are_not_shown(app: App) -> None:
+    granted = ["mineclaw.command.chat", "mineclaw.tool.run_command"]
+
+    def names() -> set[str]:
+        return {spec.name for spec in app.runtime.snapshot(granted).tools}
+
+    without = names()  # the fixture's plugin announced no features
+    assert "player_snapshot" not in without and "block_inspect" not in without
+    assert {"run_command", "online_players", "read"} <= without  # the link alone serves these
+
+    await app.handler.on_connected(app.link, hello(features=("snapshots", "approvals")))
+    assert {"player_snapshot", "item_inspect", "block_inspect"} <= names()
+
+    await app.handler.on_disconnected()
+    offline = names()
+    assert not offline & {"player_snapshot", "run_command", "online_players"}
+    assert "read" in offline  # workspace tools need no server
