@@ -16,7 +16,6 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.whitelist_bench",
     "bench.reload_bench",
     "bench.function_bench",
-    "bench.function_bench",
     "bench.turn_bench",
     "bench.verdict_load_bench",
     "bench.rss_bench",
