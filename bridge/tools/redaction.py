@@ -9,6 +9,12 @@ merged before anything is replaced, so one rule never re-matches another's place
 ``DEFAULT_RULES`` is the built-in set; an owner's list (a future ``config.yml`` section) is
 passed in as ``rules`` and the defaults are kept unless ``include_defaults=False``. Configured
 secret values (from ``.env`` and ``providers.yml``) are replaced literally wherever they appear.
+
+Most strings of a tool result (file names, block ids, chat lines) hold no secret, so one search
+with every rule joined in a single alternation decides first whether any rule can match at all;
+only a string that it matches is scanned rule by rule for the spans. The alternation is compiled
+with ``never_capture`` (the rules' ``secret`` groups would otherwise clash) and, being a plain
+RE2 search, it never gives up on a long text the way an ``re2.Set`` match may.
 """
 
 from __future__ import annotations
@@ -90,6 +96,25 @@ class _Compiled:
         self.group: int | None = self.regexp.groupindex.get(SECRET_GROUP)
 
 
+def _any_rule_of(rules: Sequence[RedactionRule]) -> Any:
+    """One regexp that matches wherever any of `rules` matches (None for no rules).
+
+    Each rule sits in its own non-capturing group, so a rule's inline flags (``(?i)``) and
+    anchors stay inside it. A search that finds nothing proves that no rule matches anywhere.
+    """
+    if not rules:
+        return None
+    options = re2.Options()
+    options.never_capture = True
+    joined = "|".join(f"(?:{rule.pattern})" for rule in rules)
+    try:
+        return re2.compile(joined, options)
+    except re2.error:
+        # Every rule compiled alone, so only size can fail here (RE2's memory cap): an empty
+        # pattern matches every text, and every string is then scanned rule by rule.
+        return re2.compile("")
+
+
 class Redactor:
     """Applies the rules to text and, recursively, to every string of a JSON value."""
 
@@ -103,6 +128,7 @@ class Redactor:
         # The owner's rules first: where two rules match the same text, the owner's kind shows.
         chosen = [*rules, *(DEFAULT_RULES if include_defaults else ())]
         self._rules = tuple(_Compiled(rule, index) for index, rule in enumerate(chosen))
+        self._any_rule = _any_rule_of(chosen)
         # Longest first, so a secret that contains another is replaced whole.
         self._values = tuple(sorted({v for v in secret_values if v}, key=len, reverse=True))
 
@@ -136,7 +162,11 @@ class Redactor:
             while start != -1:
                 found.append((start, start + len(value), CONFIGURED_SECRET_KIND))
                 start = text.find(value, start + len(value))
-        for rule in self._rules:
+        if self._any_rule is None or self._any_rule.search(text) is None:
+            rules: tuple[_Compiled, ...] = ()
+        else:
+            rules = self._rules
+        for rule in rules:
             for match in rule.regexp.finditer(text):
                 start, end = match.span() if rule.group is None else match.span(rule.group)
                 if end > start:
