@@ -17,10 +17,16 @@ The database runs with ``synchronous=NORMAL``. What a process kill can lose is t
 the last interval not yet written; the table never holds a torn batch (one transaction per
 batch), while the JSON-lines file may end in a torn line after a kill, so the table is the
 authoritative copy.
+
+`record` sits on the turn's hot path (about five events a turn), so it remembers what it has
+already checked: kinds that passed the name check, and whether a field name is a credential
+name. An event none of whose names or values would be masked is serialised as it came, without
+the masked copy; the stored text is the same either way.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import sqlite3
@@ -35,7 +41,7 @@ import re2
 
 from bridge.errors import StoreError
 from bridge.store.audit_sink import JSONValue
-from bridge.store.redaction import mask_secrets
+from bridge.store.redaction import is_secret_name, mask_secrets
 
 AUDIT_DB_FILE_NAME = "audit.sqlite3"
 AUDIT_JSONL_FILE_NAME = "audit.jsonl"
@@ -43,6 +49,13 @@ AUDIT_JSONL_FILE_NAME = "audit.jsonl"
 _KIND = re2.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){0,7}")
 _MAX_KIND_CHARS = 64
 _BATCH_MAX = 256
+# Kinds are constants in the code, so a few hundred cover every producer; the bound only keeps
+# a misbehaving caller from growing the set without end.
+_KNOWN_KINDS_MAX = 1024
+_known_kinds: set[str] = set()
+
+# Field names are constants too; is_secret_name is a pure function of the name.
+_is_secret_name = functools.lru_cache(maxsize=4096)(is_secret_name)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_events (
@@ -74,6 +87,21 @@ class _Pending:
     at: str
     kind: str
     fields_json: str
+
+
+def _needs_mask(value: object, secret_name: bool) -> bool:
+    """Whether `mask_secrets` would change anything in `value` (it walks the same way: dicts
+    and lists, a string under a credential name or starting with ``Bearer ``)."""
+    if isinstance(value, dict):
+        # Stopping at the first hit is safe: mask_secrets then walks everything anyway.
+        return any(
+            _needs_mask(inner, secret_name or _is_secret_name(key)) for key, inner in value.items()
+        )
+    if isinstance(value, list):
+        return any(_needs_mask(inner, secret_name) for inner in value)
+    if isinstance(value, str):
+        return secret_name or value[:7].lower() == "bearer "
+    return False
 
 
 class AuditLog:
@@ -129,9 +157,13 @@ class AuditLog:
             raise AuditError(f"audit log is closed (event {kind!r})")
         if self._failure is not None:
             raise AuditError(f"audit writer failed: {self._failure}") from self._failure
-        if len(kind) > _MAX_KIND_CHARS or not _KIND.fullmatch(kind):
-            raise AuditError(f"audit event kind {kind!r} is not a dotted lowercase name")
-        masked = mask_secrets(fields)
+        if kind not in _known_kinds:
+            if len(kind) > _MAX_KIND_CHARS or not _KIND.fullmatch(kind):
+                raise AuditError(f"audit event kind {kind!r} is not a dotted lowercase name")
+            if len(_known_kinds) < _KNOWN_KINDS_MAX:
+                _known_kinds.add(kind)
+        needs_mask = not isinstance(fields, dict) or _needs_mask(fields, False)
+        masked = mask_secrets(fields) if needs_mask else fields
         try:
             fields_json = json.dumps(masked, ensure_ascii=False, allow_nan=False, sort_keys=True)
         except (TypeError, ValueError) as exc:
