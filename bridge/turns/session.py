@@ -5,6 +5,11 @@ single reference, so a reader holding a state sees it whole, and a compaction ca
 session changed while it was summarising by comparing identities (copy-on-write). Only whole
 completed turns are ever added. Turns that a compaction summarised leave the live state (their
 summary replaces them); the archive keeps them all.
+
+Because a state is never changed in place, the last projection is kept with the state it was
+made from: after a turn is published the compaction check projects the new state, and the next
+turn's first request projects the same state again. Any change (a publish, a clear, a
+compaction's swap) is a new state, so a kept projection can never be stale.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import chain
 
 from bridge.providers.items import Item
 from bridge.turns.tokens import TokenCalibration, raw_tokens, raw_tokens_of_text
@@ -64,6 +70,8 @@ class PublicSession:
         self._id_factory = id_factory
         self.calibration = calibration or TokenCalibration()
         self._state = SessionState(session_id=id_factory())
+        # (state, max_messages, projection of that state) of the last projection made.
+        self._projected: tuple[SessionState, int, ContextProjection] | None = None
 
     @property
     def state(self) -> SessionState:
@@ -101,6 +109,9 @@ class PublicSession:
         turn is always included, even alone past the limit, so the model sees what it did last.
         """
         state = self._state
+        kept = self._projected
+        if kept is not None and kept[0] is state and kept[1] == max_messages:
+            return kept[2]
         budget = max_messages - (1 if state.summary else 0)
         chosen: list[CompletedTurn] = []
         used = 0
@@ -110,11 +121,13 @@ class PublicSession:
             chosen.append(turn)
             used += len(turn.items)
         chosen.reverse()
-        items = tuple(item for turn in chosen for item in turn.items)
+        items = tuple(chain.from_iterable(turn.items for turn in chosen))
         tokens = sum(turn.raw_tokens for turn in chosen)
         if state.summary:
             tokens += raw_tokens_of_text(state.summary)
-        return ContextProjection(state.session_id, state.summary, items, tokens)
+        projection = ContextProjection(state.session_id, state.summary, items, tokens)
+        self._projected = (state, max_messages, projection)
+        return projection
 
     def estimated_tokens(self, max_messages: int) -> int:
         """Calibrated token estimate of the current projection."""
