@@ -300,12 +300,22 @@ class LinkServer:
         connection.pending[request_id] = future
         await connection.flush()
         limit = self.settings.request_timeout if timeout is None else timeout
+        # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that lands in
+        # the same loop step as the answer, and the cancelled caller would carry on.
         try:
-            return await asyncio.wait_for(future, limit)
+            async with asyncio.timeout(limit):
+                return await future
         except TimeoutError:
-            connection.core.forget_request(request_id)
-            connection.pending.pop(request_id, None)
+            self._forget(connection, request_id)
             raise LinkRequestError(ErrorCode.TIMEOUT, f"no answer to {name} in {limit} s") from None
+        except asyncio.CancelledError:
+            self._forget(connection, request_id)
+            raise
+
+    @staticmethod
+    def _forget(connection: _Connection, request_id: str) -> None:
+        connection.core.forget_request(request_id)
+        connection.pending.pop(request_id, None)
 
     async def send_event(self, name: str, data: WireModel) -> None:
         connection = self._current

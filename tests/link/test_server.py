@@ -257,6 +257,36 @@ async def test_an_unanswered_request_times_out_and_its_late_answer_is_unexpected
     assert error["data"]["code"] == "UNEXPECTED_ANSWER" and error["re"] == "late"
 
 
+async def test_a_cancelled_request_is_forgotten_and_its_late_answer_is_unexpected(
+    plugin: FakePlugin, server: LinkServer
+) -> None:
+    pending = asyncio.create_task(server.request("players.list", PlayersList()))
+    request = await plugin.recv()
+    pending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+    await plugin.send(frame("players.list.result", {"players": []}, id="late", re=request["id"]))
+    error = await plugin.recv()
+    assert error["data"]["code"] == "UNEXPECTED_ANSWER" and error["re"] == "late"
+
+
+async def test_a_cancellation_arriving_with_the_answer_still_cancels_the_caller(
+    plugin: FakePlugin, server: LinkServer
+) -> None:
+    pending = asyncio.create_task(server.request("players.list", PlayersList()))
+    request = await plugin.recv()
+    await plugin.send(frame("players.list.result", {"players": []}, id="a", re=request["id"]))
+    # Let the answer resolve the request's future, then cancel before the caller resumes:
+    # the caller must see the cancellation, not the answer.
+    for _ in range(1000):
+        if pending.done() or not server._current or not server._current.pending:
+            break
+        await asyncio.sleep(0)
+    pending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+
+
 async def test_requests_in_flight_fail_with_disconnected_when_the_link_drops(
     plugin: FakePlugin, server: LinkServer, handler: RecordingHandler
 ) -> None:
