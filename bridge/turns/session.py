@@ -6,18 +6,22 @@ session changed while it was summarising by comparing identities (copy-on-write)
 completed turns are ever added. Turns that a compaction summarised leave the live state (their
 summary replaces them); the archive keeps them all.
 
-Because a state is never changed in place, the last projection is kept with the state it was
-made from: after a turn is published the compaction check projects the new state, and the next
-turn's first request projects the same state again. Any change (a publish, a clear, a
-compaction's swap) is a new state, so a kept projection can never be stale.
+Because a state is never changed in place, what is derived from one is kept with it (and found
+by identity, so it can never be stale: a publish, a clear or a compaction's swap is a new
+state). An index lays every item of the state's turns out in one tuple with running counts at
+the turn boundaries; a publish extends it by the new turn, so a projection is a search in the
+counts and one slice instead of a walk over every turn of a full history. The last projection
+is kept too: after a turn is published the compaction check projects the new state, and the
+next turn's first request projects the same state again.
 """
 
 from __future__ import annotations
 
 import secrets
+from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from itertools import chain
+from dataclasses import dataclass, field
+from itertools import accumulate, chain
 
 from bridge.providers.items import Item
 from bridge.turns.tokens import TokenCalibration, raw_tokens, raw_tokens_of_text
@@ -60,6 +64,36 @@ class ContextProjection:
     raw_tokens: int
 
 
+@dataclass(frozen=True, slots=True)
+class _TurnIndex:
+    """The items of `state`'s turns in one tuple; ``item_ends[i]`` and ``token_ends[i]`` count
+    the items and raw tokens of ``state.turns[:i]``."""
+
+    state: SessionState
+    items: tuple[Item, ...]
+    item_ends: tuple[int, ...]
+    token_ends: tuple[int, ...]
+
+    @classmethod
+    def of(cls, state: SessionState) -> _TurnIndex:
+        turns = state.turns
+        return cls(
+            state,
+            tuple(chain.from_iterable(turn.items for turn in turns)),
+            tuple(accumulate((len(turn.items) for turn in turns), initial=0)),
+            tuple(accumulate((turn.raw_tokens for turn in turns), initial=0)),
+        )
+
+    def extended(self, state: SessionState, turn: CompletedTurn) -> _TurnIndex:
+        """The index of `state`, which is this index's state plus `turn`."""
+        return _TurnIndex(
+            state,
+            self.items + turn.items,
+            (*self.item_ends, self.item_ends[-1] + len(turn.items)),
+            (*self.token_ends, self.token_ends[-1] + turn.raw_tokens),
+        )
+
+
 class PublicSession:
     def __init__(
         self,
@@ -72,6 +106,7 @@ class PublicSession:
         self._state = SessionState(session_id=id_factory())
         # (state, max_messages, projection of that state) of the last projection made.
         self._projected: tuple[SessionState, int, ContextProjection] | None = None
+        self._index: _TurnIndex | None = None
 
     @property
     def state(self) -> SessionState:
@@ -87,7 +122,9 @@ class PublicSession:
         state = self._state
         if state.session_id != session_id:
             return False
-        self._state = replace(state, turns=(*state.turns, turn))
+        new = SessionState(state.session_id, (*state.turns, turn), state.summary)
+        self._index = self._index_of(state).extended(new, turn)
+        self._state = new
         return True
 
     def replace_if_unchanged(self, expected: SessionState, new: SessionState) -> bool:
@@ -113,21 +150,24 @@ class PublicSession:
         if kept is not None and kept[0] is state and kept[1] == max_messages:
             return kept[2]
         budget = max_messages - (1 if state.summary else 0)
-        chosen: list[CompletedTurn] = []
-        used = 0
-        for turn in reversed(state.turns):
-            if chosen and used + len(turn.items) > budget:
-                break
-            chosen.append(turn)
-            used += len(turn.items)
-        chosen.reverse()
-        items = tuple(chain.from_iterable(turn.items for turn in chosen))
-        tokens = sum(turn.raw_tokens for turn in chosen)
+        index = self._index_of(state)
+        ends = index.item_ends
+        # The oldest turn from which on the items fit: the first boundary with at most
+        # `budget` items after it, but never past the newest turn (always replayed).
+        first = bisect_left(ends, ends[-1] - budget, 0, max(len(state.turns) - 1, 0))
+        items = index.items[ends[first] :]
+        tokens = index.token_ends[-1] - index.token_ends[first]
         if state.summary:
             tokens += raw_tokens_of_text(state.summary)
         projection = ContextProjection(state.session_id, state.summary, items, tokens)
         self._projected = (state, max_messages, projection)
         return projection
+
+    def _index_of(self, state: SessionState) -> _TurnIndex:
+        index = self._index
+        if index is None or index.state is not state:
+            index = self._index = _TurnIndex.of(state)
+        return index
 
     def estimated_tokens(self, max_messages: int) -> int:
         """Calibrated token estimate of the current projection."""

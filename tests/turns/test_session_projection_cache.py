@@ -4,9 +4,11 @@ stands, never after a publish, a clear, a compaction's swap or another message l
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import replace
 
-from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
+from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession, SessionState
+from bridge.turns.tokens import raw_tokens_of_text
 
 from .test_session import simple_turn
 
@@ -84,3 +86,53 @@ def test_a_turn_published_in_another_session_leaves_the_projection_alone() -> No
     late = CompletedTurn("t-late", "Alex", simple_turn(7).items)
     assert not session.publish(late, session_id="s-gone")
     assert session.projection(100) is before
+
+
+def walked_projection(state: SessionState, max_messages: int) -> ContextProjection:
+    """The projection as the session first defined it: a walk back over the turns."""
+    budget = max_messages - (1 if state.summary else 0)
+    chosen: list[CompletedTurn] = []
+    used = 0
+    for turn in reversed(state.turns):
+        if chosen and used + len(turn.items) > budget:
+            break
+        chosen.append(turn)
+        used += len(turn.items)
+    chosen.reverse()
+    items = tuple(item for turn in chosen for item in turn.items)
+    tokens = sum(turn.raw_tokens for turn in chosen)
+    if state.summary:
+        tokens += raw_tokens_of_text(state.summary)
+    return ContextProjection(state.session_id, state.summary, items, tokens)
+
+
+def test_indexed_projection_equals_the_walk_through_publishes_clears_and_swaps() -> None:
+    rng = random.Random(7)
+    session = ids()
+    checked = longest = 0
+    for step in range(1500):
+        roll = rng.random()
+        if roll < 0.02:
+            session.clear()
+        elif roll < 0.06 and session.state.turns:
+            state = session.state
+            keep = rng.randrange(len(state.turns) + 1)
+            summary = rng.choice([None, "", "an earlier talk about stone"])
+            compacted = replace(
+                state, turns=state.turns[len(state.turns) - keep :], summary=summary
+            )
+            assert session.replace_if_unchanged(state, compacted)
+        else:
+            # Turns of 0 to 7 items, the empty one included (the walk stops at it only when
+            # the budget is already spent).
+            turn = simple_turn(step, extra_items=rng.randrange(0, 4))
+            items = turn.items[: rng.choice([0, len(turn.items)])]
+            done = CompletedTurn(turn.turn_id, "Steve", items)
+            assert session.publish(done, session_id=session.session_id)
+        for max_messages in (rng.randrange(0, 40), rng.randrange(0, 240)):
+            assert session.projection(max_messages) == walked_projection(
+                session.state, max_messages
+            ), (step, max_messages)
+            checked += 1
+        longest = max(longest, len(session.state.turns))
+    assert checked == 3000 and longest > 20
