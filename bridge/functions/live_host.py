@@ -18,12 +18,10 @@ Failures the Function should handle come back as `OperationRefused` with a stabl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from bridge.control.messages_file import ApprovalMessages
 from bridge.functions.capabilities import FORBIDDEN_TOOL
@@ -66,9 +64,6 @@ _NOT_PERFORMED = frozenset(
     {ToolCode.UNKNOWN_TOOL, ToolCode.INVALID_ARGUMENTS, ToolCode.COOLDOWN, ToolCode.UNAVAILABLE}
 )
 _PROMPT = "<title>: <message>"
-_RECANCEL_S = 0.05
-"""How often a cancellation is repeated until the work has stopped (see below)."""
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +130,7 @@ class LiveFunctionHost:
     async def dispatch_command(
         self, request: DispatchInput, invocation: InvocationInfo
     ) -> DispatchOutcome:
-        return await _stopping_when_cancelled(self._dispatch(request))
+        return await self._dispatch(request)
 
     async def _dispatch(self, request: DispatchInput) -> DispatchOutcome:
         command = _wire_command(request.command)
@@ -176,7 +171,7 @@ class LiveFunctionHost:
     async def request_approval(
         self, request: ApprovalInput, invocation: InvocationInfo
     ) -> ApprovalAnswer:
-        return await _stopping_when_cancelled(self._ask(request, invocation))
+        return await self._ask(request, invocation)
 
     async def _ask(self, request: ApprovalInput, invocation: InvocationInfo) -> ApprovalAnswer:
         link = self._link(APPROVALS)
@@ -260,25 +255,6 @@ class LiveFunctionHost:
             if online.name == player or online.uuid == wanted:
                 return online
         raise OperationRefused("player_offline", f"{player} is not online")
-
-
-async def _stopping_when_cancelled(work: Coroutine[Any, Any, T]) -> T:
-    """Run `work` as its own task; when the caller is cancelled, cancel it until it stops.
-
-    Python 3.11's `asyncio.wait_for`, which the link's requests use, drops a cancellation that
-    arrives together with the awaited answer. The work would then go on after its call was
-    cancelled: wait a full prompt timeout for an answer, or send a dispatch.
-    """
-    task = asyncio.ensure_future(work)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        while not task.done():
-            task.cancel()
-            await asyncio.wait({task}, timeout=_RECANCEL_S)
-        if not task.cancelled():
-            task.exception()  # retrieved: the caller was cancelled and wants no result
-        raise
 
 
 def _label(label: str) -> Text:
