@@ -25,7 +25,12 @@ from bridge.app.texts import text_for
 from bridge.control import ControlPlane, ControlPlaneStore, load_control_plane
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
-from bridge.functions.live_tool import CALL_FUNCTION, LiveFunctions, has_enabled_functions
+from bridge.functions.live_tool import (
+    CALL_FUNCTION,
+    LiveFunctions,
+    function_menu,
+    has_enabled_functions,
+)
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.providers.client import ProviderClient
@@ -327,9 +332,12 @@ class Runtime:
         registry = self._registries.get(plane.version)
         if registry is None:
             handlers = self.extra_tool_handlers
-            if not has_enabled_functions(plane):  # nothing to call: call_function is not offered
+            notes: dict[str, str] = {}
+            if has_enabled_functions(plane):  # the model learns what it may call, never how
+                notes[CALL_FUNCTION] = function_menu(plane)
+            else:  # nothing to call: call_function is not offered
                 handlers = {n: h for n, h in handlers.items() if n != CALL_FUNCTION}
-            registry = registry_for(plane, extra_handlers=handlers)
+            registry = registry_for(plane, extra_handlers=handlers, notes=notes)
             self._registries = {plane.version: registry}  # older versions: only running turns
         return registry
 

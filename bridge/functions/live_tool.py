@@ -10,6 +10,7 @@ running Function's source or limits.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -33,9 +34,27 @@ log = logging.getLogger(__name__)
 CALL_FUNCTION = "call_function"
 
 
+MENU_PARAMETERS_CHARS = 600
+"""How much of a Function's parameter schema the menu shows; the call still validates it all."""
+
+
 def has_enabled_functions(plane: ControlPlane) -> bool:
     """Whether `call_function` is worth offering: some Function of the catalogue is enabled."""
     return any(spec.enabled for spec in plane.functions.functions)
+
+
+def function_menu(plane: ControlPlane) -> str:
+    """What the model reads about the enabled Functions, added to `call_function`'s description:
+    name, the owner's description and the argument schema. Never the source."""
+    lines = ["Functions you can call (name: what it does; arguments as JSON Schema):"]
+    for spec in plane.functions.functions:
+        if not spec.enabled:
+            continue
+        schema = json.dumps(spec.parameters, separators=(",", ":"), sort_keys=True)
+        if len(schema) > MENU_PARAMETERS_CHARS:
+            schema = schema[:MENU_PARAMETERS_CHARS] + "…"
+        lines.append(f"- {spec.name}: {spec.description.strip()} arguments: {schema}")
+    return "\n".join(lines)
 
 
 class LiveFunctions:

@@ -35,15 +35,19 @@ def workspace_for(plane: ControlPlane) -> Workspace:
 
 
 def registry_for(
-    plane: ControlPlane, *, extra_handlers: Mapping[str, HandlerFn] | None = None
+    plane: ControlPlane,
+    *,
+    extra_handlers: Mapping[str, HandlerFn] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> ToolRegistry:
-    """The registry of ``tools.yml`` with the file tools bound, plus ``extra_handlers``."""
+    """The registry of ``tools.yml`` with the file tools bound, plus ``extra_handlers``;
+    ``notes`` extend the descriptions of a handler's tools (see ``ToolRegistry``)."""
     handlers = dict(workspace_handlers(workspace_for(plane)))
     for name, handler in (extra_handlers or {}).items():
         if name in WORKSPACE_HANDLERS:
             raise RegistryError(f"{name} is already bound to the workspace")
         handlers[name] = handler
-    return ToolRegistry.from_tools_file(plane.tools, handlers)
+    return ToolRegistry.from_tools_file(plane.tools, handlers, notes=notes)
 
 
 def redactor_for(

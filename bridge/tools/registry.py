@@ -102,18 +102,31 @@ class TurnTools:
 class ToolRegistry:
     """The catalogue built from tools.yml and the handlers this process has code for."""
 
-    def __init__(self, catalogue: tuple[CatalogueEntry, ...], tools: Mapping[str, BoundTool]):
+    def __init__(
+        self,
+        catalogue: tuple[CatalogueEntry, ...],
+        tools: Mapping[str, BoundTool],
+        *,
+        notes: Mapping[str, str] | None = None,
+    ):
+        """`notes`: text added to the description of the tools of a handler (by handler name),
+        for what only the process knows, such as the Function catalogue behind call_function."""
         self.catalogue = catalogue
         self._tools = dict(tools)
+        self._notes = dict(notes or {})
 
     @classmethod
     def from_tools_file(
-        cls, tools_file: ToolsFile, handlers: Mapping[str, HandlerFn]
+        cls,
+        tools_file: ToolsFile,
+        handlers: Mapping[str, HandlerFn],
+        *,
+        notes: Mapping[str, str] | None = None,
     ) -> ToolRegistry:
         """From the validated ``ToolsFile`` of the published control plane."""
         _check_handlers(handlers)
         entries = [(name, entry, ()) for name, entry in tools_file.tools.items()]
-        return cls._build(entries, handlers)
+        return cls._build(entries, handlers, notes=notes)
 
     @classmethod
     def from_document(
@@ -148,6 +161,8 @@ class ToolRegistry:
         cls,
         entries: Sequence[tuple[str, ToolEntry | None, tuple[Problem, ...]]],
         handlers: Mapping[str, HandlerFn],
+        *,
+        notes: Mapping[str, str] | None = None,
     ) -> ToolRegistry:
         catalogue: list[CatalogueEntry] = []
         bound: dict[str, BoundTool] = {}
@@ -168,7 +183,7 @@ class ToolRegistry:
             catalogue.append(
                 CatalogueEntry(name, entry.handler, status, entry.permission, effect, problems)
             )
-        return cls(tuple(catalogue), bound)
+        return cls(tuple(catalogue), bound, notes=notes)
 
     def for_player(self, granted: Collection[str]) -> TurnTools:
         """The tools a player holding the permission nodes ``granted`` may use, in file order."""
@@ -179,11 +194,17 @@ class ToolRegistry:
         }
         specs = tuple(
             ToolSpec(
-                name=name, description=tool.entry.description, parameters=tool.entry.parameters
+                name=name,
+                description=self._described(tool.entry),
+                parameters=tool.entry.parameters,
             )
             for name, tool in allowed.items()
         )
         return TurnTools(specs=specs, tools=allowed)
+
+    def _described(self, entry: ToolEntry) -> str:
+        note = self._notes.get(entry.handler)
+        return f"{entry.description.rstrip()}\n\n{note}" if note else entry.description
 
 
 def _check_handlers(handlers: Mapping[str, HandlerFn]) -> None:

@@ -165,6 +165,12 @@ async def test_call_function_is_offered_only_with_an_enabled_function(tmp_path: 
         assert _status(shipped, "call_function") == "not_built"
         assert _status(mine, "call_function") == "available"
         assert "call_function" in mine.registry(mine.plane).for_player(()).tools
+        specs = mine.registry(mine.plane).for_player(()).specs
+        spec = next(s for s in specs if s.name == "call_function")
+        # The model reads each enabled Function's name, purpose and arguments, never its source.
+        assert "- say-hello: Say hello on the console." in spec.description
+        assert '"required":["to"]' in spec.description
+        assert "onCall" not in spec.description and "api.invoke" not in spec.description
     finally:
         await shipped.aclose()
         await mine.aclose()
