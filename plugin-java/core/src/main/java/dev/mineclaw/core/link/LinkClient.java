@@ -20,6 +20,11 @@ import java.util.logging.Logger;
  * ends, until {@link #close()}.
  */
 public final class LinkClient implements BridgeLink {
+    /** Close code of a connection replaced by a newer authenticated one (docs/protocol.md). */
+    static final int CLOSE_REPLACED = 4004;
+    /** The least pause before reconnecting after {@link #CLOSE_REPLACED}. */
+    static final Duration REPLACED_PAUSE = Duration.ofSeconds(60);
+
     private final LinkSettings settings;
     private final Handshake.Identity identity;
     private final TokenSource tokens;
@@ -180,7 +185,11 @@ public final class LinkClient implements BridgeLink {
                 return;
             }
             this.current = null;
-            delay = this.backoff.next();
+            delay = delayAfter(session.closeCode(), this.backoff.next());
+        }
+        if (session.closeCode() == CLOSE_REPLACED) {
+            this.logger.warning("link: another server connected to the bridge with this token and replaced this one;"
+                    + " retrying in " + delay.toSeconds() + " s (give each server its own bridge and token)");
         }
         this.logger.fine("link: reconnecting in " + delay.toMillis() + " ms");
         try {
@@ -188,6 +197,18 @@ public final class LinkClient implements BridgeLink {
         } catch (java.util.concurrent.RejectedExecutionException exc) {
             // Closed concurrently: nothing to reconnect.
         }
+    }
+
+    /**
+     * The pause before the next attempt. After 4004 (a newer connection with the same token replaced
+     * this one) an immediate retry would replace the other server in turn, and the two would take the
+     * link from each other forever; the pause makes that visible and cheap instead.
+     */
+    static Duration delayAfter(int closeCode, Duration backoffDelay) {
+        if (closeCode == CLOSE_REPLACED && backoffDelay.compareTo(REPLACED_PAUSE) < 0) {
+            return REPLACED_PAUSE;
+        }
+        return backoffDelay;
     }
 
     private static String rootMessage(Throwable error) {

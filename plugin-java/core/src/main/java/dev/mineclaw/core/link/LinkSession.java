@@ -31,6 +31,7 @@ import java.util.logging.Level;
  * everything in flight fails with {@code DISCONNECTED} and the client decides about reconnecting.
  */
 final class LinkSession implements WebSocket.Listener {
+    private volatile int closeCode = -1;
     private enum Phase {
         AWAITING_CHALLENGE,
         HELLO_SENT,
@@ -114,8 +115,14 @@ final class LinkSession implements WebSocket.Listener {
         return null;
     }
 
+    /** The close code the bridge sent, or -1 while open or when the socket failed without one. */
+    int closeCode() {
+        return this.closeCode;
+    }
+
     @Override
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        this.closeCode = statusCode;
         this.socketClosed.complete(null);
         end("closed by the bridge (" + statusCode + (reason.isEmpty() ? "" : " " + reason) + ")", false);
         return null;

@@ -1,6 +1,7 @@
 package dev.mineclaw.core.link;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -214,6 +215,24 @@ class LinkClientTest {
         assertNotEquals(firstNonce, bridge.nextHello());
         assertEquals(2, bridge.connections());
         assertTrue(client.isUp());
+    }
+
+    @Test
+    void aReplacedConnectionPausesBeforeRetryingInsteadOfTakingTheLinkBack() throws Exception {
+        assertEquals(LinkClient.REPLACED_PAUSE, LinkClient.delayAfter(4004, Duration.ofMillis(20)));
+        assertEquals(Duration.ofMinutes(5), LinkClient.delayAfter(4004, Duration.ofMinutes(5)));
+        assertEquals(Duration.ofMillis(20), LinkClient.delayAfter(1001, Duration.ofMillis(20)));
+        assertEquals(Duration.ofMillis(20), LinkClient.delayAfter(-1, Duration.ofMillis(20)));
+
+        TestBridge bridge = bridge();
+        LinkClient client = connected(bridge);
+        bridge.latest().close(4004, "replaced by a newer connection");
+        this.listener.await("down:");
+        // With a 20-200 ms backoff a plain drop reconnects at once (see the test above); after a
+        // replacement the client waits a minute, so no second connection arrives meanwhile.
+        Thread.sleep(1000);
+        assertEquals(1, bridge.connections());
+        assertFalse(client.isUp());
     }
 
     @Test
