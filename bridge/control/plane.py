@@ -9,6 +9,7 @@ old plane or the new one, never a mix, and a failed reload leaves the old one se
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bridge.control.config_file import ConfigFile
 from bridge.control.envfile import read_env_file
@@ -106,7 +107,7 @@ class _Loader:
         context = {"environ": self.environ, "defer_cross_checks": True}
         providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
         whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)
-        tools = self.model(TOOLS_FILE, ToolsFile)
+        tools = self.tools_file()
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
         messages = self.model(MESSAGES_FILE, MessagesFile)
         agents_md, skills, workspace_problems = load_workspace(self.directory)
@@ -145,6 +146,14 @@ class _Loader:
     def model(
         self, name: str, model: type[ModelT], *, context: Mapping[str, Any] | None = None
     ) -> ModelT | None:
+        document = self.document(name)
+        if document is None:
+            return None
+        result, problems = validate_document(model, document, name, context=context)
+        self.problems.extend(problems)
+        return result
+
+    def document(self, name: str) -> YamlDocument | None:
         try:
             data = read_regular_file(
                 self.directory / name, label=name, max_bytes=MAX_YAML_BYTES[name]
@@ -158,9 +167,33 @@ class _Loader:
             self.problems.extend(exc.problems)
             return None
         self.documents[name] = document
-        result, problems = validate_document(model, document, name, context=context)
-        self.problems.extend(problems)
-        return result
+        return document
+
+    def tools_file(self) -> ToolsFile | None:
+        """``tools.yml`` with each invalid tool set aside (a located warning), not the whole
+        control plane refused: one bad entry must not take every tool, or the bridge, down.
+        Problems outside the entries (schema, the file's shape, a bad tool name) still fail."""
+        document = self.document(TOOLS_FILE)
+        if document is None:
+            return None
+        result, problems = validate_document(ToolsFile, document, TOOLS_FILE)
+        if result is not None:
+            return result
+        raw = document.value.get("tools") if isinstance(document.value, dict) else None
+        bad = {_tool_entry(problem) for problem in problems}
+        if not isinstance(raw, dict) or None in bad or not isinstance(document.value, dict):
+            self.problems.extend(problems)
+            return None
+        kept = {name: entry for name, entry in raw.items() if name not in bad}
+        try:
+            trimmed = ToolsFile.model_validate({**document.value, "tools": kept}, strict=True)
+        except ValidationError:
+            self.problems.extend(problems)
+            return None
+        for problem in problems:
+            message = f"{problem.message} (tool '{_tool_entry(problem)}' is set aside)"
+            self.warnings.append(dataclasses.replace(problem, message=message, warning=True))
+        return trimmed
 
     def check_providers(self, providers: ProvidersFile) -> None:
         document = self.documents[PROVIDERS_FILE]
@@ -209,3 +242,11 @@ class ControlPlaneStore:
             )
             self._current = plane  # one reference swap: readers see old or new, whole
             return plane
+
+
+def _tool_entry(problem: Problem) -> str | None:
+    """The tool a ``tools.yml`` problem belongs to (``tools.<name>.…``), else ``None``."""
+    parts = problem.path.split(".")
+    if len(parts) >= 2 and parts[0] == "tools":
+        return parts[1].split("[")[0]
+    return None

@@ -109,6 +109,24 @@ class TestLoad:
             p.file == "tools.yml" and p.path.startswith("tools.a") for p in caught.value.problems
         )
 
+    def test_a_bad_tool_is_set_aside_with_a_located_warning(self, config_dir: Path) -> None:
+        text = (config_dir / "tools.yml").read_text()
+        bad = "\n  broken:\n    handler: read\n    description: x\n    parameters: {type: array}\n"
+        write(config_dir, "tools.yml", text.rstrip("\n") + bad)
+        plane = load_control_plane(config_dir, environ={})
+        assert "broken" not in plane.tools.tools
+        assert {"read", "run_command", "player_snapshot"} <= set(plane.tools.tools)
+        (warning,) = [p for p in plane.warnings if p.file == "tools.yml"]
+        assert warning.path == "tools.broken.parameters" and warning.line is not None
+        assert "set aside" in warning.message
+
+    def test_a_tools_file_broken_as_a_whole_still_fails(self, config_dir: Path) -> None:
+        write(config_dir, "tools.yml", "schema: 2\ntools: {a: {handler: nope}}\n")
+        with pytest.raises(ConfigLoadError) as caught:
+            load_control_plane(config_dir, environ={})
+        paths = {p.path for p in caught.value.problems if p.file == "tools.yml" and not p.warning}
+        assert "schema" in paths and "tools.a.handler" in paths
+
     def test_cross_file_function_source_limit(self, config_dir: Path) -> None:
         write(config_dir, "config.yml", "schema: 1\nfunctions:\n  source_chars: 64\n")
         with pytest.raises(ConfigLoadError) as caught:
