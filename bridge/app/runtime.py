@@ -138,6 +138,7 @@ class Runtime:
         self._texts: dict[tuple[int, str, tuple[tuple[str, str], ...]], Text] = {}
         self._invokers_of: ToolRegistry | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
+        self._warned_version: int | None = None
         self._cooldowns = cooldowns_for(store.current)
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -287,11 +288,14 @@ class Runtime:
         """Build the current plane's client and registry ahead of the first wake: the first
         costs a few hundred milliseconds (TLS context, schema validators), more than the
         plugin waits for a verdict."""
-        self.registry(self.plane)
+        plane = self.plane
+        self.registry(plane)
         try:
             self.snapshot(())
         except NotConfiguredError as exc:
-            log.warning("turns will fail until this is fixed: %s", exc)
+            if self._warned_version != plane.version:  # once per plane, not per preparation
+                self._warned_version = plane.version
+                log.warning("turns will fail until this is fixed: %s", exc)
 
     def _invoker(self, plane: ControlPlane, granted: frozenset[str]) -> ToolInvoker:
         """The turn's tool runner, shared by every turn with the same registry and permission
