@@ -20,15 +20,14 @@ import pytest
 from bridge.control import init_config_dir
 from bridge.control.plane import load_control_plane
 from bridge.functions.live_tool import LiveFunctions
-from bridge.link.handler import Link, PlaceholderHandler
-from bridge.link.messages import CommandReply, CommandRequest, Hello, PlayerRef
+from bridge.link.messages import PlayerRef
 from bridge.link.server import LinkServer, LinkSettings
-from bridge.policy.approval_commands import ApprovalCommands
 from bridge.store.audit import AuditLog
 from bridge.tools import CallContext, Cooldowns, ToolInvoker
 from bridge.tools.assembly import redactor_for, registry_for
 from bridge.tools.link_tools import LinkTools
 
+from .link_tools_handler import LinkToolsHandler
 from .processes import EVENT_TIMEOUT, TestkitProcess, require_testkit_jar
 
 pytestmark = pytest.mark.jvm
@@ -84,36 +83,8 @@ functions:
 """
 
 
-class FunctionsHandler(PlaceholderHandler):
+class FunctionsHandler(LinkToolsHandler):
     """Chat as the placeholder; the link tools and Functions wired the way the app wires them."""
-
-    def __init__(self, tools: LinkTools) -> None:
-        super().__init__()
-        self.tools = tools
-        self.linked = asyncio.Event()
-        self.joined: asyncio.Queue[str] = asyncio.Queue()
-        self.quit: asyncio.Queue[str] = asyncio.Queue()
-
-    async def on_connected(self, link: Link, hello: Hello) -> None:
-        await super().on_connected(link, hello)
-        self.tools.connected(link, hello)
-        self.linked.set()
-
-    async def on_disconnected(self) -> None:
-        await super().on_disconnected()
-        self.tools.disconnected()
-
-    async def on_command(self, request: CommandRequest) -> CommandReply:
-        if ApprovalCommands.handles(request):
-            return CommandReply(lines=await self.tools.approval_handler(request))
-        return await super().on_command(request)
-
-    async def on_player_join(self, player: PlayerRef) -> None:
-        self.joined.put_nowait(player.name)
-
-    async def on_player_quit(self, player: PlayerRef) -> None:
-        self.tools.player_quit(player)
-        self.quit.put_nowait(player.name)
 
 
 @dataclass

@@ -21,23 +21,21 @@ import pytest
 
 from bridge.control import init_config_dir
 from bridge.control.plane import load_control_plane
-from bridge.link.handler import Link, PlaceholderHandler
+from bridge.link.handler import Link
 from bridge.link.messages import (
     ApprovalShow,
-    CommandReply,
-    CommandRequest,
     Hello,
     PlayerRef,
     WireModel,
 )
 from bridge.link.server import LinkServer, LinkSettings
-from bridge.policy.approval_commands import ApprovalCommands
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools import CallContext, Cooldowns, ToolInvoker
 from bridge.tools.assembly import redactor_for, registry_for
 from bridge.tools.link_tools import LinkTools
 from bridge.tools.plugin_access import offered
 
+from .link_tools_handler import LinkToolsHandler
 from .processes import EVENT_TIMEOUT, TestkitProcess, require_testkit_jar
 
 pytestmark = pytest.mark.jvm
@@ -91,40 +89,19 @@ class RecordingLink:
         await self._inner.send_event(name, data)
 
 
-class ToolsHandler(PlaceholderHandler):
-    """The placeholder for chat, with LinkTools wired the way the app wires it."""
+class ToolsHandler(LinkToolsHandler):
+    """The placeholder for chat, with LinkTools wired the way the app wires it, recording the
+    prompts that cross the link."""
 
     def __init__(self, tools: LinkTools) -> None:
-        super().__init__()
-        self.tools = tools
+        super().__init__(tools)
         self.link: RecordingLink | None = None
         self.hello: Hello | None = None
-        self.linked = asyncio.Event()
-        self.joined: asyncio.Queue[str] = asyncio.Queue()
-        self.quit: asyncio.Queue[str] = asyncio.Queue()
 
-    async def on_connected(self, link: Link, hello: Hello) -> None:
-        await super().on_connected(link, hello)
+    def wrap(self, link: Link, hello: Hello) -> Link:
         self.link = RecordingLink(link)
         self.hello = hello
-        self.tools.connected(self.link, hello)
-        self.linked.set()
-
-    async def on_disconnected(self) -> None:
-        await super().on_disconnected()
-        self.tools.disconnected()
-
-    async def on_command(self, request: CommandRequest) -> CommandReply:
-        if ApprovalCommands.handles(request):
-            return CommandReply(lines=await self.tools.approval_handler(request))
-        return await super().on_command(request)
-
-    async def on_player_join(self, player: PlayerRef) -> None:
-        self.joined.put_nowait(player.name)
-
-    async def on_player_quit(self, player: PlayerRef) -> None:
-        self.tools.player_quit(player)
-        self.quit.put_nowait(player.name)
+        return self.link
 
 
 @dataclass
