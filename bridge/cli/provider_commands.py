@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
+from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError
 from bridge.providers.events import (
@@ -30,8 +31,6 @@ from bridge.providers.events import (
 from bridge.providers.factory import client_for
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import PlayerMessage, ProviderRequest, ToolSpec
-
-DEFAULT_CONFIG_DIR = Path("mineclaw-config")
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the configuration is invalid or the request failed

@@ -18,11 +18,11 @@ from typing import Any
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
+from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
 
-DEFAULT_CONFIG_DIR = Path("mineclaw-config")
 EXIT_OK = 0
 EXIT_FAILED = 1
 

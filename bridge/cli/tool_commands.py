@@ -16,7 +16,7 @@ from rich.table import Table
 
 from bridge.control import ConfigLoadError, load_control_plane
 from bridge.control.files import read_regular_file
-from bridge.control.layout import MAX_YAML_BYTES, TOOLS_FILE, default_bytes
+from bridge.control.layout import DEFAULT_CONFIG_DIR, MAX_YAML_BYTES, TOOLS_FILE, default_bytes
 from bridge.control.workspace_files import WORKSPACE_DIR
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.store.audit_sink import MemoryAudit
@@ -25,8 +25,6 @@ from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import CallContext, CatalogueEntry, ToolRegistry
 from bridge.tools.workspace import Workspace
-
-DEFAULT_CONFIG_DIR = Path("mineclaw-config")
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # validate: invalid entries; call: the tool answered with an error
