@@ -165,6 +165,8 @@ async def world(
         testkit = await TestkitProcess.start(server.url, token_file)
         try:
             await asyncio.wait_for(handler.linked.wait(), EVENT_TIMEOUT)
+            # The testkit announces joins only once its side of the handshake is done too.
+            await testkit.wait_event(lambda e: e.get("event") == "link.up")
             for player in (STEVE, ALEX):
                 await testkit.send(
                     {
