@@ -113,11 +113,16 @@ async def world(tmp_path: Path, config_yml: str = NO_COOLDOWNS) -> AsyncIterator
     write_config(config, provider.port, config_yml)
     bridge = await BridgeProcess.start(config, port=port)
     testkit: TestkitProcess | None = None
+    current: World | None = None
     try:
         testkit = await TestkitProcess.start(bridge.url, bridge.token_file)
         await testkit.wait_event(lambda e: e.get("event") == "link.up")
-        yield World(config, port, bridge, testkit, provider)
+        current = World(config, port, bridge, testkit, provider)
+        yield current
     finally:
+        # A test may have replaced the bridge or the testkit: stop the ones running now.
+        if current is not None:
+            bridge, testkit = current.bridge, current.testkit
         if testkit is not None:
             await testkit.shutdown()
         await bridge.kill()
