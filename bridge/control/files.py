@@ -17,6 +17,20 @@ from bridge.control.problems import ConfigLoadError, Problem
 _LINK_REFUSED = "is a symbolic link; control-plane files must be regular files"
 
 
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from ``fd``, however the file grows meanwhile; ask for one byte
+    more than you accept to tell "exactly at the cap" from "over it"."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 65_536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_regular_file(path: Path, *, label: str, max_bytes: int) -> bytes | None:
     """The bytes of ``path``, ``None`` when it does not exist, or ``ConfigLoadError``.
 
@@ -37,15 +51,7 @@ def read_regular_file(path: Path, *, label: str, max_bytes: int) -> bytes | None
             raise _refuse(label, "is not a regular file")
         if info.st_size > max_bytes:
             raise _refuse(label, f"is over {max_bytes} bytes")
-        chunks: list[bytes] = []
-        remaining = max_bytes + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 65_536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = read_at_most(fd, max_bytes + 1)
         if len(data) > max_bytes:  # grew while being read
             raise _refuse(label, f"is over {max_bytes} bytes")
         return data

@@ -17,6 +17,7 @@ from typing import Any
 
 import re2
 
+from bridge.control.files import read_at_most
 from bridge.tools import workspace_paths as paths
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace_paths import Budget
@@ -249,15 +250,7 @@ class _Search:
 
 
 def _read_text(fd: int, shown: str) -> tuple[str, bool]:
-    chunks: list[bytes] = []
-    remaining = MAX_SCAN_BYTES + 1
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 65_536))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    data = b"".join(chunks)
+    data = read_at_most(fd, MAX_SCAN_BYTES + 1)
     cut = len(data) > MAX_SCAN_BYTES
     data = data[:MAX_SCAN_BYTES]
     if b"\x00" in data[:BINARY_PROBE_BYTES]:

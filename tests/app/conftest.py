@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -25,6 +25,7 @@ from bridge.link.messages import (
     CommandSender,
     Hello,
     OutputChatResult,
+    Permission,
     PlayerRef,
     ProtocolVersion,
     WireModel,
@@ -36,18 +37,8 @@ STEVE = PlayerRef(uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", name="Steve")
 ALEX = PlayerRef(uuid="0b6a1c9e-1111-4c6a-9e2f-1a2b3c4d5e6f", name="Alex")
 INSTANCE_A = "aaaaaaaa-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
 INSTANCE_B = "bbbbbbbb-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
-EVERY_NODE = [
-    "mineclaw.command.chat",
-    "mineclaw.command.approve",
-    "mineclaw.command.listen",
-    "mineclaw.command.reload",
-    "mineclaw.command.compact",
-    "mineclaw.command.clear",
-    "mineclaw.command.stop",
-    "mineclaw.command.model",
-    "mineclaw.command.tools",
-    "mineclaw.command.functions",
-]
+# Every /mineclaw command node; not the rate-limit bypass, so cooldown tests stay meaningful.
+EVERY_NODE = [node for node in get_args(Permission) if node.startswith("mineclaw.command.")]
 NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
 WAIT = 20.0
 
