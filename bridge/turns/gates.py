@@ -94,17 +94,3 @@ class ChatGates:
             self._last_by_player = {p: t for p, t in self._last_by_player.items() if t > horizon}
         self._last_by_player[player_uuid] = now
         self._last_any = now
-
-    def try_admit(
-        self,
-        *,
-        player_uuid: str,
-        granted: Collection[str],
-        limits: RateLimits,
-        busy: bool,
-    ) -> GateRefusal | None:
-        """`check`, then `admit` when every gate passed: one step, no await in between."""
-        refusal = self.check(player_uuid=player_uuid, granted=granted, limits=limits, busy=busy)
-        if refusal is None:
-            self.admit(player_uuid=player_uuid)
-        return refusal

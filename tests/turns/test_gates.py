@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bridge.turns.gates import (
     BUSY,
@@ -29,6 +30,14 @@ CHAT = frozenset({CHAT_PERMISSION})
 CHAT_BYPASS = frozenset({CHAT_PERMISSION, BYPASS_RATELIMIT})
 
 
+def try_admit(g: ChatGates, **gate: Any) -> GateRefusal | None:
+    """What the chat path does: check, then admit when every gate passed."""
+    refusal = g.check(**gate)
+    if refusal is None:
+        g.admit(player_uuid=gate["player_uuid"])
+    return refusal
+
+
 def gates() -> tuple[ChatGates, ManualClock]:
     clock = ManualClock()
     return ChatGates(clock=clock), clock
@@ -43,7 +52,7 @@ def test_permission_comes_first_even_when_everything_else_refuses() -> None:
 
 def test_player_cooldown_before_global_before_busy() -> None:
     g, clock = gates()
-    assert g.try_admit(player_uuid="p1", granted=CHAT, limits=LIMITS, busy=False) is None
+    assert try_admit(g, player_uuid="p1", granted=CHAT, limits=LIMITS, busy=False) is None
     clock.advance(0.2)
     assert g.check(player_uuid="p1", granted=CHAT, limits=LIMITS, busy=True) == GateRefusal(
         PLAYER_COOLDOWN, {"seconds": "5"}
@@ -85,14 +94,14 @@ def test_bypass_skips_both_cooldowns_but_not_busy() -> None:
 
 def test_bypass_turn_still_starts_cooldown_for_others() -> None:
     g, _ = gates()
-    assert g.try_admit(player_uuid="op", granted=CHAT_BYPASS, limits=LIMITS, busy=False) is None
+    assert try_admit(g, player_uuid="op", granted=CHAT_BYPASS, limits=LIMITS, busy=False) is None
     refusal = g.check(player_uuid="p2", granted=CHAT, limits=LIMITS, busy=False)
     assert refusal is not None and refusal.message_key == GLOBAL_COOLDOWN
 
 
 def test_refused_attempt_does_not_start_a_cooldown() -> None:
     g, _ = gates()
-    assert g.try_admit(player_uuid="p1", granted=CHAT, limits=LIMITS, busy=True) == (
+    assert try_admit(g, player_uuid="p1", granted=CHAT, limits=LIMITS, busy=True) == (
         GateRefusal(BUSY)
     )
     assert g.check(player_uuid="p1", granted=CHAT, limits=LIMITS, busy=False) is None
