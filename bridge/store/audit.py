@@ -5,11 +5,17 @@ in the middle of turns and chat verdicts. A SQLite commit is usually tens of mic
 WAL mode, but now and then one triggers a checkpoint that fsyncs, and on a shared disk that
 took tens of milliseconds in our measurements, stalling every chat verdict behind it. A writer
 thread woken for every event costs the loop too, in another way: each wake-up makes the two
-threads hand the GIL back and forth, which measured a p99 of milliseconds per `record`. So
-`record` only validates, masks and serialises the event (tens of microseconds) and puts it on a
-bounded queue, and the thread wakes every ``write_interval`` seconds (or when the queue is half
-full, or on `flush`/`close`) and writes everything queued as one transaction and one file
-append.
+threads hand the GIL back and forth, which measured a p99 of milliseconds per `record`. So the
+thread wakes every ``write_interval`` seconds (or when the queue is half full, or on
+`flush`/`close`) and writes everything queued as one transaction and one file append.
+
+`record` sits on the turn's hot path (about five events a turn), so it does only what must
+happen at the call: it refuses a bad kind (the kinds that passed are remembered) and fields
+that are not plain JSON, by encoding them with one prepared C encoder, and appends the text to
+a deque (no lock: `deque.append` is atomic). Masking credential-looking values is the writer's
+work: a few substring tests on the encoded text tell whether any name or value *could* need it
+(a credential name segment, or a string starting with ``Bearer ``, in any case), and only then
+does the writer decode, mask and encode again. The stored text is the same as masking first.
 
 When the queue is full (the disk has stalled for a long time), `record` waits up to
 ``put_timeout`` seconds and then raises `AuditError`: an audit event is never dropped silently.
@@ -17,18 +23,12 @@ The database runs with ``synchronous=NORMAL``. What a process kill can lose is t
 the last interval not yet written; the table never holds a torn batch (one transaction per
 batch), while the JSON-lines file may end in a torn line after a kill, so the table is the
 authoritative copy.
-
-`record` sits on the turn's hot path (about five events a turn), so it remembers what it has
-already checked: kinds that passed the name check, and whether a field name is a credential
-name. An event none of whose names or values would be masked is serialised as it came, without
-the masked copy; the stored text is the same either way.
 """
 
 from __future__ import annotations
 
-import functools
+import collections
 import json
-import queue
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -41,7 +41,7 @@ import re2
 
 from bridge.errors import StoreError
 from bridge.store.audit_sink import JSONValue
-from bridge.store.redaction import is_secret_name, mask_secrets
+from bridge.store.redaction import mask_secrets
 
 AUDIT_DB_FILE_NAME = "audit.sqlite3"
 AUDIT_JSONL_FILE_NAME = "audit.jsonl"
@@ -54,9 +54,6 @@ _BATCH_MAX = 256
 _KNOWN_KINDS_MAX = 1024
 _known_kinds: set[str] = set()
 
-# Field names are constants too; is_secret_name is a pure function of the name.
-_is_secret_name = functools.lru_cache(maxsize=4096)(is_secret_name)
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_events (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -66,6 +63,28 @@ CREATE TABLE IF NOT EXISTS audit_events (
 );
 CREATE INDEX IF NOT EXISTS audit_by_kind ON audit_events (kind, seq);
 """
+
+# One encoder for every event: `json.dumps` with options builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
+
+# Found in an encoded event wherever `mask_secrets` could change something: every credential
+# name contains one of these once lower-cased (a segment, or a pair joined by "_" or "-"), and a
+# masked value starts with "Bearer " right after its opening quote. A hit only means "look
+# closer"; a miss is a proof, since the encoder escapes none of these characters (the tests
+# derive every name shape from `bridge.store.redaction`). Plain substring tests on the
+# lower-cased text: a few microseconds, where a case-insensitive `re` alternation takes ten
+# times that, and RE2 gives up the GIL on every call (on the event loop, a wait to get it back
+# whenever another thread runs).
+_MASK_HINTS = (
+    *("token", "secret", "passwd", "password", "authorization", "apikey", "credential"),
+    *("cookie", '"bearer '),
+    *(f"{first}{joint}key" for first in ("api", "private", "access") for joint in "_-"),
+)
+
+
+def _may_need_mask(fields_json: str) -> bool:
+    lowered = fields_json.lower()
+    return any(hint in lowered for hint in _MASK_HINTS)
 
 
 class AuditError(StoreError):
@@ -84,24 +103,27 @@ class AuditEvent:
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    at: str
+    at: datetime
     kind: str
     fields_json: str
+    may_need_mask: bool
+
+    def stored_fields(self) -> str:
+        if not self.may_need_mask:
+            return self.fields_json
+        return _encode(mask_secrets(json.loads(self.fields_json)))
 
 
-def _needs_mask(value: object, secret_name: bool) -> bool:
-    """Whether `mask_secrets` would change anything in `value` (it walks the same way: dicts
-    and lists, a string under a credential name or starting with ``Bearer ``)."""
-    if isinstance(value, dict):
-        # Stopping at the first hit is safe: mask_secrets then walks everything anyway.
-        return any(
-            _needs_mask(inner, secret_name or _is_secret_name(key)) for key, inner in value.items()
-        )
-    if isinstance(value, list):
-        return any(_needs_mask(inner, secret_name) for inner in value)
-    if isinstance(value, str):
-        return secret_name or value[:7].lower() == "bearer "
-    return False
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    """Queued by `close`: everything before it is written, then the writer ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """Queued by `flush`: set once everything queued before it is written."""
+
+    reached: threading.Event
 
 
 class AuditLog:
@@ -127,8 +149,12 @@ class AuditLog:
         self._jsonl_path = jsonl_path
         self._put_timeout = put_timeout
         self._clock = clock
-        self._queue: queue.Queue[_Pending | None] = queue.Queue(maxsize=queue_size)
+        self._queue_size = max(1, queue_size)
+        self._queue: collections.deque[_Pending | _Stop | _Mark] = collections.deque()
         self._wake_at = max(1, queue_size // 2)
+        # Taken by the writer after each batch and by a `record` waiting for room: only the
+        # full-queue path ever waits on it.
+        self._room = threading.Condition()
         self._wake = threading.Event()
         self._write_interval = write_interval
         self._closed = False
@@ -162,31 +188,35 @@ class AuditLog:
                 raise AuditError(f"audit event kind {kind!r} is not a dotted lowercase name")
             if len(_known_kinds) < _KNOWN_KINDS_MAX:
                 _known_kinds.add(kind)
-        needs_mask = not isinstance(fields, dict) or _needs_mask(fields, False)
-        masked = mask_secrets(fields) if needs_mask else fields
+        if not isinstance(fields, dict):
+            raise AuditError(f"audit event {kind!r}: fields must be a JSON object")
         try:
-            fields_json = json.dumps(masked, ensure_ascii=False, allow_nan=False, sort_keys=True)
+            fields_json = _encode(fields)
         except (TypeError, ValueError) as exc:
             raise AuditError(f"audit event {kind!r}: fields are not plain JSON: {exc}") from exc
-        pending = _Pending(self._clock().astimezone(UTC).isoformat(), kind, fields_json)
-        try:
-            self._queue.put(pending, timeout=self._put_timeout)
-        except queue.Full as exc:
-            raise AuditError(f"audit queue full for {self._put_timeout}s (event {kind!r})") from exc
-        if self._queue.qsize() >= self._wake_at:
+        pending = _Pending(self._clock(), kind, fields_json, _may_need_mask(fields_json))
+        if len(self._queue) >= self._queue_size:
+            self._wait_for_room(kind)
+        self._queue.append(pending)
+        if len(self._queue) >= self._wake_at:
             self._wake.set()
+
+    def _wait_for_room(self, kind: str) -> None:
+        self._wake.set()
+        with self._room:
+            if not self._room.wait_for(
+                lambda: len(self._queue) < self._queue_size, self._put_timeout
+            ):
+                raise AuditError(f"audit queue full for {self._put_timeout}s (event {kind!r})")
 
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until every queued event is written, or raise `AuditError` after `timeout`."""
-        done = threading.Event()
-
-        def wait_for_queue() -> None:
-            self._queue.join()
-            done.set()
-
-        threading.Thread(target=wait_for_queue, daemon=True).start()
+        if self._closed:
+            return
+        mark = _Mark(threading.Event())
+        self._queue.append(mark)
         self._wake.set()
-        if not done.wait(timeout):
+        if not mark.reached.wait(timeout):
             raise AuditError(f"audit log did not drain within {timeout}s")
         if self._failure is not None:
             raise AuditError(f"audit writer failed: {self._failure}") from self._failure
@@ -213,7 +243,7 @@ class AuditLog:
         if self._closed:
             return
         self._closed = True
-        self._queue.put(None)
+        self._queue.append(_Stop())
         self._wake.set()
         self._writer.join(timeout)
         with self._read_lock:
@@ -239,45 +269,53 @@ class AuditLog:
         """Write everything queued, in batches; True once the stop sentinel was taken."""
         while True:
             batch: list[_Pending] = []
+            marks: list[_Mark] = []
             stop = False
-            while len(batch) < _BATCH_MAX:
+            while len(batch) < _BATCH_MAX and not stop:
                 try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
+                    item = self._queue.popleft()
+                except IndexError:
                     break
-                if item is None:
+                if isinstance(item, _Pending):
+                    batch.append(item)
+                elif isinstance(item, _Mark):
+                    marks.append(item)
+                else:
                     stop = True
-                    break
-                batch.append(item)
             try:
                 if batch and self._failure is None:
                     self._write_batch(batch)
-            except (sqlite3.Error, OSError) as exc:
+            except (sqlite3.Error, OSError, ValueError) as exc:
                 # Later `record` calls raise; draining goes on so `flush` never hangs.
                 self._failure = exc
             finally:
-                for _ in range(len(batch) + (1 if stop else 0)):
-                    self._queue.task_done()
+                for mark in marks:
+                    mark.reached.set()
+                with self._room:
+                    self._room.notify_all()
             if stop:
                 return True
             if len(batch) < _BATCH_MAX:
                 return False
 
     def _write_batch(self, batch: list[_Pending]) -> None:
+        rows = [
+            (event.at.astimezone(UTC).isoformat(), event.kind, event.stored_fields())
+            for event in batch
+        ]
         with self._read_lock:
             self._conn.execute("BEGIN")
             try:
                 self._conn.executemany(
-                    "INSERT INTO audit_events (at, kind, fields_json) VALUES (?, ?, ?)",
-                    [(event.at, event.kind, event.fields_json) for event in batch],
+                    "INSERT INTO audit_events (at, kind, fields_json) VALUES (?, ?, ?)", rows
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
         lines = "".join(
-            f'{{"at":{json.dumps(e.at)},"kind":{json.dumps(e.kind)},"fields":{e.fields_json}}}\n'
-            for e in batch
+            f'{{"at":{json.dumps(at)},"kind":{json.dumps(kind)},"fields":{fields}}}\n'
+            for at, kind, fields in rows
         )
         self._jsonl.write(lines)
         self._jsonl.flush()

@@ -1,5 +1,6 @@
-"""What `AuditLog.record` remembers between events (checked kinds, credential names, whether an
-event needs masking) never lets a bad kind or an unmasked secret through."""
+"""What `AuditLog.record` skips at the call (remembered kinds, masking decided by one search
+over the encoded text and done by the writer) never lets a bad kind or an unmasked secret
+through."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.store import audit
+from bridge.store import audit, redaction
 from bridge.store.audit import AuditError, AuditLog
 from bridge.store.audit_sink import JSONValue
 from bridge.store.redaction import MASK, mask_secrets
@@ -41,15 +42,45 @@ def random_fields(rng: random.Random, depth: int = 0) -> dict[str, JSONValue]:
     return fields
 
 
-def test_the_masking_shortcut_agrees_with_mask_secrets_on_many_shapes() -> None:
+def test_the_masking_search_finds_every_event_mask_secrets_would_change() -> None:
     rng = random.Random(5)
-    needing = 0
+    needing = flagged_clean = 0
     for _ in range(2000):
         fields = random_fields(rng)
         changed = mask_secrets(fields) != fields
-        assert audit._needs_mask(fields, False) is changed, fields
+        flagged = audit._may_need_mask(audit._encode(fields))
+        assert flagged or not changed, fields
         needing += changed
+        flagged_clean += flagged and not changed
     assert 200 < needing < 1800  # both answers are exercised
+    assert flagged_clean > 0  # and a hit is only a hint: the writer decides
+
+
+def credential_names() -> list[str]:
+    """Every credential name shape `is_secret_name` knows, in several spellings."""
+    words = [*redaction._SECRET_SEGMENTS]
+    words += [f"{a}{sep}{b}" for a, b in redaction._SECRET_PAIRS for sep in "_-"]
+    names: list[str] = []
+    for word in words:
+        for shaped in (word, word.upper(), word.title(), word.replace("k", "\u212a")):
+            names += [shaped, f"x_{shaped}", f"{shaped}-id", f"db-{shaped}_2"]
+    return names
+
+
+def test_the_masking_search_knows_every_credential_name() -> None:
+    names = credential_names()
+    assert all(redaction.is_secret_name(name) for name in names)  # the shapes are credentials
+    for name in names:
+        fields: dict[str, JSONValue] = {"outer": {name: "value"}}
+        assert mask_secrets(fields) != fields
+        assert audit._may_need_mask(audit._encode(fields)), name
+
+
+@pytest.mark.parametrize("value", ["Bearer x", "bearer x", "BEARER x", "BeArEr abc def"])
+def test_the_masking_search_knows_every_bearer_spelling(value: str) -> None:
+    fields: dict[str, JSONValue] = {"list": ["plain", value]}
+    assert mask_secrets(fields) != fields
+    assert audit._may_need_mask(audit._encode(fields))
 
 
 def test_a_secret_is_masked_after_the_same_names_were_seen_without_one(tmp_path: Path) -> None:
@@ -92,9 +123,11 @@ def test_the_remembered_kinds_stay_bounded(tmp_path: Path, monkeypatch: pytest.M
     assert len(audit._known_kinds) == 10
 
 
-def test_fields_that_are_not_a_mapping_fail_as_before(tmp_path: Path) -> None:
+def test_fields_that_are_not_a_json_object_are_refused(tmp_path: Path) -> None:
     with open_log(tmp_path) as log:
-        with pytest.raises(AttributeError):
+        with pytest.raises(AuditError, match="must be a JSON object"):
             log.record("tool.call", ["not", "a", "dict"])  # type: ignore[arg-type]
-        with pytest.raises(AttributeError):
-            log.record("tool.call", {"ok": {3: "a non-text key"}})  # type: ignore[dict-item]
+        with pytest.raises(AuditError, match="not plain JSON"):
+            log.record("tool.call", {"ok": {3: "a", "b": 1}})  # type: ignore[dict-item]
+        log.flush()
+        assert log.events() == []
