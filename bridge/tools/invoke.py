@@ -122,6 +122,8 @@ class ToolInvoker:
             return ToolOutcome.failure(
                 outcome.tool, ErrorCode.INTERNAL_ERROR, "the result could not be redacted"
             )
+        if cleaned is dumped:  # nothing was replaced: the outcome goes out as it is
+            return outcome
         return ToolOutcome.model_validate(cleaned)
 
     def _record(self, context: CallContext, name: str, handler: str, status: str) -> None:

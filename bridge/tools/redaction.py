@@ -1,4 +1,4 @@
-"""Secrets replaced by ``[redacted: <kind>]`` before a tool result goes anywhere.
+r"""Secrets replaced by ``[redacted: <kind>]`` before a tool result goes anywhere.
 
 Rules are data: a kind (what the placeholder names) and an RE2 pattern, so matching is linear in
 the text whatever the pattern. A pattern with a group named ``secret`` replaces only that group
@@ -15,6 +15,13 @@ with every rule joined in a single alternation decides first whether any rule ca
 only a string that it matches is scanned rule by rule for the spans. The alternation is compiled
 with ``never_capture`` (the rules' ``secret`` groups would otherwise clash) and, being a plain
 RE2 search, it never gives up on a long text the way an ``re2.Set`` match may.
+
+A JSON value goes further: all its strings, joined by newlines, get that one search together
+(with ``^`` and ``$`` matching at every line), so a clean tool result costs one search instead
+of one per string, and comes back as the same object. Joining can only add matches, never lose
+one: each string sits between newlines, which is where ``^``, ``$`` and ``\b`` see a string's
+ends on their own. Only ``\A``, ``\z`` and a rule turning multi-line matching off would see the
+difference, so a rule set with any of them searches string by string.
 """
 
 from __future__ import annotations
@@ -96,17 +103,27 @@ class _Compiled:
         self.group: int | None = self.regexp.groupindex.get(SECRET_GROUP)
 
 
-def _any_rule_of(rules: Sequence[RedactionRule]) -> Any:
+# What makes a rule see a string differently once it sits between newlines in a joined text:
+# the text's own ends (\A, \z) and flag groups that clear a flag, such as (?-m). Over-eager on
+# purpose (an escaped backslash before A also counts): a false hit only costs speed.
+_NOT_JOINABLE = re2.compile(r"\\[Az]|\(\?[A-Za-z]*-")
+_JOIN = "\n"
+
+
+def _any_rule_of(rules: Sequence[RedactionRule], *, multiline: bool = False) -> Any:
     """One regexp that matches wherever any of `rules` matches (None for no rules).
 
     Each rule sits in its own non-capturing group, so a rule's inline flags (``(?i)``) and
     anchors stay inside it. A search that finds nothing proves that no rule matches anywhere.
+    ``multiline`` is for texts joined with newlines: ``^`` and ``$`` also match at each one.
     """
     if not rules:
         return None
     options = re2.Options()
     options.never_capture = True
     joined = "|".join(f"(?:{rule.pattern})" for rule in rules)
+    if multiline:
+        joined = f"(?m:{joined})"
     try:
         return re2.compile(joined, options)
     except re2.error:
@@ -129,6 +146,8 @@ class Redactor:
         chosen = [*rules, *(DEFAULT_RULES if include_defaults else ())]
         self._rules = tuple(_Compiled(rule, index) for index, rule in enumerate(chosen))
         self._any_rule = _any_rule_of(chosen)
+        self._joinable = not any(_NOT_JOINABLE.search(rule.pattern) for rule in chosen)
+        self._any_rule_joined = _any_rule_of(chosen, multiline=True) if self._joinable else None
         # Longest first, so a secret that contains another is replaced whole.
         self._values = tuple(sorted({v for v in secret_values if v}, key=len, reverse=True))
 
@@ -146,14 +165,30 @@ class Redactor:
         return "".join(pieces)
 
     def redact_json(self, value: Any) -> Any:
-        """A copy of ``value`` with every string redacted, keys included."""
+        """``value`` with every string redacted, keys included: a copy (tuples become lists,
+        keys strings) when anything was replaced, else ``value`` itself."""
+        if self._joinable:
+            strings: list[str] = []
+            _collect_strings(value, strings)
+            if not self._may_match(_JOIN.join(strings)):
+                return value
+        copy = self._redact_each(value)
+        return value if copy == value else copy
+
+    def _redact_each(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact_text(value)
         if isinstance(value, dict):
-            return {self.redact_text(str(k)): self.redact_json(v) for k, v in value.items()}
+            return {self.redact_text(str(k)): self._redact_each(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.redact_json(item) for item in value]
+            return [self._redact_each(item) for item in value]
         return value
+
+    def _may_match(self, text: str) -> bool:
+        """False proves that no rule and no configured secret matches in any joined string."""
+        if any(secret in text for secret in self._values):
+            return True
+        return self._any_rule_joined is not None and self._any_rule_joined.search(text) is not None
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
@@ -182,3 +217,15 @@ class Redactor:
             else:
                 merged.append((start, end, kind))
         return merged
+
+
+def _collect_strings(value: Any, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            into.append(str(key))
+            _collect_strings(inner, into)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect_strings(item, into)

@@ -111,3 +111,93 @@ def test_rules_too_big_to_join_are_still_applied_one_by_one(
         assert secret not in redacted and f"[redacted: {kind}]" in redacted
     for text in FALSE_POSITIVES:
         assert redactor.redact_text(text) == text
+
+
+# ---- JSON values: every string of a value searched at once, joined by newlines
+
+JSON_RULES = (
+    *OWNER_RULES,
+    # Anchored at the end, and around word boundaries: joining must not lose either.
+    RedactionRule(kind="pin", pattern=r"pin=(?P<secret>\d{4})$"),
+    RedactionRule(kind="word", pattern=r"\bseed(?P<secret>\d+)\b"),
+)
+
+
+def reference_json(redactor: Redactor, value: object) -> object:
+    """Each string redacted on its own, as the redactor did before joining them."""
+    if isinstance(value, str):
+        return reference_redact(redactor, value)
+    if isinstance(value, dict):
+        return {
+            reference_redact(redactor, str(k)): reference_json(redactor, v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [reference_json(redactor, item) for item in value]
+    return value
+
+
+def random_value(rng: random.Random, texts: list[str], depth: int = 0) -> object:
+    roll = rng.random()
+    if depth < 3 and roll < 0.25:
+        return {
+            rng.choice(texts): random_value(rng, texts, depth + 1) for _ in range(rng.randrange(4))
+        }
+    if depth < 3 and roll < 0.45:
+        return [random_value(rng, texts, depth + 1) for _ in range(rng.randrange(4))]
+    if roll < 0.55:
+        return rng.choice([1, 2.5, None, True])
+    return rng.choice(texts)
+
+
+def json_corpus() -> list[str]:
+    return corpus() + ["pin=1234", "my pin=1234", "pin=1234 later", "seed42", "xseed42", "seed42x"]
+
+
+@pytest.mark.parametrize("include_defaults", [True, False])
+def test_a_json_value_redacts_as_each_string_would_alone(include_defaults: bool) -> None:
+    redactor = Redactor(JSON_RULES, include_defaults=include_defaults, secret_values={"hunter22"})
+    assert redactor._joinable
+    texts = json_corpus()
+    rng = random.Random(7)
+    changed = clean = 0
+    for _ in range(400):
+        value = random_value(rng, texts)
+        expected = reference_json(redactor, value)
+        got = redactor.redact_json(value)
+        assert got == expected, value
+        if got is value:
+            clean += 1
+            assert expected == value
+        else:
+            changed += 1
+    assert changed > 40 and clean > 40  # both paths are exercised
+
+
+@pytest.mark.parametrize(
+    ("string", "redacted"),
+    [("pin=1234", True), ("pin=1234 later", False), ("seed42", True), ("xseed42", False)],
+)
+def test_joined_strings_keep_each_string_s_own_anchors(string: str, redacted: bool) -> None:
+    redactor = Redactor(JSON_RULES, include_defaults=False)
+    value = {"first": "abc", "list": ["x", string, "y"], "last": 1}
+    got = redactor.redact_json(value)
+    assert (got is not value) is redacted
+    assert (string in str(got)) is not redacted
+
+
+def test_a_clean_value_comes_back_as_the_same_object() -> None:
+    value = {"ok": True, "entries": [{"name": "world", "kind": "dir"}, "readme.md"], "n": 3}
+    assert Redactor().redact_json(value) is value
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"\Amotd:(?P<secret>\w+)", r"(?P<secret>\w+):motd\z", r"(?-m:^motd:(?P<secret>\w+))"],
+)
+def test_rules_that_see_the_text_s_own_ends_are_searched_string_by_string(pattern: str) -> None:
+    redactor = Redactor([RedactionRule(kind="motd", pattern=pattern)], include_defaults=False)
+    assert not redactor._joinable
+    value = {"a": "nothing", "b": ["x", "motd:hello:motd"]}
+    assert redactor.redact_json(value) == reference_json(redactor, value) != value
+    assert redactor.redact_json({"a": "nothing"}) == {"a": "nothing"}
