@@ -134,9 +134,13 @@ class Runtime:
         self._closing: set[asyncio.Task[None]] = set()
         self._registries: dict[int, ToolRegistry] = {}
         self._redactors: tuple[int, Redactor] | None = None
-        self._invokers: dict[tuple[frozenset[str], frozenset[str] | None], ToolInvoker] = {}
+        self._invokers: dict[tuple[frozenset[str], bool, frozenset[str] | None], ToolInvoker] = {}
         self._texts: dict[tuple[int, str, tuple[tuple[str, str], ...]], Text] = {}
         self._invokers_of: ToolRegistry | None = None
+        self._snapshots: dict[
+            tuple[str, frozenset[str] | None, tuple[bool, frozenset[str] | None]], TurnSnapshot
+        ] = {}
+        self._snapshots_of: tuple[int, ToolRegistry] | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._warned_version: int | None = None
         self._cooldowns = cooldowns_for(store.current)
@@ -238,10 +242,34 @@ class Runtime:
     def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot:
         """What a turn fixes now: plane, model, client, tools for ``granted`` (None: no tools).
 
-        Raises ``NotConfiguredError`` when the model cannot be called.
+        Raises ``NotConfiguredError`` when the model cannot be called. A snapshot is immutable
+        and everything in it derives from the plane, the model, the registry, the permission
+        facts and the plugin's features, so one is kept per such key: every wake builds one,
+        and building it is about a tenth of a wake's time on the loop.
         """
         plane = self.plane
         ref = self.model_ref()
+        registry = self.registry(plane)
+        if self._snapshots_of is None or self._snapshots_of != (plane.version, registry):
+            self._snapshots, self._snapshots_of = {}, (plane.version, registry)
+        key = (ref, None if granted is None else frozenset(granted), self._plugin_features())
+        snapshot = self._snapshots.get(key)
+        if snapshot is None:
+            snapshot = self._build_snapshot(plane, ref, key[1])
+            if len(self._snapshots) >= MAX_CACHED_INVOKERS:
+                self._snapshots.clear()
+            self._snapshots[key] = snapshot
+        return snapshot
+
+    def _plugin_features(self) -> tuple[bool, frozenset[str] | None]:
+        """What the offered tools depend on: whether a plugin is tracked, and its features
+        while it is linked."""
+        plugin = self.plugin
+        return plugin is None, None if plugin is None or not plugin.linked else plugin.features
+
+    def _build_snapshot(
+        self, plane: ControlPlane, ref: str, granted: frozenset[str] | None
+    ) -> TurnSnapshot:
         try:
             resolved = plane.providers.resolve(ref)
         except ConfigError as exc:
@@ -261,7 +289,7 @@ class Runtime:
         tools: tuple[ToolSpec, ...] = ()
         runner: ToolInvoker | None = None
         if granted is not None:
-            runner = self._invoker(plane, frozenset(granted))
+            runner = self._invoker(plane, granted)
             tools = runner.tools.specs
         return TurnSnapshot(
             control_version=str(plane.version),
@@ -304,10 +332,8 @@ class Runtime:
         registry = self.registry(plane)
         if self._invokers_of is not registry:
             self._invokers, self._invokers_of = {}, registry
-        plugin = self.plugin
-        # None: no plugin tracking (offline tools, tests); else the live plugin's features.
-        features = None if plugin is None or not plugin.linked else plugin.features
-        key = (granted, features)
+        untracked, features = self._plugin_features()
+        key = (granted, untracked, features)
         invoker = self._invokers.get(key)
         if invoker is None:
             if len(self._invokers) >= MAX_CACHED_INVOKERS:
@@ -319,7 +345,7 @@ class Runtime:
                 redactor=self._redactor(plane),
                 audit=self.audit,
             )
-            if plugin is not None:
+            if not untracked:  # None features: a tracked plugin that is not linked now
                 invoker.tools = offered(
                     invoker.tools, features or frozenset(), linked=features is not None
                 )

@@ -83,3 +83,25 @@ async def test_tools_the_connected_plugin_cannot_serve_are_not_shown(app: App) -
     offline = names()
     assert not offline & {"player_snapshot", "run_command", "online_players"}
     assert "read" in offline  # workspace tools need no server
+
+
+async def test_a_snapshot_is_built_once_per_plane_model_permissions_and_plugin(app: App) -> None:
+    chat = ["mineclaw.command.chat"]
+    first = app.runtime.snapshot(chat)
+    assert app.runtime.snapshot(list(reversed(chat))) is first  # same facts, same snapshot
+    assert app.runtime.snapshot(None) is not first
+    assert app.runtime.snapshot(None).tools == ()
+
+    await app.command("model", "local/m2")
+    switched = app.runtime.snapshot(chat)
+    assert switched is not first and switched.model_ref == "local/m2"
+
+    await app.command("reload")
+    reloaded = app.runtime.snapshot(chat)
+    assert reloaded is not switched
+    assert reloaded.control_version != switched.control_version
+
+    await app.handler.on_connected(app.link, hello(features=("snapshots", "approvals")))
+    linked = app.runtime.snapshot(chat)
+    assert linked is not reloaded
+    assert "player_snapshot" in {spec.name for spec in linked.tools}
