@@ -23,14 +23,14 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from bench.local_provider import BENCH_CONFIG, providers_yml
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime
-from bridge.control import ControlPlaneStore, init_config_dir
+from bridge.control import ControlPlane, ControlPlaneStore, init_config_dir
 from bridge.link.messages import (
     ChatRequest,
     Hello,
@@ -78,8 +78,12 @@ async def instant_model(request: ProviderRequest) -> AsyncIterator[StreamEvent]:
 
 
 class InstantProviderRuntime(Runtime):
-    def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot:
-        return dataclasses.replace(super().snapshot(granted), stream=instant_model)
+    def _build_snapshot(
+        self, plane: ControlPlane, ref: str, granted: frozenset[str] | None
+    ) -> TurnSnapshot:
+        return dataclasses.replace(
+            super()._build_snapshot(plane, ref, granted), stream=instant_model
+        )
 
 
 class TimedArchive(TurnArchive):
@@ -164,7 +168,9 @@ async def run(turns: int) -> int:
     with tempfile.TemporaryDirectory(prefix="turn-bench-") as tmp:
         config = Path(tmp) / "config"
         init_config_dir(config)
-        (config / "config.yml").write_text(BENCH_CONFIG)
+        # No tool cooldown: with the default 500 ms most turns' tool call would be refused
+        # without running, and the bench would time a refusal instead of the tool round.
+        (config / "config.yml").write_text(BENCH_CONFIG + "environment:\n  tool_cooldown_ms: 0\n")
         (config / "providers.yml").write_text(providers_yml("http://127.0.0.1:9/v1"))
         print(f"bridge time per turn (tool round + answer), in-memory provider, {turns} turns")
         print(f"{'':<34}{'turns':>7}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}")
