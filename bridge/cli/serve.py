@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.app.handler import AppHandler
+from bridge.app.heap import settle_startup_heap
 from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -101,6 +102,7 @@ async def _serve_until_stopped(server: LinkServer, token_file: Path, runtime: Ru
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    settle_startup_heap()  # everything start-up loads is in place now
     print(f"listening on {server.url}", flush=True)
     print(f"link token file: {token_file.resolve()}", flush=True)
     try:
