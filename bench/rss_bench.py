@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bench.link_bench import JAR, Testkit
 from bench.local_provider import BENCH_CONFIG, provider_process, providers_yml
@@ -38,6 +40,10 @@ def memory_mb(pid: int) -> tuple[float, float]:
     status = Path(f"/proc/{pid}/status").read_text()
     found = dict(re.findall(r"^(VmRSS|VmHWM):\s+(\d+) kB", status, re.MULTILINE))
     return int(found["VmRSS"]) / 1024, int(found["VmHWM"]) / 1024
+
+
+def _is_outcome_of(ref: str, event: dict[str, Any]) -> bool:
+    return event.get("event") == "chat.outcome" and event.get("ref") == ref
 
 
 async def baseline_mb() -> float:
@@ -82,9 +88,7 @@ async def fill_session(testkit: Testkit, turns: int) -> None:
     for number in range(turns):
         ref = f"q{number}"
         await testkit.send({"op": "chat", "player": "Steve", "text": f"@ai q {number}", "ref": ref})
-        outcome = await testkit.until(
-            lambda e, ref=ref: e.get("event") == "chat.outcome" and e.get("ref") == ref
-        )
+        outcome = await testkit.until(functools.partial(_is_outcome_of, ref))
         if outcome["outcome"] != "public":
             raise RuntimeError(f"turn {number} was refused: {outcome}")
         await testkit.until(lambda e: e.get("event") == "message" and e.get("to") == "*")

@@ -8,6 +8,7 @@ at input sizes n and 4n, whose time ratio stays near 4 (linear) instead of explo
 
 from __future__ import annotations
 
+import functools
 import gc
 import random
 import re
@@ -147,7 +148,7 @@ def main() -> None:
     per_size: dict[int, float] = {}
     for n in (60, 240):
         command = "say " + "a" * n + "!"
-        per_size[n] = total_time(lambda command=command: evil.decide("player", command), 2000)
+        per_size[n] = total_time(functools.partial(evil.decide, "player", command), 2000)
         print(f"  command level n={n:4d}: {per_size[n] * 1e6:7.2f} us")
     print(
         f"  ratio 4n/n at command level: {per_size[240] / per_size[60]:5.2f}x"
