@@ -235,33 +235,31 @@ async def measure(config: Path, case: Case, turns: int) -> Timings:
     request = ChatRequest(player=STEVE, granted=["mineclaw.command.chat"], text="@ai bed?")
     timings = Timings()
     steal_before, total_before = _cpu_ticks()
-    workspace = TimedWorkspace()
     try:
-        workspace.__enter__()
-        for number in range(turns + 20):  # the first 20 warm caches up and are not counted
-            runtime.session.clear()
-            fill(runtime, case.history)
-            gc.collect()
-            started, cpu_started = time.perf_counter(), time.thread_time()
-            verdict = await handler.on_chat(request)
-            assert verdict.decision == "accept", verdict
-            assert runtime.turn is not None
-            outcome = await runtime.turn
-            elapsed = time.perf_counter() - started
-            cpu_s = time.thread_time() - cpu_started
-            assert outcome.status == "completed", outcome
-            tool_io_s, workspace.last_s = workspace.last_s, 0.0
-            if number >= 20:
-                timings.bridge.append((elapsed - archive.last_s - tool_io_s) * 1000)
-                timings.tool_io.append(tool_io_s * 1000)
-                timings.archive.append(archive.last_s * 1000)
-                timings.cpu.append(cpu_s * 1000)
-        # Every tool call ran (a refusal, a cooldown or an error would time something else).
-        runtime.audit.flush()
-        statuses = {event.fields["status"] for event in runtime.audit.events("tool.invoke")}
-        assert statuses <= {"ok"}, statuses
+        with TimedWorkspace() as workspace:
+            for number in range(turns + 20):  # the first 20 warm caches up and are not counted
+                runtime.session.clear()
+                fill(runtime, case.history)
+                gc.collect()
+                started, cpu_started = time.perf_counter(), time.thread_time()
+                verdict = await handler.on_chat(request)
+                assert verdict.decision == "accept", verdict
+                assert runtime.turn is not None
+                outcome = await runtime.turn
+                elapsed = time.perf_counter() - started
+                cpu_s = time.thread_time() - cpu_started
+                assert outcome.status == "completed", outcome
+                tool_io_s, workspace.last_s = workspace.last_s, 0.0
+                if number >= 20:
+                    timings.bridge.append((elapsed - archive.last_s - tool_io_s) * 1000)
+                    timings.tool_io.append(tool_io_s * 1000)
+                    timings.archive.append(archive.last_s * 1000)
+                    timings.cpu.append(cpu_s * 1000)
+            # Every tool call ran (a refusal, a cooldown or an error would time something else).
+            runtime.audit.flush()
+            statuses = {event.fields["status"] for event in runtime.audit.events("tool.invoke")}
+            assert statuses <= {"ok"}, statuses
     finally:
-        workspace.__exit__()
         await runtime.aclose()
     steal_after, total_after = _cpu_ticks()
     if total_after > total_before:

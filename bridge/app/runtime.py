@@ -250,7 +250,7 @@ class Runtime:
         plane = self.plane
         ref = self.model_ref()
         registry = self.registry(plane)
-        if self._snapshots_of is None or self._snapshots_of != (plane.version, registry):
+        if self._snapshots_of != (plane.version, registry):
             self._snapshots, self._snapshots_of = {}, (plane.version, registry)
         key = (ref, None if granted is None else frozenset(granted), self._plugin_features())
         snapshot = self._snapshots.get(key)
