@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -18,8 +20,11 @@ import java.util.concurrent.locks.LockSupport;
  * verdict with {@link System#nanoTime()}.
  */
 final class ChatBench {
-    /** What one run measured; latencies in microseconds. */
-    record Result(int count, int errors, long p50Micros, long p99Micros, long maxMicros) {}
+    /**
+     * What one run measured; latencies in microseconds. {@code firstError} describes the first
+     * request that failed (null when none did), so a failed run says why.
+     */
+    record Result(int count, int errors, long p50Micros, long p99Micros, long maxMicros, String firstError) {}
 
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
@@ -32,6 +37,7 @@ final class ChatBench {
         Arrays.fill(micros, -1);
         AtomicInteger answered = new AtomicInteger();
         AtomicInteger errors = new AtomicInteger();
+        AtomicReference<String> firstError = new AtomicReference<>();
         CompletableFuture<?>[] all = new CompletableFuture<?>[total];
         JsonObject data = chatData(player, granted, text);
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) / rate;
@@ -51,6 +57,9 @@ final class ChatBench {
                 } else {
                     micros[index] = -1;
                     errors.incrementAndGet();
+                    Throwable cause = error instanceof CompletionException && error.getCause() != null
+                            ? error.getCause() : error;
+                    firstError.compareAndSet(null, "request " + index + ": " + cause);
                 }
             });
         }
@@ -61,7 +70,7 @@ final class ChatBench {
         }
         long[] ok = Arrays.stream(micros).filter(value -> value >= 0).sorted().toArray();
         return new Result(answered.get(), errors.get(), percentile(ok, 50), percentile(ok, 99),
-                ok.length == 0 ? 0 : ok[ok.length - 1]);
+                ok.length == 0 ? 0 : ok[ok.length - 1], firstError.get());
     }
 
     /** The nearest-rank percentile of sorted values, 0 when there are none. */

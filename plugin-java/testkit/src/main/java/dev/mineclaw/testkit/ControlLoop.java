@@ -227,6 +227,7 @@ final class ControlLoop {
                 event.addProperty("p50_us", result.p50Micros());
                 event.addProperty("p99_us", result.p99Micros());
                 event.addProperty("max_us", result.maxMicros());
+                event.addProperty("first_error", result.firstError());
                 this.out.emit(event);
             } catch (InterruptedException exc) {
                 Thread.currentThread().interrupt();
