@@ -32,6 +32,7 @@ class LocalProvider:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
 
     @property
     def base_url(self) -> str:
@@ -47,9 +48,17 @@ class LocalProvider:
         self._server.close()
         for writer in list(self._writers):
             writer.transport.abort()
+        # A stream paused between deltas would otherwise be cancelled by asyncio.run's shutdown,
+        # and asyncio's stream callback then prints that cancellation as an error.
+        for handler in list(self._handlers):
+            handler.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
         await asyncio.wait_for(self._server.wait_closed(), 10)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handlers.add(handler)
         self._writers.add(writer)
         delta = json.dumps(
             {"choices": [{"index": 0, "delta": {"content": self.text}, "finish_reason": None}]}
@@ -77,7 +86,10 @@ class LocalProvider:
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # only __aexit__ cancels a handler: the server is stopping
         finally:
+            self._handlers.discard(handler)
             self._writers.discard(writer)
             with contextlib.suppress(ConnectionError):
                 writer.close()
