@@ -30,12 +30,17 @@ async def _stop(process: asyncio.subprocess.Process) -> bytes:
     return stderr
 
 
+async def _ask(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(REQUEST)
+    await writer.drain()
+    return reader, writer
+
+
 async def test_stopping_mid_stream_is_quiet() -> None:
     process, port = await _provider(chunks=4, delay_s=30)
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(REQUEST)
-        await writer.drain()
+        reader, writer = await _ask(port)
         assert b"200 OK" in await reader.readuntil(b"\r\n\r\n")
         # The first delta has arrived; the server now waits 30 s before the next one.
         assert b"word" in await reader.readuntil(b"\n\n\r\n")
@@ -51,9 +56,7 @@ async def test_stopping_mid_stream_is_quiet() -> None:
 async def test_a_whole_stream_ends_with_done() -> None:
     process, port = await _provider(chunks=2, delay_s=0)
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(REQUEST)
-        await writer.drain()
+        reader, writer = await _ask(port)
         body = await reader.readuntil(b"0\r\n\r\n")
         writer.close()
         assert await _stop(process) == b""
