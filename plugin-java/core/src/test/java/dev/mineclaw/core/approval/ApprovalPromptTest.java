@@ -1,6 +1,7 @@
 package dev.mineclaw.core.approval;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,10 +42,10 @@ class ApprovalPromptTest {
     private static List<String> clicks(Component root) {
         List<String> commands = new ArrayList<>();
         for (Component part : flatten(root)) {
-            ClickEvent click = part.clickEvent();
+            ClickEvent<?> click = part.clickEvent();
             if (click != null) {
                 assertEquals(ClickEvent.Action.RUN_COMMAND, click.action());
-                commands.add(click.value());
+                commands.add(assertInstanceOf(ClickEvent.Payload.Text.class, click.payload()).value());
             }
             assertNull(part.insertion(), "insertion in " + part);
         }
