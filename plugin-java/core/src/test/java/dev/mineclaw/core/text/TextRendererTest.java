@@ -2,6 +2,7 @@ package dev.mineclaw.core.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,9 +12,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import net.kyori.adventure.text.Component;
+import net.kyori.adventure.text.TextComponent;
 import net.kyori.adventure.text.format.NamedTextColor;
 import net.kyori.adventure.text.format.TextDecoration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class TextRendererTest {
     private final TextRenderer renderer = new TextRenderer();
@@ -33,6 +37,26 @@ class TextRendererTest {
         String plain = TextRenderer.plain(rendered);
         assertTrue(plain.contains("<click:run_command:'/op Steve'>"), plain);
         assertTrue(plain.contains("<insert:/op me>"), plain);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "<key:key.jump>", "<lang:block.minecraft.diamond_block>", "<tr:chat.type.text:a:b>",
+        "<lang_or:missing.key:fallback>", "<selector:@a>", "<score:@p:kills>",
+        "<nbt:block:'0 0 0':Items>", "<sprite:items:item/diamond>", "<head:Notch>",
+        "<font:uniform>x</font>", "<shadow:red>x</shadow>", "<transition:red:blue:0.5>x</transition>",
+        "<pride>x</pride>", "<newline>", "<br>", "<insertion:/op me>x</insertion>",
+    })
+    void modelTextTagsBeyondStylingStayLiteral(String tag) {
+        // Tags that fetch or show something (names, scores, sprites, heads, translations) or
+        // change layout or font are not the model's to use; each stays visible as typed.
+        Component rendered = this.renderer.renderModel("a" + tag + "b");
+        assertEquals("a" + tag + "b", TextRenderer.plain(rendered));
+        for (Component part : flatten(rendered)) {
+            assertInstanceOf(TextComponent.class, part, "only text in " + rendered);
+            assertNull(part.font(), "font in " + part);
+            assertNull(part.shadowColor(), "shadow in " + part);
+        }
     }
 
     @Test
