@@ -103,11 +103,16 @@ final class TestkitProcess implements AutoCloseable {
     }
 
 
+    // Not declared to throw InterruptedException (see TestBridge#close); an interrupt is passed on.
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (this.process.isAlive()) {
             this.process.destroyForcibly();
-            this.process.waitFor(WAIT_SECONDS, TimeUnit.SECONDS);
+            try {
+                this.process.waitFor(WAIT_SECONDS, TimeUnit.SECONDS);
+            } catch (InterruptedException exc) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
