@@ -41,7 +41,7 @@ from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complet
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnContext, TurnOutput, TurnSnapshot
 from bridge.turns.request import build_request
-from bridge.turns.session import CompletedTurn, PublicSession
+from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,10 @@ class TurnEngine:
     def start(self, request: TurnRequest, snapshot: TurnSnapshot) -> asyncio.Task[TurnOutcome]:
         """Start a turn now; raises `BusyError` when a turn or compaction holds the server."""
         self._activity.claim("turn")
-        context = TurnContext(self._turn_ids(), self._session.session_id, request.player)
+        # History and session id are read together, now: a clear between this and the turn's
+        # first step must not run the turn on the new session while it is filed under the old.
+        projection = self._session.projection(snapshot.limits.max_messages)
+        context = TurnContext(self._turn_ids(), projection.session_id, request.player)
         progress = _Progress(
             items=[PlayerMessage(player=request.player.name, text=request.question)]
         )
@@ -158,7 +161,8 @@ class TurnEngine:
             raise
         self._stop_requested = False
         task = asyncio.create_task(
-            self._run(context, snapshot, progress, self._wall_clock()), name=context.turn_id
+            self._run(context, snapshot, projection, progress, self._wall_clock()),
+            name=context.turn_id,
         )
         # Cleanup is a done-callback, not a `finally`: a task cancelled before its first step
         # never enters its coroutine, and the server must still be freed.
@@ -185,10 +189,7 @@ class TurnEngine:
         self._committing = False
         self._activity.release("turn")
         if not progress.ended:
-            try:
-                self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
-            except MineclawError as exc:
-                log.error("turn %s end not audited: %s", context.turn_id, exc)
+            self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
         if not task.cancelled() and task.exception() is not None:
             log.error("turn %s failed", context.turn_id, exc_info=task.exception())
         for listener in self._after_turn:
@@ -198,10 +199,15 @@ class TurnEngine:
                 log.exception("after-turn listener failed")
 
     async def _run(
-        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress, started: datetime
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        projection: ContextProjection,
+        progress: _Progress,
+        started: datetime,
     ) -> TurnOutcome:
         try:
-            await self._loop(context, snapshot, progress)
+            await self._loop(context, snapshot, projection, progress)
         except _Dropped as dropped:
             return await self._drop(context, progress, dropped.reason)
         except asyncio.CancelledError:
@@ -227,10 +233,13 @@ class TurnEngine:
             raise
 
     async def _loop(
-        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        projection: ContextProjection,
+        progress: _Progress,
     ) -> None:
         limits = snapshot.limits
-        projection = self._session.projection(limits.max_messages)
         can_use_tools = snapshot.tool_runner is not None and bool(snapshot.tools)
         while True:
             offer_tools = (
@@ -339,7 +348,12 @@ class TurnEngine:
         if reason:
             fields["reason"] = reason
         progress.ended = True
-        self._audit.record("turn.end", fields)
+        # Never raises: by now the turn is archived and published, or dropped, and the player
+        # must still get the reply or the failure line when the audit log has failed.
+        try:
+            self._audit.record("turn.end", fields)
+        except MineclawError as exc:
+            log.error("turn %s end not audited: %s", context.turn_id, exc)
 
     async def _commit(
         self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress, started: datetime

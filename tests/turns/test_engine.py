@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 import pytest
 
 from bridge.errors import ProviderError, StoreError
 from bridge.providers.events import Completed, TextDelta, Usage
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
+from bridge.store.audit_sink import JSONValue, MemoryAudit
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import PROVIDER_FAILURE, TOOL_CALL_LIMIT_OUTPUT, TurnRequest
 from bridge.turns.ports import PlayerRef
@@ -403,3 +405,58 @@ async def test_failing_audit_refuses_the_start_without_holding_the_server(
     with pytest.raises(StoreError, match="closed"):
         harness.engine.start(TurnRequest(STEVE, "x"), make_snapshot(model))
     assert not harness.activity.busy and model.requests == []
+
+
+class _AuditFailingAfter(MemoryAudit):
+    """Like the audit log once its writer has failed: records from `kind` on raise."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.failing = False
+
+    def record(self, kind: str, fields: Mapping[str, JSONValue]) -> None:
+        self.failing = self.failing or kind == self.kind
+        if self.failing:
+            raise StoreError("audit writer failed: disk I/O error")
+        super().record(kind, fields)
+
+
+async def test_audit_failing_at_the_end_of_a_turn_still_sends_the_reply(harness: Harness) -> None:
+    harness.engine._audit = _AuditFailingAfter("turn.end")
+    outcome = await harness.run(make_snapshot(ScriptedModel([answer("the answer")])))
+    assert outcome.status == "completed"
+    # Archived and published, so the player must see it: the session replays it from now on.
+    assert len(harness.archive.turns) == 1 and len(harness.session.state.turns) == 1
+    assert [text for _, text in harness.output.replies] == ["the answer"]
+    assert not harness.activity.busy
+
+
+async def test_audit_failing_mid_turn_drops_it_and_still_tells_the_player(
+    harness: Harness,
+) -> None:
+    harness.engine._audit = _AuditFailingAfter("tool.call")
+    tools = RecordingTools()
+    model = ScriptedModel([tool_calls(("c1", "look", "{}")), answer("never")])
+    outcome = await harness.run(make_snapshot(model, runner=tools))
+    # No tool runs without its audit record; the turn is dropped and the player told.
+    assert outcome.status == "dropped" and tools.calls == []
+    assert [key for _, key, _ in harness.output.failures] == [PROVIDER_FAILURE]
+    assert harness.session.state.turns == () and harness.archive.turns == []
+    assert not harness.activity.busy
+
+
+async def test_clear_before_the_first_step_keeps_the_turn_on_the_session_it_started_in(
+    harness: Harness,
+) -> None:
+    model = ScriptedModel([answer("noted"), answer("it was x")])
+    await harness.run(make_snapshot(model), "remember: the password is x")
+    task = harness.engine.start(TurnRequest(STEVE, "what was it?"), make_snapshot(model))
+    # A /mineclaw clear handled in the same loop pass, before the turn's first step.
+    assert harness.session.clear() == "s2"
+    assert (await asyncio.wait_for(task, timeout=10)).status == "completed"
+    # The model saw the history and id of s1, the turn is filed under s1, and s2 stays empty.
+    asked = model.requests[1]
+    assert asked.session_id == "s1" and len(asked.items) == 3
+    assert harness.archive.turns[1].session_id == "s1"
+    assert harness.session.state.turns == ()
