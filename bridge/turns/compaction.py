@@ -88,6 +88,9 @@ class Compactor:
         self._pending: asyncio.Future[CompactionOutcome] | None = None
         self._pending_snapshot: TurnSnapshot | None = None
         self._running: asyncio.Future[CompactionOutcome] | None = None
+        # The loop holds tasks only weakly: without this reference a run waiting on something
+        # only it can reach could be collected, and its settle callback would never free the server.
+        self._task: asyncio.Task[CompactionOutcome] | None = None
 
     @property
     def pending(self) -> bool:
@@ -129,12 +132,12 @@ class Compactor:
     def _start(self, snapshot: TurnSnapshot, future: asyncio.Future[CompactionOutcome]) -> None:
         self._activity.claim("compaction")
         self._running = future
-        task = asyncio.create_task(self._run(snapshot), name="compaction")
+        task = self._task = asyncio.create_task(self._run(snapshot), name="compaction")
 
         # Settled from a done-callback, so the server is freed even for a task cancelled
         # before its first step (its coroutine then never runs).
         def settle(done: asyncio.Task[CompactionOutcome]) -> None:
-            self._running = None
+            self._running, self._task = None, None
             self._activity.release("compaction")
             outcome: CompactionOutcome = "failed" if done.cancelled() else done.result()
             try:

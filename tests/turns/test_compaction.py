@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import gc
+from collections.abc import AsyncIterator
 
 import pytest
 
-from bridge.providers.events import Completed
-from bridge.providers.items import AssistantText, PlayerMessage, ToolCall
+from bridge.providers.events import Completed, StreamEvent
+from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest, ToolCall
 from bridge.turns.activity import BusyError
 from bridge.turns.compaction import SUMMARY_INSTRUCTIONS
 from bridge.turns.engine import TurnRequest
@@ -191,3 +194,25 @@ async def test_cancelled_compaction_frees_the_server(harness: Harness) -> None:
         await asyncio.wait_for(future, 10)
     assert not harness.activity.busy and harness.session.state is before
     assert harness.audit.events[-1] == ("compaction.end", {"outcome": "failed"})
+
+
+async def test_a_waiting_compaction_is_not_lost_to_garbage_collection(harness: Harness) -> None:
+    await fill(harness, 4)
+
+    async def waits_on_its_own_future(request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        # Only this coroutine can reach the future it waits on, as with a client whose I/O the
+        # loop does not hold; the event loop itself keeps tasks only weakly.
+        await asyncio.get_running_loop().create_future()
+        yield Completed(items=())  # never reached
+
+    snapshot = dataclasses.replace(make_snapshot(ScriptedModel([])), stream=waits_on_its_own_future)
+    future = harness.compactor.request(snapshot)
+    for _ in range(3):
+        await asyncio.sleep(0)
+        gc.collect()
+    running = [t for t in asyncio.all_tasks() if t.get_name() == "compaction"]
+    assert len(running) == 1 and harness.activity.current == "compaction"
+    running[0].cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(future, 10)
+    assert not harness.activity.busy
