@@ -48,7 +48,8 @@ class CommandRouter:
         self._output = output
         self._on_state_changed = on_state_changed
         self.approval_handler: ApprovalHandler | None = None
-        self._pending: set[asyncio.Future[CompactionOutcome]] = set()
+        # Each pending compaction's askers (player UUIDs): a shared run reports to all of them.
+        self._compaction_askers: dict[asyncio.Future[CompactionOutcome], set[str]] = {}
         self._reports: set[asyncio.Future[None]] = set()
         node = "mineclaw.command."
         self._subcommands: dict[str, _Subcommand] = {
@@ -145,17 +146,20 @@ class CommandRouter:
         queued = runtime.engine.active
         future = runtime.compactor.request(snapshot)
         asker = request.sender.player
-        if asker is not None and future not in self._pending:
-            self._pending.add(future)
-            uuid = asker.uuid
-            future.add_done_callback(lambda done: self._report_compaction(done, uuid))
+        if asker is not None:
+            askers = self._compaction_askers.get(future)
+            if askers is None:
+                askers = self._compaction_askers[future] = set()
+                future.add_done_callback(self._report_compaction)
+            askers.add(asker.uuid)
         return [runtime.text("commands.compact_queued" if queued else "commands.compact_started")]
 
-    def _report_compaction(self, done: asyncio.Future[CompactionOutcome], uuid: str) -> None:
-        self._pending.discard(done)
+    def _report_compaction(self, done: asyncio.Future[CompactionOutcome]) -> None:
+        askers = self._compaction_askers.pop(done, set())
         outcome = "failed" if done.cancelled() else done.result()
         line = self._runtime.text("commands.compact_result", {"outcome": outcome.replace("_", " ")})
-        self._spawn_tell(uuid, line)
+        for uuid in sorted(askers):
+            self._spawn_tell(uuid, line)
 
     async def _clear(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime

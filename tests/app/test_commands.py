@@ -8,7 +8,7 @@ import pytest
 
 from bridge.link.messages import CommandRequest, Text
 
-from .conftest import STEVE, App, rendered
+from .conftest import ALEX, STEVE, App, rendered
 
 NODES = {
     ("listen", "on"): "mineclaw.command.listen",
@@ -122,6 +122,34 @@ async def test_compact_with_too_little_history_reports_the_outcome_privately(app
     result = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "player")
     assert "nothing to compact" in rendered(result.text)
     assert app.provider.requests == []
+
+
+async def test_everyone_who_asked_for_a_shared_compaction_is_told_its_outcome(app: App) -> None:
+    held = app.provider.held("slow ", "answer")
+    await app.chat("@ai long")
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    assert "queued" in (await app.command("compact", player=STEVE))[0]
+    assert "queued" in (await app.command("compact", player=ALEX))[0]  # shares Steve's run
+    assert "queued" in (await app.command("compact", player=ALEX))[0]  # told once, not twice
+    held.release.set()
+    await app.turn_done()
+
+    def told(player: str) -> bool:
+        return any(
+            name == "output.chat" and data.target == "player" and data.player == player
+            for name, data in app.link.sent
+        )
+
+    await app.link.wait_for(lambda n, d: told(STEVE.uuid) and told(ALEX.uuid))
+    for _ in range(10):  # the notices are sent together; let any duplicate arrive too
+        await asyncio.sleep(0)
+    notices = [
+        (data.player, rendered(data.text))
+        for name, data in app.link.sent
+        if name == "output.chat" and data.target == "player"
+    ]
+    assert sorted(player for player, _ in notices) == sorted([STEVE.uuid, ALEX.uuid])
+    assert all("nothing to compact" in text for _, text in notices)
 
 
 async def test_validate_commands_list_the_catalogues(app: App) -> None:
