@@ -9,11 +9,14 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.java_websocket.WebSocket;
+import org.java_websocket.WebSocketImpl;
 import org.java_websocket.enums.Opcode;
 import org.java_websocket.handshake.ClientHandshake;
 import org.java_websocket.server.WebSocketServer;
@@ -35,6 +38,19 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
     private final BlockingQueue<Integer> closes = new LinkedBlockingQueue<>();
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger sessions = new AtomicInteger();
+    /*
+     * Java-WebSocket 1.5.7 can strand a frame sent from a thread other than its selector: a write
+     * pass that has just found the queue empty resets the connection to read-only interest after
+     * the sender asked for write interest, and the frame then waits for the next send. A lone
+     * answer (the last of a bench, a hello.result) waited until the client timed out; that was the
+     * testkit bench's 49 of 50 on CI. While a connection still holds queued data, this asks for
+     * write interest again, so a stranded frame leaves within a tick.
+     */
+    private final ScheduledExecutorService flusher = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "test-bridge-flusher");
+        thread.setDaemon(true);
+        return thread;
+    });
     private volatile String forward = "prefixed";
     private volatile BiConsumer<WebSocket, JsonObject> onFrame = (connection, frame) -> { };
     private volatile WebSocket latest;
@@ -129,7 +145,20 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
 
     @Override
     public void onStart() {
+        this.flusher.scheduleWithFixedDelay(this::flushStranded, 20, 20, TimeUnit.MILLISECONDS);
         this.started.countDown();
+    }
+
+    private void flushStranded() {
+        for (WebSocket connection : getConnections()) {
+            try {
+                if (connection instanceof WebSocketImpl impl && impl.hasBufferedData()) {
+                    onWriteDemand(connection);
+                }
+            } catch (RuntimeException exc) {
+                // A connection closing under us; a thrown exception would end the schedule.
+            }
+        }
     }
 
     @Override
@@ -204,6 +233,7 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
     // that closing may be interrupted; an interrupt is passed on instead.
     @Override
     public void close() {
+        this.flusher.shutdownNow();
         try {
             stop(2000);
         } catch (InterruptedException exc) {
