@@ -63,7 +63,8 @@ class LinkClientTest {
         return client;
     }
 
-    private static JsonObject chatData(String text) {
+    /** A chat request's data from Steve; shared with the other link tests. */
+    static JsonObject chatData(String text) {
         JsonObject player = new JsonObject();
         player.addProperty("uuid", "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b");
         player.addProperty("name", "Steve");
@@ -74,7 +75,8 @@ class LinkClientTest {
         return data;
     }
 
-    private static JsonObject verdict() {
+    /** A passing verdict's data. */
+    static JsonObject verdict() {
         JsonObject data = new JsonObject();
         data.addProperty("decision", "pass");
         data.addProperty("ai_prefix", false);

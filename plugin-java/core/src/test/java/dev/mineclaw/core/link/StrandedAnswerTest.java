@@ -2,8 +2,6 @@ package dev.mineclaw.core.link;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.support.RecordingListener;
 import dev.mineclaw.core.support.TestBridge;
@@ -72,11 +70,7 @@ class StrandedAnswerTest {
                         Thread.currentThread().interrupt();
                     }
                 }
-                JsonObject v = new JsonObject();
-                v.addProperty("decision", "pass");
-                v.addProperty("ai_prefix", false);
-                v.add("notice", JsonNull.INSTANCE);
-                connection.send(TestBridge.frame("b-" + id, "chat.result", id, v));
+                connection.send(TestBridge.frame("b-" + id, "chat.result", id, LinkClientTest.verdict()));
                 bridgeSent.add(text);
             });
             RecordingListener listener = new RecordingListener();
@@ -85,9 +79,9 @@ class StrandedAnswerTest {
                     () -> "t", listener, Logger.getLogger("stranded"));
             client.start();
             listener.await("up:");
-            client.request("chat", chat("first")).get(5, TimeUnit.SECONDS);
+            client.request("chat", LinkClientTest.chatData("first")).get(5, TimeUnit.SECONDS);
             armed.set(true);
-            CompletableFuture<JsonObject> second = client.request("chat", chat("second"));
+            CompletableFuture<JsonObject> second = client.request("chat", LinkClientTest.chatData("second"));
             String outcome;
             try {
                 second.get(5, TimeUnit.SECONDS);
@@ -99,16 +93,5 @@ class StrandedAnswerTest {
             assertEquals(Set.of("first", "second"), bridgeSent);
             assertEquals("answered", outcome);
         }
-    }
-
-    private static JsonObject chat(String text) {
-        JsonObject player = new JsonObject();
-        player.addProperty("uuid", "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b");
-        player.addProperty("name", "Steve");
-        JsonObject data = new JsonObject();
-        data.add("player", player);
-        data.add("granted", new JsonArray());
-        data.addProperty("text", text);
-        return data;
     }
 }
