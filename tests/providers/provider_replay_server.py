@@ -25,11 +25,15 @@ HERE = Path(__file__).resolve().parent
 
 
 def vectors_dir() -> Path:
-    """``../shared/vectors`` beside the repository, unless ``MINECLAW_VECTORS`` says otherwise."""
+    """``tests/data`` in this repository, unless ``MINECLAW_VECTORS`` says otherwise.
+
+    The recordings and the schema are copies kept in the repository (see ``tests/data/README.md``):
+    a clone must pass its tests with nothing beside it.
+    """
     override = os.environ.get("MINECLAW_VECTORS")
     if override:
         return Path(override)
-    return HERE.parents[2] / "shared" / "vectors"
+    return HERE.parent / "data"
 
 
 def recordings_dir() -> Path:
