@@ -24,6 +24,7 @@ from bridge.link.messages import (
     WireModel,
     message_type,
 )
+from bridge.unicode_text import SURROGATE_ESCAPE
 
 MAX_NESTING = 32
 """Arrays and objects nested deeper than this are malformed (the envelope is level 1)."""
@@ -34,7 +35,6 @@ MAX_MESSAGE_CHARS = 512
 _ENVELOPE_FIELDS = frozenset({"v", "id", "type", "re", "data"})
 _ID = re.compile(ID_PATTERN.removesuffix("$"))
 _TYPE = re.compile(TYPE_PATTERN.removesuffix("$"))
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,7 @@ def _parse(raw: str | bytes) -> Any | DecodeFault:
         return DecodeFault(ErrorCode.MALFORMED_FRAME, f"nested deeper than {MAX_NESTING} levels")
     except ValueError as exc:  # a repeated key, NaN/Infinity, an integer too long to convert
         return DecodeFault(ErrorCode.MALFORMED_FRAME, f"not acceptable JSON: {exc}")
-    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+    if SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
         return DecodeFault(ErrorCode.MALFORMED_FRAME, "a string holds an unpaired surrogate")
     if not isinstance(value, dict):
         return DecodeFault(

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from bridge.errors import StoreError
+from bridge.unicode_text import SURROGATE_ESCAPE, has_surrogate, valid_json
 
 ARCHIVE_FILE_NAME = "archive.sqlite3"
 DATA_DIR_NAME = "data"
@@ -76,6 +77,24 @@ def _timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
+def _item_json(item: JsonValue) -> str:
+    text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+    # The engine cleans provider text as it comes in; this keeps any other writer from
+    # failing the whole turn on a surrogate SQLite cannot encode.
+    return (
+        json.dumps(valid_json(item), ensure_ascii=False, allow_nan=False)
+        if has_surrogate(text)
+        else text
+    )
+
+
+def _load_item(raw: str) -> JsonValue:
+    # An archive written by another tool (or an older bridge) may hold an escaped lone
+    # surrogate; read back as it is, it would reach a session and fail its next request.
+    item: JsonValue = json.loads(raw)
+    return valid_json(item) if SURROGATE_ESCAPE.search(raw) else item
+
+
 class TurnArchive:
     """An open archive database. Use as a context manager or call `close`."""
 
@@ -113,7 +132,7 @@ class TurnArchive:
         """Store one completed turn, whole, in one transaction."""
         try:
             item_rows = [
-                (turn.turn_id, position, json.dumps(item, ensure_ascii=False, allow_nan=False))
+                (turn.turn_id, position, _item_json(item))
                 for position, item in enumerate(turn.items)
             ]
         except (TypeError, ValueError) as exc:
@@ -204,7 +223,7 @@ class TurnArchive:
                         ended_at=datetime.fromisoformat(ended),
                         model_ref=model_ref,
                         control_version=version,
-                        items=tuple(json.loads(raw) for raw in raw_items),
+                        items=tuple(_load_item(raw) for raw in raw_items),
                     )
                 )
             except (ValueError, ValidationError) as exc:

@@ -17,8 +17,16 @@ work: a few substring tests on the encoded text tell whether any name or value *
 (a credential name segment, or a string starting with ``Bearer ``, in any case), and only then
 does the writer decode, mask and encode again. The stored text is the same as masking first.
 
-When the queue is full (the disk has stalled for a long time), `record` waits up to
-``put_timeout`` seconds and then raises `AuditError`: an audit event is never dropped silently.
+Nothing here is ever fatal to the bridge, because a turn refuses to start without its
+audit record. `record` never waits: when the queue is full (the disk has stalled for a long
+time, or something records in a flood) the event is counted, not queued, and once there is room
+again one ``audit.dropped`` record says how many of which kinds were dropped and when. A write
+that fails is retried record by record, so one record SQLite refuses costs only itself, not the
+other players' events of its batch; what still fails is counted, and the next write that
+succeeds is preceded by one ``audit.lost`` record with the count and the first reason. Text
+that no UTF-8 encoder accepts (an unpaired surrogate, say in a tool name the model made up) is
+stored with each such code point written as the visible escape ``\\udXXX``.
+
 The database runs with ``synchronous=NORMAL``. What a process kill can lose is the events of
 the last interval not yet written; the table never holds a torn batch (one transaction per
 batch), while the JSON-lines file may end in a torn line after a kill, so the table is the
@@ -28,20 +36,25 @@ authoritative copy.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import re2
 
 from bridge.errors import StoreError
 from bridge.store.audit_sink import JSONValue
 from bridge.store.redaction import mask_secrets
+from bridge.unicode_text import escape_surrogates, has_surrogate
+
+log = logging.getLogger(__name__)
 
 AUDIT_DB_FILE_NAME = "audit.sqlite3"
 AUDIT_JSONL_FILE_NAME = "audit.jsonl"
@@ -108,10 +121,15 @@ class _Pending:
     fields_json: str
     may_need_mask: bool
 
-    def stored_fields(self) -> str:
-        if not self.may_need_mask:
-            return self.fields_json
-        return _encode(mask_secrets(json.loads(self.fields_json)))
+    def row(self) -> _Row:
+        fields = self.fields_json
+        if self.may_need_mask:
+            fields = _encode(mask_secrets(json.loads(fields)))
+        if has_surrogate(fields):
+            # No UTF-8 encoder takes a surrogate code point; written as visible escapes, the
+            # event is kept with the evidence instead of failing its whole batch.
+            fields = escape_surrogates(fields)
+        return (_iso(self.at), self.kind, fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +144,46 @@ class _Mark:
     reached: threading.Event
 
 
+_WRITE_ERRORS = (sqlite3.Error, OSError, ValueError)
+_MAX_REASON_CHARS = 300
+
+_Row = tuple[str, str, str]
+"""(at, kind, fields_json) as stored."""
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Events counted instead of written, with the first and last time one was."""
+
+    records: int = 0
+    jsonl_lines: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+
+    def count(self, at: datetime, *, kind: str | None = None, records: int = 1) -> None:
+        self.records += records
+        if kind is not None:
+            self.kinds[kind] = self.kinds.get(kind, 0) + records
+        self.first_at = self.first_at or at
+        self.last_at = at
+
+    def times(self) -> dict[str, JSONValue]:
+        assert self.first_at is not None and self.last_at is not None
+        return {"first_at": _iso(self.first_at), "last_at": _iso(self.last_at)}
+
+
 class AuditLog:
     """The SQLite + JSON-lines audit sink. Implements `bridge.store.audit_sink.AuditSink`.
 
-    Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000),
-    ``put_timeout`` (seconds `record` waits on a full queue before raising, default 2.0),
-    ``write_interval`` (seconds between the writer's rounds, default 0.05). ``clock`` gives the
-    event time (UTC now by default).
+    Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000; past
+    it events are counted and summarised, not queued), ``write_interval`` (seconds between the
+    writer's rounds, default 0.05). ``clock`` gives the event time (UTC now by default).
     """
 
     def __init__(
@@ -141,24 +192,24 @@ class AuditLog:
         jsonl_path: Path,
         *,
         queue_size: int = 10_000,
-        put_timeout: float = 2.0,
         write_interval: float = 0.05,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._db_path = db_path
         self._jsonl_path = jsonl_path
-        self._put_timeout = put_timeout
         self._clock = clock
         self._queue_size = max(1, queue_size)
         self._queue: collections.deque[_Pending | _Stop | _Mark] = collections.deque()
         self._wake_at = max(1, queue_size // 2)
-        # Taken by the writer after each batch and by a `record` waiting for room: only the
-        # full-queue path ever waits on it.
-        self._room = threading.Condition()
         self._wake = threading.Event()
         self._write_interval = write_interval
         self._closed = False
-        self._failure: BaseException | None = None
+        # Events `record` dropped on a full queue: counted under the lock (producers may be on
+        # several threads), summarised by the writer in its next batch.
+        self._dropped = _Tally()
+        self._dropped_lock = threading.Lock()
+        # Events the writer could not store: only the writer thread touches this.
+        self._lost = _Tally()
         self._read_lock = threading.Lock()
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +218,7 @@ class AuditLog:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
-            self._jsonl = jsonl_path.open("a", encoding="utf-8")
+            self._jsonl: TextIO | None = jsonl_path.open("a", encoding="utf-8")
         except (sqlite3.Error, OSError) as exc:
             raise AuditError(f"cannot open the audit log at {db_path}: {exc}") from exc
         self._writer = threading.Thread(target=self._write_loop, name="audit-writer", daemon=True)
@@ -178,11 +229,10 @@ class AuditLog:
         return cls(data_dir / AUDIT_DB_FILE_NAME, data_dir / AUDIT_JSONL_FILE_NAME, **settings)
 
     def record(self, kind: str, fields: dict[str, JSONValue]) -> None:
-        """Queue one event. Raises `AuditError` for a bad kind, non-JSON fields or a dead log."""
+        """Queue one event; never waits. Raises `AuditError` only for a caller's mistake: a bad
+        kind, fields that are not a JSON object of plain JSON, or a closed log."""
         if self._closed:
             raise AuditError(f"audit log is closed (event {kind!r})")
-        if self._failure is not None:
-            raise AuditError(f"audit writer failed: {self._failure}") from self._failure
         if kind not in _known_kinds:
             if len(kind) > _MAX_KIND_CHARS or not _KIND.fullmatch(kind):
                 raise AuditError(f"audit event kind {kind!r} is not a dotted lowercase name")
@@ -194,23 +244,21 @@ class AuditLog:
             fields_json = _encode(fields)
         except (TypeError, ValueError) as exc:
             raise AuditError(f"audit event {kind!r}: fields are not plain JSON: {exc}") from exc
-        pending = _Pending(self._clock(), kind, fields_json, _may_need_mask(fields_json))
+        at = self._clock()
         if len(self._queue) >= self._queue_size:
-            self._wait_for_room(kind)
-        self._queue.append(pending)
+            # Waiting here would stall the event loop for as long as the disk does; the count
+            # is written as one `audit.dropped` record instead.
+            with self._dropped_lock:
+                self._dropped.count(at, kind=kind)
+            self._wake.set()
+            return
+        self._queue.append(_Pending(at, kind, fields_json, _may_need_mask(fields_json)))
         if len(self._queue) >= self._wake_at:
             self._wake.set()
 
-    def _wait_for_room(self, kind: str) -> None:
-        self._wake.set()
-        with self._room:
-            if not self._room.wait_for(
-                lambda: len(self._queue) < self._queue_size, self._put_timeout
-            ):
-                raise AuditError(f"audit queue full for {self._put_timeout}s (event {kind!r})")
-
     def flush(self, timeout: float = 10.0) -> None:
-        """Wait until every queued event is written, or raise `AuditError` after `timeout`."""
+        """Wait until every queued event is written (or counted as lost), or raise `AuditError`
+        after `timeout`."""
         if self._closed:
             return
         mark = _Mark(threading.Event())
@@ -218,8 +266,6 @@ class AuditLog:
         self._wake.set()
         if not mark.reached.wait(timeout):
             raise AuditError(f"audit log did not drain within {timeout}s")
-        if self._failure is not None:
-            raise AuditError(f"audit writer failed: {self._failure}") from self._failure
 
     def events(self, kind: str | None = None) -> list[AuditEvent]:
         """Stored events (of one kind, or all), oldest first. Queued ones appear after `flush`."""
@@ -248,7 +294,8 @@ class AuditLog:
         self._writer.join(timeout)
         with self._read_lock:
             self._conn.close()
-        self._jsonl.close()
+        if self._jsonl is not None:
+            self._jsonl.close()
         if self._writer.is_alive():
             raise AuditError(f"audit writer did not stop within {timeout}s")
 
@@ -258,51 +305,99 @@ class AuditLog:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    # ---- the writer thread
+
     def _write_loop(self) -> None:
         while True:
             self._wake.wait(self._write_interval)
             self._wake.clear()
-            if self._drain():
-                return
+            try:
+                if self._drain():
+                    return
+            except Exception:  # pragma: no cover - a bug here must not end the writer
+                log.exception("audit writer round failed")
 
     def _drain(self) -> bool:
         """Write everything queued, in batches; True once the stop sentinel was taken."""
         while True:
-            batch: list[_Pending] = []
+            batch: list[_Row] = []
+            dropped = self._take_dropped()
+            if dropped is not None:
+                batch.append(dropped)
             marks: list[_Mark] = []
             stop = False
-            while len(batch) < _BATCH_MAX and not stop:
+            taken = 0
+            while taken < _BATCH_MAX and not stop:
                 try:
                     item = self._queue.popleft()
                 except IndexError:
                     break
                 if isinstance(item, _Pending):
-                    batch.append(item)
+                    batch.append(item.row())
+                    taken += 1
                 elif isinstance(item, _Mark):
                     marks.append(item)
                 else:
                     stop = True
             try:
-                if batch and self._failure is None:
-                    self._write_batch(batch)
-            except (sqlite3.Error, OSError, ValueError) as exc:
-                # Later `record` calls raise; draining goes on so `flush` never hangs.
-                self._failure = exc
+                if batch:
+                    self._append_jsonl(self._store(batch))
             finally:
                 for mark in marks:
                     mark.reached.set()
-                with self._room:
-                    self._room.notify_all()
             if stop:
                 return True
-            if len(batch) < _BATCH_MAX:
+            if taken < _BATCH_MAX:
                 return False
 
-    def _write_batch(self, batch: list[_Pending]) -> None:
-        rows = [
-            (event.at.astimezone(UTC).isoformat(), event.kind, event.stored_fields())
-            for event in batch
-        ]
+    def _take_dropped(self) -> _Row | None:
+        with self._dropped_lock:
+            dropped, self._dropped = self._dropped, _Tally()
+        if not dropped.records:
+            return None
+        log.warning("audit queue was full: %d events dropped and summarised", dropped.records)
+        fields: dict[str, JSONValue] = {
+            "records": dropped.records,
+            "kinds": dict(sorted(dropped.kinds.items())),
+            **dropped.times(),
+        }
+        return (_iso(self._clock()), "audit.dropped", _encode(fields))
+
+    def _store(self, rows: list[_Row]) -> list[_Row]:
+        """Insert ``rows``; the ones stored. A failing batch is retried row by row, so one row
+        the database refuses costs only itself; what fails is counted in ``self._lost``."""
+        lost = self._lost_row()
+        try:
+            self._insert(rows if lost is None else [lost, *rows])
+        except _WRITE_ERRORS as exc:
+            self._note_failure(exc)
+        else:
+            self._recovered()
+            return rows if lost is None else [lost, *rows]
+        stored: list[_Row] = []
+        for row in rows:
+            try:
+                self._insert([row])
+            except _WRITE_ERRORS as exc:
+                self._lost.count(self._clock())
+                self._note_failure(exc)
+            else:
+                stored.append(row)
+        if not (self._lost.records or self._lost.jsonl_lines):
+            self._lost = _Tally()  # a passing fault: every row went in on its own
+        lost = self._lost_row()
+        if stored and lost is not None:
+            # The log works again for other rows: record the loss now, not at the next batch.
+            try:
+                self._insert([lost])
+            except _WRITE_ERRORS:
+                pass
+            else:
+                self._recovered()
+                stored.append(lost)
+        return stored
+
+    def _insert(self, rows: list[_Row]) -> None:
         with self._read_lock:
             self._conn.execute("BEGIN")
             try:
@@ -311,11 +406,58 @@ class AuditLog:
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
                 raise
+
+    def _append_jsonl(self, rows: list[_Row]) -> None:
+        if not rows:
+            return
         lines = "".join(
             f'{{"at":{json.dumps(at)},"kind":{json.dumps(kind)},"fields":{fields}}}\n'
             for at, kind, fields in rows
         )
-        self._jsonl.write(lines)
-        self._jsonl.flush()
+        try:
+            if self._jsonl is None:
+                self._jsonl = self._jsonl_path.open("a", encoding="utf-8")
+            self._jsonl.write(lines)
+            self._jsonl.flush()
+        except _WRITE_ERRORS as exc:
+            # The table holds these rows; only the copy misses them. Reopen on the next write.
+            self._lost.jsonl_lines += len(rows)
+            self._lost.count(self._clock(), records=0)
+            self._note_failure(exc)
+            if self._jsonl is not None:
+                with contextlib.suppress(*_WRITE_ERRORS):
+                    self._jsonl.close()
+                self._jsonl = None
+
+    def _note_failure(self, exc: BaseException) -> None:
+        if not self._lost.reason:
+            self._lost.reason = f"{type(exc).__name__}: {exc}"[:_MAX_REASON_CHARS]
+            log.error(
+                "audit log cannot write (%s); events are counted and the count recorded once "
+                "writing works again",
+                self._lost.reason,
+            )
+
+    def _lost_row(self) -> _Row | None:
+        lost = self._lost
+        if not (lost.records or lost.jsonl_lines):
+            return None
+        fields: dict[str, JSONValue] = {
+            "records": lost.records,
+            "jsonl_lines": lost.jsonl_lines,
+            "reason": lost.reason,
+            **lost.times(),
+        }
+        return (_iso(self._clock()), "audit.lost", _encode(fields))
+
+    def _recovered(self) -> None:
+        if self._lost.reason:
+            log.warning(
+                "audit log writes again; %d events and %d copy lines were lost",
+                self._lost.records,
+                self._lost.jsonl_lines,
+            )
+        self._lost = _Tally()

@@ -4,17 +4,24 @@ A request is attempted again only when its stream ended with a retryable ``Faile
 ended without any final event, which is a broken stream). The text of a failed attempt is
 thrown away with it: the caller only ever keeps a ``Completed``. A provider client that
 raises instead of yielding ``Failed`` is treated as a non-retryable failure.
+
+This is where provider text enters the turn, so it is made valid here (`bridge.unicode_text`):
+a delta, an answer, reasoning or a tool call holding an unpaired surrogate would otherwise be
+accepted into the session and make every later request of it fail to encode, and fail the
+archive and the audit log on the way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from bridge.errors import MineclawError
 from bridge.providers.events import Completed, Failed, TextDelta
-from bridge.providers.items import ProviderRequest
+from bridge.providers.items import AssistantText, ProviderRequest, Reasoning, ToolCall
 from bridge.turns.ports import ModelStream
+from bridge.unicode_text import valid_json, valid_json_text, valid_text
 
 DEFAULT_RETRY_DELAYS_S = (0.5, 1.5)
 """Pause before the second and the third attempt (the last value repeats)."""
@@ -33,6 +40,34 @@ class AttemptsSpent:
 
 TextSink = Callable[[str], Awaitable[None]]
 FailureHook = Callable[[int, Failed], None]
+ResponseItem = AssistantText | Reasoning | ToolCall
+
+
+def valid_item(item: ResponseItem) -> ResponseItem:
+    """``item`` with its text valid UTF-8 (the same object when it already was)."""
+    if isinstance(item, AssistantText):
+        text = valid_text(item.text)
+        return item if text is item.text else AssistantText(text=text)
+    if isinstance(item, Reasoning):
+        text, opaque = valid_text(item.text), valid_json(item.opaque)
+        if text is item.text and opaque is item.opaque:
+            return item
+        return item.model_copy(update={"text": text, "opaque": opaque})
+    call_id, name = valid_text(item.call_id), valid_text(item.name)
+    arguments = valid_json_text(item.arguments)
+    if call_id is item.call_id and name is item.name and arguments is item.arguments:
+        return item
+    return ToolCall(call_id=call_id, name=name, arguments=arguments)
+
+
+def _valid_outcome(event: Completed | Failed) -> Completed | Failed:
+    if isinstance(event, Failed):
+        reason = valid_text(event.reason)
+        return event if reason is event.reason else dataclasses.replace(event, reason=reason)
+    items = tuple(valid_item(item) for item in event.items)
+    if all(a is b for a, b in zip(items, event.items, strict=True)):
+        return event
+    return dataclasses.replace(event, items=items)
 
 
 async def _one_attempt(
@@ -43,11 +78,11 @@ async def _one_attempt(
         async for event in events:
             if isinstance(event, TextDelta):
                 if on_text is not None:
-                    await on_text(event.text)
+                    await on_text(valid_text(event.text))
             elif isinstance(event, Completed | Failed):
-                return event
+                return _valid_outcome(event)
     except MineclawError as exc:
-        return Failed(reason=str(exc) or type(exc).__name__, retryable=False)
+        return Failed(reason=valid_text(str(exc) or type(exc).__name__), retryable=False)
     finally:
         # Stopping early (a final event, a cancelled turn) must close the HTTP stream at once.
         close = getattr(events, "aclose", None)

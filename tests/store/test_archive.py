@@ -144,3 +144,27 @@ def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="a.db"):
         TurnArchive(path)
+
+
+def test_lone_surrogates_are_replaced_on_the_way_in_and_on_the_way_out(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with TurnArchive(path) as archive:
+        # A writer other than the engine: the turn is still stored, with U+FFFD for the half.
+        archive.append(turn("t1", items=({"kind": "assistant_text", "text": "a\ud800b"},)))
+    with sqlite3.connect(path) as conn:
+        # An archive row holding the escape (another tool, an older bridge) ...
+        conn.execute(
+            "UPDATE turn_items SET item_json = ? WHERE turn_id = 't1'",
+            ('{"kind": "assistant_text", "text": "x\\udc00y", "\\ud83d\\ude00": 1}',),
+        )
+    with TurnArchive(path) as archive:
+        # ... reads back as valid text; an escaped pair stays the character it encodes.
+        [stored] = archive.all_turns()
+    assert stored.items == ({"kind": "assistant_text", "text": "x\ufffdy", "\U0001f600": 1},)
+
+
+def test_an_item_with_a_lone_surrogate_is_stored_replaced(tmp_path: Path) -> None:
+    with TurnArchive(tmp_path / "a.db") as archive:
+        archive.append(turn("t1", items=({"text": "a\ud800b", "\udfff": ["\ud800"]},)))
+        [stored] = archive.all_turns()
+    assert stored.items == ({"text": "a\ufffdb", "\ufffd": ["\ufffd"]},)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -136,43 +137,112 @@ def test_record_after_close_is_an_error(tmp_path: Path) -> None:
         log.record("turn.start", {})
 
 
-def test_full_queue_raises_instead_of_dropping(tmp_path: Path) -> None:
-    log = open_log(tmp_path, queue_size=2, put_timeout=0.05)
-    # Hold the writer inside its batch so the queue cannot drain.
-    release = threading.Event()
-    entered = threading.Event()
-    original = log._write_batch
+def refuse_inserts(db: Path, when: str) -> None:
+    """Make SQLite itself refuse audit rows matching ``when`` (a real write failure)."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS broken (on_ INTEGER)")
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON audit_events"
+            f" WHEN {when} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+        )
 
-    def stalled(batch: list[object]) -> None:
-        entered.set()
-        assert release.wait(30)
-        original(batch)  # type: ignore[arg-type]
 
-    log._write_batch = stalled  # type: ignore[method-assign]
-    log.record("turn.start", {"n": 0})
-    assert entered.wait(30)
-    log.record("turn.start", {"n": 1})
-    log.record("turn.start", {"n": 2})
-    with pytest.raises(AuditError, match="audit queue full"):
-        log.record("turn.start", {"n": 3})
-    release.set()
+def set_broken(db: Path, on: bool) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM broken")
+        if on:
+            conn.execute("INSERT INTO broken VALUES (1)")
+
+
+def test_a_lone_surrogate_is_stored_escaped_with_the_rest_of_its_batch(tmp_path: Path) -> None:
+    # A model-made tool name "\ud800" once made the writer fail for good: every later record
+    # raised, and the batch with every player's events was lost.
+    log = open_log(tmp_path, write_interval=3600.0)
+    log.record("turn.start", {"turn_id": "t1", "player": "Alex"})
+    log.record("tool.call", {"turn_id": "t2", "name": "\ud800", "\udfff key": "x\ud83dy"})
+    log.record("turn.end", {"turn_id": "t3", "player": "Steve"})
     log.flush()
-    assert [e.fields["n"] for e in log.events()] == [0, 1, 2]
+    log.record("turn.start", {"turn_id": "t4"})
+    log.close()
+    with AuditLog.in_data_dir(tmp_path / "data") as reopened:
+        stored = reopened.events()
+    assert [e.kind for e in stored] == ["turn.start", "tool.call", "turn.end", "turn.start"]
+    assert stored[1].fields == {"turn_id": "t2", "name": "\\ud800", "\\udfff key": "x\\ud83dy"}
+    lines = jsonl_lines(tmp_path)
+    assert [line["fields"]["turn_id"] for line in lines] == ["t1", "t2", "t3", "t4"]  # type: ignore[index]
+    assert lines[1]["fields"] == stored[1].fields
+
+
+def test_a_row_sqlite_refuses_costs_only_itself_and_its_loss_is_recorded(tmp_path: Path) -> None:
+    log = open_log(tmp_path, write_interval=3600.0)
+    refuse_inserts(tmp_path / "data" / "audit.sqlite3", "NEW.kind = 'tool.call'")
+    log.record("turn.start", {"player": "Alex"})
+    log.record("tool.call", {"player": "Steve"})
+    log.record("turn.end", {"player": "Alex"})
+    log.flush()
+    log.record("turn.start", {"player": "Alex", "n": 2})
+    log.flush()
+    kinds = [e.kind for e in log.events()]
+    assert kinds == ["turn.start", "turn.end", "audit.lost", "turn.start"]
+    (lost,) = log.events("audit.lost")
+    assert lost.fields["records"] == 1
+    assert lost.fields["jsonl_lines"] == 0
+    assert "refused by the test" in str(lost.fields["reason"])
+    assert [line["kind"] for line in jsonl_lines(tmp_path)] == kinds
     log.close()
 
 
-def test_write_failure_surfaces_on_next_record(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+def test_a_failing_sink_recovers_and_records_how_many_events_it_lost(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "audit.sqlite3"
+    log = open_log(tmp_path, write_interval=3600.0)
+    refuse_inserts(db, "EXISTS (SELECT 1 FROM broken)")
+    log.record("turn.start", {"n": 0})
+    log.flush()
+    set_broken(db, True)
+    for n in range(1, 4):
+        log.record("turn.start", {"n": n})
+        log.flush()  # one failing batch each: the failure is never taken as permanent
+    set_broken(db, False)
+    log.record("turn.end", {"n": 4})  # a later record is accepted and written
+    log.flush()
+    stored = log.events()
+    assert [(e.kind, e.fields.get("n")) for e in stored] == [
+        ("turn.start", 0),
+        ("audit.lost", None),
+        ("turn.end", 4),
+    ]
+    assert stored[1].fields["records"] == 3
+    assert "refused by the test" in str(stored[1].fields["reason"])
+    assert stored[1].fields["first_at"] == FIXED.isoformat()
+    log.close()
 
-    def broken(batch: list[object]) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
 
-    log._write_batch = broken  # type: ignore[method-assign]
-    log.record("turn.start", {})
-    with pytest.raises(AuditError, match="disk I/O error"):
-        log.flush()
-    with pytest.raises(AuditError, match="audit writer failed: disk I/O error"):
-        log.record("turn.end", {})
+def test_a_full_queue_never_waits_and_the_drops_are_summarised(tmp_path: Path) -> None:
+    log = open_log(tmp_path, queue_size=3, write_interval=3600.0)
+    # The writer cannot take the lock it writes under, so nothing drains while the test holds
+    # it: a `record` that waited for room would wait for good (the old one raised after 2 s).
+    with log._read_lock:
+        log.record("turn.start", {"n": 0})  # wakes the writer, which takes it and then stalls
+        for _ in range(3000):
+            if not log._queue:
+                break
+            time.sleep(0.01)
+        assert not log._queue
+        for n in range(1, 4):
+            log.record("turn.start", {"n": n})
+        for n in range(4, 9):
+            log.record("tool.call", {"n": n})
+        log.record("turn.end", {"n": 9})
+    log.flush()
+    stored = log.events()
+    assert [e.fields.get("n") for e in stored if e.kind != "audit.dropped"] == [0, 1, 2, 3]
+    (dropped,) = log.events("audit.dropped")
+    assert dropped.fields["records"] == 6
+    assert dropped.fields["kinds"] == {"tool.call": 5, "turn.end": 1}
+    assert dropped.fields["first_at"] == dropped.fields["last_at"] == FIXED.isoformat()
+    log.record("turn.end", {"n": 10})
+    log.flush()
+    assert log.events()[-1].fields == {"n": 10}
     log.close()
 
 
@@ -195,13 +265,13 @@ def test_flush_and_close_wake_a_sleeping_writer(tmp_path: Path) -> None:
 def test_half_full_queue_wakes_the_writer_without_flush(tmp_path: Path) -> None:
     log = open_log(tmp_path, queue_size=4, write_interval=3600.0)
     written = threading.Event()
-    original = log._write_batch
+    original = log._insert
 
-    def observed(batch: list[object]) -> None:
-        original(batch)  # type: ignore[arg-type]
+    def observed(rows: list[tuple[str, str, str]]) -> None:
+        original(rows)
         written.set()
 
-    log._write_batch = observed  # type: ignore[method-assign]
+    log._insert = observed  # type: ignore[method-assign]
     log.record("turn.start", {"n": 1})
     log.record("turn.start", {"n": 2})
     assert written.wait(30)
