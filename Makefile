@@ -11,7 +11,21 @@ JAVA25_HOME ?= $(firstword $(wildcard /usr/lib/jvm/temurin-25-jdk*) $(wildcard /
 MVN := JAVA_HOME=$(JAVA25_HOME) mvn -B -q --no-transfer-progress -f plugin-java/pom.xml
 JAVA_STAMP := plugin-java/testkit/target/.built
 
-.PHONY: run test install java check lint typecheck pytest bench clean
+# paper-api (for the Paper adapter, its MockBukkit suites and the link check) comes from the
+# PaperMC repository. Where that is unreachable, jars built from Paper's public sources may sit in
+# ../shared/paper-api; `paper-api` installs them into the local Maven repository (once) under the
+# version strings PaperMC publishes. With neither, the adapter is skipped with one line saying so.
+SHARED_PAPER ?= $(wildcard ../shared/paper-api)
+M2_REPO ?= $(HOME)/.m2/repository
+PAPERMC_PROBE := https://repo.papermc.io/repository/maven-public/io/papermc/paper/paper-api/maven-metadata.xml
+PAPER_JAR = $(M2_REPO)/io/papermc/paper/paper-api/$(1)/paper-api-$(1).jar
+# shared file stem -> version string (the compile API, MockBukkit's two, the newest)
+PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.21.11-R0.1-SNAPSHOT \
+	paper-api-26.1.2-src:26.1.2.build.72-stable paper-api-26.2.build.92-stable:26.2.build.92-stable
+INSTALL_FILE := mvn -B -q --no-transfer-progress \
+	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
+
+.PHONY: run test install java plugin paper-api paper-reachable check lint typecheck pytest bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --config $(CONFIG)
@@ -27,9 +41,37 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-java:
+java: paper-api
 	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
-	$(MVN) install
+	@if $(MAKE) -s paper-reachable; then $(MVN) -Ppaper install; else \
+	  echo "not built: the Paper adapter (plugin-java/paper, its MockBukkit suites, the link check): neither the PaperMC repository nor ../shared/paper-api is reachable" >&2; \
+	  $(MVN) install; fi
+
+# The server owner's jar: plugin-java/paper/target/Mineclaw-<version>.jar (needs paper-api, see above).
+plugin: paper-api
+	$(MVN) -Ppaper -pl paper -am package -DskipTests
+	@ls plugin-java/paper/target/Mineclaw-*.jar
+
+# Installs each shared jar the local repository lacks; does nothing without ../shared/paper-api.
+# The shared poms name a placeholder version, so each is copied with the real version string.
+paper-api:
+ifneq ($(SHARED_PAPER),)
+	@test -f $(M2_REPO)/com/mojang/brigadier/1.3.10/brigadier-1.3.10.jar || $(INSTALL_FILE) \
+	  -Dfile=$(SHARED_PAPER)/brigadier-1.3.10.jar -DpomFile=$(SHARED_PAPER)/brigadier.pom.xml
+	@mkdir -p plugin-java/target/paper-api-poms
+	@for pair in $(PAPER_APIS); do stem=$${pair%%:*}; version=$${pair##*:}; \
+	  jar=$(M2_REPO)/io/papermc/paper/paper-api/$$version/paper-api-$$version.jar; \
+	  test -f $$jar && continue; \
+	  pom=$(SHARED_PAPER)/$$stem.pom.xml; test -f $$pom || pom=$(SHARED_PAPER)/paper-api.pom.xml; \
+	  sed -E '/<artifactId>paper-api<\/artifactId>/{n;s#<version>[^<]*</version>#<version>'$$version'</version>#;}' \
+	    $$pom > plugin-java/target/paper-api-poms/$$version.pom; \
+	  $(INSTALL_FILE) -Dfile=$(SHARED_PAPER)/$$stem.jar -DpomFile=plugin-java/target/paper-api-poms/$$version.pom \
+	    || exit 1; done
+endif
+
+# Succeeds when the Paper modules can resolve paper-api: installed locally, or PaperMC answers.
+paper-reachable:
+	@test -f $(call PAPER_JAR,1.21.4-R0.1-SNAPSHOT) || curl -sfI -m 10 -o /dev/null $(PAPERMC_PROBE)
 
 check: lint typecheck
 
@@ -47,4 +89,4 @@ bench: $(STAMP) java
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) plugin-java/*/target
+	rm -rf $(VENV) plugin-java/*/target plugin-java/target

@@ -17,6 +17,7 @@ PAPER = ROOT / "plugin-java" / "paper"
 PLUGIN_YML = PAPER / "src" / "main" / "resources" / "plugin.yml"
 PLUGIN_LINK_YML = PAPER / "src" / "main" / "resources" / "plugin-link.yml"
 PAPER_POM = PAPER / "pom.xml"
+PARENT_POM = ROOT / "plugin-java" / "pom.xml"
 
 
 def load_yaml(path: Path) -> dict[str, Any]:

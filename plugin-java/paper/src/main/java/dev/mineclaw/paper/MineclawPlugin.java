@@ -19,7 +19,7 @@ import org.bukkit.plugin.java.JavaPlugin;
  * The plugin's entry point on Paper and Folia: builds the {@link PaperPlatform}, hands it to the
  * core with the config, and registers the chat listener, join/quit events and {@code /mineclaw}.
  */
-public final class MineclawPlugin extends JavaPlugin {
+public class MineclawPlugin extends JavaPlugin {
     private static final String FOLIA_MARKER = "io.papermc.paper.threadedregions.RegionizedServer";
 
     private final boolean folia = detectFolia();

@@ -28,7 +28,7 @@ final class PromptEvents {
         }
         JsonArray buttons = new JsonArray();
         for (Component part : clickable) {
-            ClickEvent<?> click = part.clickEvent();
+            ClickEvent click = part.clickEvent();
             JsonObject button = new JsonObject();
             button.addProperty("label", TextRenderer.plain(part));
             HoverEvent<?> hover = part.hoverEvent();
@@ -38,7 +38,8 @@ final class PromptEvents {
                 button.add("hover", JsonNull.INSTANCE);
             }
             button.addProperty("action", click.action().name().toLowerCase(Locale.ROOT));
-            button.addProperty("command", payloadText(click.payload()));
+            // Adventure 4 (the API the plugin compiles against) keeps what a click carries as text.
+            button.addProperty("command", click.value());
             buttons.add(button);
         }
         JsonObject event = EventOut.event("approval");
@@ -49,17 +50,6 @@ final class PromptEvents {
         event.addProperty("text", lastBreak < 0 ? plain : plain.substring(0, lastBreak));
         event.add("buttons", buttons);
         return event;
-    }
-
-    /** What a click carries, as text: a command or address, a page number, or whatever else it names. */
-    private static String payloadText(ClickEvent.Payload payload) {
-        if (payload instanceof ClickEvent.Payload.Text text) {
-            return text.value();
-        }
-        if (payload instanceof ClickEvent.Payload.Int number) {
-            return Integer.toString(number.integer());
-        }
-        return payload.toString();
     }
 
     private static void collect(Component part, List<Component> clickable) {

@@ -1,7 +1,6 @@
 package dev.mineclaw.core.approval;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,10 +41,11 @@ class ApprovalPromptTest {
     private static List<String> clicks(Component root) {
         List<String> commands = new ArrayList<>();
         for (Component part : flatten(root)) {
-            ClickEvent<?> click = part.clickEvent();
+            ClickEvent click = part.clickEvent();
             if (click != null) {
                 assertEquals(ClickEvent.Action.RUN_COMMAND, click.action());
-                commands.add(assertInstanceOf(ClickEvent.Payload.Text.class, click.payload()).value());
+                // Adventure 4 (what the core compiles against) keeps the command as the value.
+                commands.add(click.value());
             }
             assertNull(part.insertion(), "insertion in " + part);
         }
