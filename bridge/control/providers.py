@@ -287,9 +287,10 @@ class ModelLimits(StrictModel):
 
 
 class InterleavedConfig(StrictModel):
-    """Where a Chat Completions provider streams reasoning between tool calls."""
+    """Where a Chat Completions provider streams reasoning between tool calls:
+    ``reasoning_content`` (DeepSeek, older vLLM) or ``reasoning`` (vLLM 0.10 and later)."""
 
-    field: Literal["reasoning_content"]
+    field: Literal["reasoning_content", "reasoning"]
 
 
 class RequestExtras(StrictModel):

@@ -25,11 +25,12 @@ from bridge.providers.errors import (
     clip,
 )
 from bridge.providers.events import Failed, StreamEvent
+from bridge.providers.failures import RETRYABLE_CLASSES, classify
 from bridge.providers.headers import HeaderBuilder
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ProviderRequest
 from bridge.providers.protocols import protocol_for
-from bridge.providers.retry import RetryAfterTooLong, delay_before_retry
+from bridge.providers.retry import retry_delay
 from bridge.providers.settings import ModelSettings, ProviderSettings
 
 # At most this much of an error body is read, and only to find the provider's error code.
@@ -40,6 +41,14 @@ MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 # After the final event, at most this much (and this long) is read to keep the connection.
 MAX_DRAIN_BYTES = 64 * 1024
 DRAIN_TIMEOUT_S = 1.0
+# A new request waits at most this long for the previous response's drain, so the pool can
+# hand it the same connection; a server holding its body open only costs a new connection.
+DRAIN_GRACE_S = 0.05
+# Headers a server (or a relay) uses to ask for a pause; LiteLLM renames the upstream's.
+RETRY_HEADERS = ("retry-after", "retry-after-ms", "llm_provider-retry-after")
+# Event-stream lines start with one of these; a server labelling its stream text/plain still
+# sends them first.
+_SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:", b"data\n", b"data\r")
 
 
 async def _read_bounded(response: httpx.Response) -> bytes:
@@ -96,6 +105,23 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
         return
 
 
+async def _peek(chunks: AsyncIterator[bytes]) -> bytes:
+    """The first bytes of the body: at least a few that are not blank, or all of a short body."""
+    head = b""
+    async for chunk in chunks:
+        head += chunk
+        if len(head.lstrip()) >= 8 or len(head) >= MAX_ERROR_BODY_BYTES:
+            break
+    return head
+
+
+async def _replayed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if head:
+        yield head
+    async for chunk in rest:
+        yield chunk
+
+
 class _StatusWithRetryHeaders(ProviderStatusError):
     """A status error that keeps the server's ``retry-after`` headers for the backoff."""
 
@@ -138,6 +164,7 @@ class ProviderClient:
         self._headers = HeaderBuilder(settings)
         self._url = settings.base_url.rstrip("/") + self._protocol.path
         self._sleep = sleep
+        self._draining: set[asyncio.Task[None]] = set()
         timeouts = settings.timeouts
         self._http = httpx.AsyncClient(
             transport=transport,
@@ -161,6 +188,10 @@ class ProviderClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        for task in list(self._draining):
+            task.cancel()
+        if self._draining:
+            await asyncio.wait(self._draining)
         await self._http.aclose()
 
     def build_body(self, request: ProviderRequest, model: ModelSettings) -> dict[str, object]:
@@ -172,56 +203,75 @@ class ProviderClient:
     ) -> AsyncGenerator[StreamEvent, None]:
         """Send ``request`` and yield its events; the last one is ``Completed`` or ``Failed``.
 
-        Close the iterator (``contextlib.aclosing``) if you stop before the end."""
+        The final event is yielded as soon as the reader has it (``[DONE]``, a finish with its
+        usage): what follows on the connection is read in the background, so a server that
+        holds the body open costs nothing. Close the iterator (``contextlib.aclosing``) if you
+        stop before the end."""
         try:
             body = json.dumps(self.build_body(request, model), ensure_ascii=False).encode()
             headers = self._headers.build(request.session_id)
         except ProviderTransportError as exc:
             yield self._scrubbed(exc, retryable=False)
             return
+        if self._draining:
+            # A drain that is about to finish gives its connection back for this request.
+            await asyncio.wait(self._draining, timeout=DRAIN_GRACE_S)
         policy = self.settings.retry
         attempt = 0
         while True:
             attempt += 1
             reader = self._protocol.new_reader(model)
             received = 0
+            response: httpx.Response | None = None
+            handed_off = False
             try:
-                async with self._http.stream(
-                    "POST", self._url, content=body, headers=headers
-                ) as response:
-                    await self._check_response(response)
-                    chunks = _body_chunks(response)
-                    async for chunk in chunks:
-                        received += len(chunk)
-                        if received > self._max_response_bytes:
-                            raise ProviderStreamError(
-                                f"response longer than {self._max_response_bytes} bytes"
-                            )
-                        events = reader.feed(chunk)
-                        if reader.finished:
-                            await _drain(chunks)
-                            last = events[-1] if events else None
-                            if isinstance(last, Failed) and last.error is not None:
-                                events[-1] = self._scrubbed(last.error, retryable=last.retryable)
-                        for event in events:
-                            yield event
-                        if reader.finished:
-                            return
-                    for event in reader.close():
+                response = await self._http.send(
+                    self._http.build_request("POST", self._url, content=body, headers=headers),
+                    stream=True,
+                )
+                chunks = await self._check_response(response)
+                async for chunk in chunks:
+                    received += len(chunk)
+                    if received > self._max_response_bytes:
+                        raise ProviderStreamError(
+                            f"response longer than {self._max_response_bytes} bytes"
+                        )
+                    events = reader.feed(chunk)
+                    if reader.finished:
+                        self._drain_later(response, chunks)
+                        handed_off = True
+                        last = events[-1] if events else None
+                        if isinstance(last, Failed) and last.error is not None:
+                            events[-1] = self._scrubbed(last.error, retryable=last.retryable)
+                    for event in events:
                         yield event
-                    return
+                    if reader.finished:
+                        return
+                for event in reader.close():
+                    yield event
+                return
             except (httpx.HTTPError, ProviderTransportError) as raw:
                 error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
-                if received > 0 or not error.retryable or attempt >= max(1, policy.max_attempts):
-                    yield self._scrubbed(error, retryable=error.retryable)
+                failed = self._scrubbed(error, retryable=error.retryable)
+                delay = None if received > 0 else retry_delay(policy, attempt, failed)
+                if delay is None:
+                    yield failed
                     return
-                retry_headers = getattr(error, "retry_headers", None)
-                try:
-                    delay = delay_before_retry(policy, attempt, retry_headers)
-                except RetryAfterTooLong as too_long:
-                    yield self._scrubbed(error, retryable=True, note=str(too_long))
-                    return
+            finally:
+                if response is not None and not handed_off:
+                    await response.aclose()
             await self._sleep(delay)
+
+    def _drain_later(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+        async def drain() -> None:
+            try:
+                await _drain(chunks)
+            finally:
+                await response.aclose()
+
+        task = asyncio.create_task(drain())
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
 
     def _scrubbed(
         self, error: ProviderError, *, retryable: bool, note: str | None = None
@@ -236,21 +286,46 @@ class ProviderClient:
         reason = f"{text} ({note})" if note else text
         return Failed(reason=reason, retryable=retryable, error=error)
 
-    async def _check_response(self, response: httpx.Response) -> None:
+    async def _check_response(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body's chunks when the response is an event stream; raises for an error status
+        or a body that is not a stream."""
         status = response.status_code
         if status >= 300:
             code, message = _error_fields(await _read_bounded(response))
             retry_headers = {
-                name: response.headers[name]
-                for name in ("retry-after", "retry-after-ms")
-                if name in response.headers
+                name: response.headers[name] for name in RETRY_HEADERS if name in response.headers
             }
-            raise _StatusWithRetryHeaders(status, code, message, retry_headers)
-        content_type = response.headers.get("content-type", "")
-        if content_type.startswith(("application/json", "text/html", "text/plain")):
+            error = _StatusWithRetryHeaders(status, code, message, retry_headers)
+            error.retryable = classify(status, code, message) in RETRYABLE_CLASSES
+            raise error
+        content_type = response.headers.get("content-type", "").strip().lower()
+        chunks = _body_chunks(response)
+        if content_type.startswith("text/plain"):
+            # Some servers (older llama.cpp builds, proxies) label their event stream
+            # text/plain: the first bytes tell a stream from an error page.
+            head = await _peek(chunks)
+            if head.lstrip().startswith(_SSE_STARTS):
+                return _replayed(head, chunks)
+            async for chunk in chunks:
+                head += chunk
+                if len(head) >= MAX_ERROR_BODY_BYTES:
+                    break
+            code, message = _error_fields(head[:MAX_ERROR_BODY_BYTES])
+            if code or message:
+                raise self._body_error(code, message)
+            raise ProviderStreamError("expected an event stream, got text/plain", retryable=False)
+        if content_type.startswith(("application/json", "text/html")):
             code, message = _error_fields(await _read_bounded(response))
             if code or message:
-                raise ProviderResponseError(message or "provider error", code=code, retryable=False)
+                raise self._body_error(code, message)
             raise ProviderStreamError(
                 f"expected an event stream, got {clip(content_type, 60)}", retryable=False
             )
+        return chunks
+
+    @staticmethod
+    def _body_error(code: str | None, message: str) -> ProviderResponseError:
+        kind = classify(None, code, message) if code else "rejected"
+        return ProviderResponseError(
+            message or "provider error", code=code, retryable=kind in RETRYABLE_CLASSES
+        )

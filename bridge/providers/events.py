@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bridge.errors import ProviderError
+from bridge.providers.failures import FailureClass, classify_error
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
 
 
@@ -68,11 +69,19 @@ class Completed:
 @dataclass(frozen=True, slots=True)
 class Failed:
     """The attempt failed. ``retryable`` says whether the same request may succeed; the turn
-    engine decides whether to spend another of the turn's attempts on it."""
+    engine decides whether to spend another of the turn's attempts on it. ``kind`` is the
+    failure's class when the reader knew it (otherwise it is read from ``error``)."""
 
     reason: str
     retryable: bool
     error: ProviderError | None = field(default=None, compare=False)
+    kind: FailureClass | None = None
+
+    @property
+    def failure_class(self) -> FailureClass:
+        if self.kind is not None:
+            return self.kind
+        return classify_error(self.error, retryable=self.retryable)
 
 
 StreamEvent = (

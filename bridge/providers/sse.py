@@ -1,10 +1,10 @@
 """A sans-I/O reader for ``text/event-stream``: feed it bytes, get complete events back.
 
 It follows the WHATWG event-stream rules that matter for model providers: lines end in LF,
-CRLF or CR; ``event:`` names the next event; ``data:`` lines are joined with LF; a blank line
-dispatches; ``:`` starts a comment; ``id:`` and ``retry:`` are ignored because the bridge
-never resumes a stream. Data stays bytes so the protocol reader can hand it to ``json.loads``
-without a decode step.
+CRLF or CR (a CR ends its line as soon as it arrives); ``event:`` names the next event;
+``data:`` lines are joined with LF; a blank line dispatches; ``:`` starts a comment; ``id:``
+and ``retry:`` are ignored because the bridge never resumes a stream. Data stays bytes so the
+protocol reader can hand it to ``json.loads`` without a decode step.
 """
 
 from __future__ import annotations
@@ -33,10 +33,13 @@ class ServerSentEvent:
 class SSEDecoder:
     """Incremental event-stream decoder. ``feed`` may be called with any split of the bytes."""
 
-    __slots__ = ("_pending", "_event", "_data", "_lines")
+    __slots__ = ("_pending", "_event", "_data", "_lines", "_skip_lf")
 
     def __init__(self) -> None:
         self._pending = b""
+        # The previous chunk ended in CR: that CR already ended its line, so an LF starting
+        # this chunk is the second half of a CRLF, not a blank line.
+        self._skip_lf = False
         self._event = ""
         self._data: list[bytes] = []
         self._lines = 0
@@ -47,14 +50,19 @@ class SSEDecoder:
         return self._lines
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
         if self._pending:
             chunk = self._pending + chunk
         if b"\r" in chunk:
-            # A CR at the very end may be the first half of a CRLF split across two chunks.
-            held = b"\r" if chunk.endswith(b"\r") else b""
-            body = chunk[:-1] if held else chunk
-            lines = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-            self._pending = lines.pop() + held
+            # A CR at the very end ends its line at once (a server using CR-only line endings
+            # must not have its last event held until more bytes come); it may be the first
+            # half of a CRLF split across two chunks, so an LF right after it is skipped.
+            self._skip_lf = chunk.endswith(b"\r")
+            lines = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            self._pending = lines.pop()
         else:
             lines = chunk.split(b"\n")
             self._pending = lines.pop()

@@ -199,7 +199,7 @@ class TestRules:
             (
                 {
                     "limits": {"context_window": 8192, "max_output_tokens": 1},
-                    "interleaved": {"field": "reasoning"},
+                    "interleaved": {"field": "thinking"},
                 },
                 "interleaved.field",
             ),

@@ -92,6 +92,8 @@ class Reply:
     chunks: list[bytes] = field(default_factory=list)
     reset_after_chunks: int | None = None
     stall: str | None = None
+    hold_open: bool = False
+    """Send every chunk, then keep the body open (no last chunk) until the server stops."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,9 @@ class ReplayServer:
                 return False
             writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             await writer.drain()
+        if reply.hold_open:
+            await self._stop.wait()
+            return False
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True

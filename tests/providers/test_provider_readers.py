@@ -114,8 +114,8 @@ CHAT_OK = (
         (
             "openai_chat_completions",
             b'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":'
-            b'{"arguments":"{}"}}]}}]}\n\n',
-            "began without an id",
+            b'{"arguments":"{}"}}]}}]}\n\ndata: [DONE]\n\n',
+            "never received its name",
         ),
         (
             "openai_responses",

@@ -9,6 +9,7 @@ stream. An error object can arrive mid-stream, with or without an ``event: error
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bridge.providers.errors import ProviderResponseError, ProviderStreamError, clip
@@ -23,39 +24,58 @@ from bridge.providers.events import (
     ToolCallDone,
     Usage,
 )
+from bridge.providers.failures import (
+    RETRYABLE_CLASSES,
+    FailureClass,
+    classify,
+    code_value,
+    status_of,
+)
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
 from bridge.providers.jsonfast import parse_json
 from bridge.providers.sse import SSEDecoder
 
 PROTOCOL = "openai_chat_completions"
 _INCOMPLETE_REASONS = frozenset({"length", "content_filter"})
-_RETRYABLE_ERROR_CODES = frozenset({"server_error", "rate_limit_exceeded", "overloaded"})
+_SHAPE_ERRORS = (TypeError, KeyError, AttributeError, IndexError, ValueError)
 
 
 class _ToolCallParts:
-    __slots__ = ("call_id", "name", "arguments")
+    """One call being assembled. ``call_id`` and ``name`` may arrive after the first fragment
+    (vLLM, LM Studio and llama.cpp send a nameless first one); ``begun`` says whether
+    ``ToolCallBegun`` went out."""
 
-    def __init__(self, call_id: str, name: str) -> None:
+    __slots__ = ("index", "call_id", "name", "arguments", "begun")
+
+    def __init__(self, index: int, call_id: str | None, name: str | None) -> None:
+        self.index = index
         self.call_id = call_id
         self.name = name
         self.arguments: list[str] = []
+        self.begun = False
 
 
 def error_from_body(body: Any) -> ProviderResponseError:
-    """The error a provider reported as ``{"error": {...}}`` (or a bare string)."""
+    """The error a provider reported as ``{"error": {...}}`` (or a bare string). Codes are
+    compared as values: a relay's ``"500"`` is the upstream's ``500``."""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
         return ProviderResponseError(clip(str(error or "unknown error")), retryable=True)
-    code = error.get("code") or error.get("type")
-    status = error.get("status_code")
-    status = status if isinstance(status, int) else None
-    retryable = (status is not None and status >= 500) or code in _RETRYABLE_ERROR_CODES
+    code = error.get("code")
+    if code is None or code == "":
+        code = error.get("type")
+    status = error.get("status_code", error.get("status"))
+    name = code_value(code)
+    number = status_of(status, name)
     message = error.get("message")
+    text = clip(message if isinstance(message, str) else "provider error")
+    if name is None and number is None:
+        # An error object with nothing to classify it by: the upstream broke mid-answer.
+        kind: FailureClass = "busy"
+    else:
+        kind = classify(number, name, text)
     return ProviderResponseError(
-        clip(message if isinstance(message, str) else "provider error"),
-        code=str(code) if code is not None else None,
-        status=status,
-        retryable=retryable,
+        text, code=name, status=number, retryable=kind in RETRYABLE_CLASSES
     )
 
 
@@ -70,8 +90,17 @@ def usage_from(raw: dict[str, Any]) -> Usage:
     )
 
 
+def _text_of(value: Any, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise ProviderStreamError(f"{what} is {type(value).__name__}, not a string")
+
+
 class ChatCompletionsReader:
-    """Feed it the response body in any chunks; it returns events, ending with one terminal."""
+    """Feed it the response body in any chunks; it returns events, ending with one terminal.
+
+    Every shape it cannot read becomes a ``ProviderStreamError`` (the client yields it as a
+    ``Failed``), never a ``TypeError`` or ``KeyError`` from deep inside."""
 
     def __init__(self, *, interleaved_field: str | None = None) -> None:
         self._sse = SSEDecoder()
@@ -79,7 +108,10 @@ class ChatCompletionsReader:
         self._reasoning_field: str | None = None
         self._text: list[str] = []
         self._reasoning: list[str] = []
+        # The call each index holds now, and every call in the order it began: a server that
+        # sends parallel calls all at index 0 (Ollama, SGLang, LiteLLM) reuses an index.
         self._calls: dict[int, _ToolCallParts] = {}
+        self._all_calls: list[_ToolCallParts] = []
         self._calls_done = False
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
@@ -90,25 +122,41 @@ class ChatCompletionsReader:
         out: list[StreamEvent] = []
         if self.finished:
             return out
-        for event in self._sse.feed(chunk):
-            self._handle(event.event, event.data, out)
-            if self.finished:
-                break
+        try:
+            for event in self._sse.feed(chunk):
+                self._handle(event.event, event.data, out)
+                if self.finished:
+                    break
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc) from exc
         return out
 
     def close(self) -> list[StreamEvent]:
-        """The body ended; without ``[DONE]`` the response is incomplete."""
+        """The body ended. Without ``[DONE]`` the response is complete only when it already
+        gave its ``finish_reason`` (ik_llama.cpp, llama-box and older TGI never send
+        ``[DONE]``); otherwise it was cut off."""
         out: list[StreamEvent] = []
         if self.finished:
             return out
-        for event in self._sse.close():
-            self._handle(event.event, event.data, out)
-            if self.finished:
+        try:
+            for event in self._sse.close():
+                self._handle(event.event, event.data, out)
+                if self.finished:
+                    return out
+            if self._finish_reason is not None:
+                self._complete(out)
                 return out
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc) from exc
         raise ProviderStreamError("stream ended before [DONE]")
 
+    def _shape_error(self, exc: Exception) -> ProviderStreamError:
+        return ProviderStreamError(
+            f"unexpected stream shape near line {self._sse.lines_read} ({type(exc).__name__})"
+        )
+
     def _handle(self, name: str, data: bytes, out: list[StreamEvent]) -> None:
-        if data == b"[DONE]":
+        if data[:1] != b"{" and data.strip() == b"[DONE]":
             self._complete(out)
             return
         try:
@@ -121,7 +169,7 @@ class ChatCompletionsReader:
             raise ProviderStreamError(
                 f"data is not a JSON object (near line {self._sse.lines_read})"
             )
-        if name == "error" or "error" in chunk:
+        if name == "error" or chunk.get("error") is not None:
             error = error_from_body(chunk)
             out.append(Failed(reason=str(error), retryable=error.retryable, error=error))
             self.finished = True
@@ -140,6 +188,7 @@ class ChatCompletionsReader:
         if delta:
             text = delta.get("content")
             if text:
+                text = _text_of(text, "delta.content")
                 self._text.append(text)
                 out.append(TextDelta(text))
             reasoning = delta.get("reasoning_content")
@@ -150,6 +199,7 @@ class ChatCompletionsReader:
                 if reasoning and self._reasoning_field is None:
                     self._reasoning_field = "reasoning"
             if reasoning:
+                reasoning = _text_of(reasoning, "delta reasoning")
                 self._reasoning.append(reasoning)
                 out.append(ReasoningDelta(reasoning))
             fragments = delta.get("tool_calls")
@@ -158,26 +208,62 @@ class ChatCompletionsReader:
                     self._tool_fragment(fragment, out)
         finish = choice.get("finish_reason")
         if finish:
-            self._finish_reason = finish
+            self._finish_reason = _text_of(finish, "finish_reason")
             self._finish_tool_calls(out)
 
     def _tool_fragment(self, fragment: dict[str, Any], out: list[StreamEvent]) -> None:
         function = fragment.get("function") or {}
+        call_id = fragment.get("id") or None
+        name = function.get("name") or None
         index = fragment.get("index")
-        if not isinstance(index, int):
-            index = self._index_without_one(fragment.get("id"))
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = self._index_without_one(call_id)
         parts = self._calls.get(index)
+        if parts is not None and self._starts_another_call(parts, call_id, name):
+            parts = None
         if parts is None:
-            call_id = fragment.get("id")
-            name = function.get("name")
-            if not call_id or not name:
-                raise ProviderStreamError(f"tool call {index} began without an id and a name")
-            parts = self._calls[index] = _ToolCallParts(call_id, name)
-            out.append(ToolCallBegun(call_id, name))
+            parts = _ToolCallParts(index, None, None)
+            self._calls[index] = parts
+            self._all_calls.append(parts)
+        if call_id is not None and parts.call_id is None:
+            parts.call_id = _text_of(call_id, "tool call id")
+        if name is not None and parts.name is None:
+            parts.name = _text_of(name, "tool call name")
+        if not parts.begun and parts.name is not None:
+            parts.begun = True
+            begun_id = self._id_of(parts)
+            out.append(ToolCallBegun(begun_id, parts.name))
+            if parts.arguments:  # fragments that came before the name
+                out.append(ToolCallArgumentsDelta(begun_id, "".join(parts.arguments)))
         arguments = function.get("arguments")
-        if arguments:
+        if arguments is None or arguments == "":
+            return
+        if isinstance(arguments, str):
             parts.arguments.append(arguments)
-            out.append(ToolCallArgumentsDelta(parts.call_id, arguments))
+        elif isinstance(arguments, dict | list):
+            # llama.cpp (object arguments), TGI and Ollama through LiteLLM send the arguments
+            # as a JSON value: it stands for the whole arguments, serialised as the spec wants.
+            arguments = json.dumps(arguments, ensure_ascii=False)
+            parts.arguments[:] = [arguments]
+        else:
+            raise ProviderStreamError(
+                f"tool call arguments are {type(arguments).__name__}, not a string or object"
+            )
+        if parts.begun:
+            out.append(ToolCallArgumentsDelta(self._id_of(parts), arguments))
+
+    @staticmethod
+    def _starts_another_call(parts: _ToolCallParts, call_id: Any, name: Any) -> bool:
+        """A fragment with a new id and a name at an index that already holds a named call is
+        the next parallel call. A new id without a name continues the call (Kimi sends a
+        fresh id with every fragment); the same id and name again only repeat it."""
+        return (
+            call_id is not None
+            and name is not None
+            and parts.name is not None
+            and parts.call_id is not None
+            and call_id != parts.call_id
+        )
 
     def _index_without_one(self, call_id: Any) -> int:
         """Some OpenAI-compatible servers leave ``index`` out: a new id starts a new call, a
@@ -189,16 +275,30 @@ class ChatCompletionsReader:
             return len(self._calls)
         return max(self._calls, default=0)
 
+    def _id_of(self, parts: _ToolCallParts) -> str:
+        """The call's id; a server that never sent one gets a stable made-up id, unique in the
+        response, so the result can still be matched to its call."""
+        if parts.call_id is None:
+            parts.call_id = f"call_{self._all_calls.index(parts)}"
+        return parts.call_id
+
     def _finish_tool_calls(self, out: list[StreamEvent]) -> None:
         if self._calls_done:
             return
         self._calls_done = True
-        for index in sorted(self._calls):
-            out.append(ToolCallDone(self._tool_call(self._calls[index])))
+        for parts in self._ordered_calls():
+            out.append(ToolCallDone(self._tool_call(parts)))
 
-    @staticmethod
-    def _tool_call(parts: _ToolCallParts) -> ToolCall:
-        return ToolCall(call_id=parts.call_id, name=parts.name, arguments="".join(parts.arguments))
+    def _ordered_calls(self) -> list[_ToolCallParts]:
+        order = {id(parts): n for n, parts in enumerate(self._all_calls)}
+        return sorted(self._all_calls, key=lambda parts: (parts.index, order[id(parts)]))
+
+    def _tool_call(self, parts: _ToolCallParts) -> ToolCall:
+        if parts.name is None:
+            raise ProviderStreamError(f"tool call {parts.index} never received its name")
+        return ToolCall(
+            call_id=self._id_of(parts), name=parts.name, arguments="".join(parts.arguments)
+        )
 
     def _replay_marker(self) -> dict[str, str] | None:
         """Which delta field the reasoning came in, when that is the interleaved field: the
@@ -212,7 +312,21 @@ class ChatCompletionsReader:
         self.finished = True
         if self._finish_reason in _INCOMPLETE_REASONS:
             out.append(
-                Failed(reason=f"response incomplete: {self._finish_reason}", retryable=False)
+                Failed(
+                    reason=f"response incomplete: {self._finish_reason}",
+                    retryable=False,
+                    kind="incomplete",
+                )
+            )
+            return
+        if self._finish_reason == "error":
+            # vLLM and some gateways end a broken generation this way without an error object.
+            out.append(
+                Failed(
+                    reason="the provider ended the response with finish_reason error",
+                    retryable=True,
+                    kind="busy",
+                )
             )
             return
         self._finish_tool_calls(out)
@@ -227,7 +341,7 @@ class ChatCompletionsReader:
             )
         if self._text:
             items.append(AssistantText(text="".join(self._text)))
-        items.extend(self._tool_call(self._calls[i]) for i in sorted(self._calls))
+        items.extend(self._tool_call(parts) for parts in self._ordered_calls())
         out.append(
             Completed(
                 items=tuple(items),

@@ -8,6 +8,7 @@ order, and usage), ``response.failed``, ``response.incomplete`` or an ``error`` 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bridge.providers.errors import ProviderResponseError, ProviderStreamError, clip
@@ -22,13 +23,14 @@ from bridge.providers.events import (
     ToolCallDone,
     Usage,
 )
+from bridge.providers.failures import RETRYABLE_CLASSES, FailureClass, classify, code_value
 from bridge.providers.items import AssistantText, Reasoning, ToolCall
 from bridge.providers.jsonfast import parse_json
 from bridge.providers.responses.replay import normalize_reasoning_item
 from bridge.providers.sse import SSEDecoder
 
 PROTOCOL = "openai_responses"
-_RETRYABLE_ERROR_CODES = frozenset({"server_error", "rate_limit_exceeded", "overloaded"})
+_SHAPE_ERRORS = (TypeError, KeyError, AttributeError, IndexError, ValueError)
 
 _REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
@@ -52,16 +54,28 @@ _UNUSED_EVENTS = frozenset(
 AssembledItem = AssistantText | Reasoning | ToolCall
 
 
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise ProviderStreamError(f"a text delta is {type(value).__name__}, not a string")
+
+
 def _error(raw: Any, fallback: str) -> ProviderResponseError:
     if not isinstance(raw, dict):
         return ProviderResponseError(fallback, retryable=True)
-    code = raw.get("code") or raw.get("type")
+    code = raw.get("code")
+    if code is None or code == "":
+        code = raw.get("type")
+    name = code_value(code)
     message = raw.get("message")
-    return ProviderResponseError(
-        clip(message) if isinstance(message, str) and message else fallback,
-        code=str(code) if code is not None else None,
-        retryable=code in _RETRYABLE_ERROR_CODES,
-    )
+    text = clip(message) if isinstance(message, str) and message else fallback
+    # Compared as values, as for Chat Completions: a relay's "500" is the upstream's 500.
+    kind: FailureClass = "busy" if name is None else classify(None, name, text)
+    return ProviderResponseError(text, code=name, retryable=kind in RETRYABLE_CLASSES)
+
+
+class _IncompleteItem(Exception):
+    """Internal: an output item the server marked incomplete (its arguments are cut off)."""
 
 
 def usage_from(raw: dict[str, Any]) -> Usage:
@@ -91,9 +105,16 @@ def item_from_output(raw: dict[str, Any]) -> AssembledItem | None:
         call_id, name, arguments = raw.get("call_id"), raw.get("name"), raw.get("arguments")
         if not isinstance(call_id, str) or not isinstance(name, str):
             raise ProviderStreamError("function_call item without call_id or name")
-        return ToolCall(
-            call_id=call_id, name=name, arguments=arguments if isinstance(arguments, str) else ""
-        )
+        if raw.get("status") == "incomplete":
+            raise _IncompleteItem(name)
+        if isinstance(arguments, dict | list):
+            # Some servers put the arguments object itself here; the spec wants its JSON text.
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        elif arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            raise ProviderStreamError(f"function_call arguments are {type(arguments).__name__}")
+        return ToolCall(call_id=call_id, name=name, arguments=arguments)
     if kind == "reasoning":
         summary = [p.get("text", "") for p in raw.get("summary") or () if isinstance(p, dict)]
         content = [p.get("text", "") for p in raw.get("content") or () if isinstance(p, dict)]
@@ -119,12 +140,17 @@ class ResponsesReader:
         out: list[StreamEvent] = []
         if self.finished:
             return out
-        for event in self._sse.feed(chunk):
-            if event.event in _UNUSED_EVENTS:
-                continue
-            self._handle(event.data, out)
-            if self.finished:
-                break
+        try:
+            for event in self._sse.feed(chunk):
+                if event.event in _UNUSED_EVENTS:
+                    continue
+                self._handle(event.data, out)
+                if self.finished:
+                    break
+        except _IncompleteItem as cut:
+            self._incomplete(f"tool call {clip(str(cut), 60)} was cut off", out)
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc) from exc
         return out
 
     def close(self) -> list[StreamEvent]:
@@ -132,11 +158,28 @@ class ResponsesReader:
         out: list[StreamEvent] = []
         if self.finished:
             return out
-        for event in self._sse.close():
-            self._handle(event.data, out)
-            if self.finished:
-                return out
+        try:
+            for event in self._sse.close():
+                self._handle(event.data, out)
+                if self.finished:
+                    return out
+        except _IncompleteItem as cut:
+            self._incomplete(f"tool call {clip(str(cut), 60)} was cut off", out)
+            return out
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc) from exc
         raise ProviderStreamError("stream ended before response.completed")
+
+    def _shape_error(self, exc: Exception) -> ProviderStreamError:
+        return ProviderStreamError(
+            f"unexpected stream shape near line {self._sse.lines_read} ({type(exc).__name__})"
+        )
+
+    def _incomplete(self, reason: str, out: list[StreamEvent]) -> None:
+        self.finished = True
+        out.append(
+            Failed(reason=f"response incomplete: {reason}", retryable=False, kind="incomplete")
+        )
 
     def _handle(self, data: bytes, out: list[StreamEvent]) -> None:
         try:
@@ -148,12 +191,15 @@ class ResponsesReader:
             ) from exc
         # The frequent deltas first: a long answer is hundreds of them.
         if kind == "response.output_text.delta":
-            out.append(TextDelta(event["delta"]))
+            out.append(TextDelta(_text(event["delta"])))
         elif kind in _REASONING_DELTAS:
-            out.append(ReasoningDelta(event["delta"]))
+            out.append(ReasoningDelta(_text(event["delta"])))
         elif kind == "response.function_call_arguments.delta":
             item_id = event.get("item_id", "")
-            out.append(ToolCallArgumentsDelta(self._call_ids.get(item_id, item_id), event["delta"]))
+            delta = event["delta"]
+            if not isinstance(delta, str):
+                delta = json.dumps(delta, ensure_ascii=False)
+            out.append(ToolCallArgumentsDelta(self._call_ids.get(item_id, item_id), delta))
         elif kind == "response.reasoning_summary_part.added":
             if event.get("summary_index", 0) > 0:
                 out.append(ReasoningDelta("\n\n"))
@@ -171,9 +217,7 @@ class ResponsesReader:
             self._fail(_error(response.get("error"), "response failed"), out)
         elif kind == "response.incomplete":
             details = (event.get("response") or {}).get("incomplete_details") or {}
-            reason = details.get("reason") or "unknown"
-            self.finished = True
-            out.append(Failed(reason=f"response incomplete: {clip(str(reason))}", retryable=False))
+            self._incomplete(clip(str(details.get("reason") or "unknown")), out)
         elif kind == "error":
             self._fail(_error(event.get("error", event), "provider error"), out)
         # Other events (content parts, *.done text copies, in_progress) add nothing.
