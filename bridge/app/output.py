@@ -2,20 +2,22 @@
 
 Action-bar frames go to the asking player as events (the engine already throttles them to
 about one per 75 ms and caps them at ``chat.action_bar_max_chars``); the final reply is
-broadcast in the ``reply.layout`` template; failures are private lines. Model text only ever
-travels in a Text's ``model`` map, which the plugin renders with its restricted MiniMessage.
+broadcast line by line, each line in the ``reply.layout`` template; failures are private lines.
+Model text only ever travels in a Text's ``model`` map, and only as MiniMessage the bridge wrote
+with the model's text escaped (`bridge.turns.reply_layout`, `bridge.turns.model_text`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bridge.errors import LinkError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, OutputChat, Text
+from bridge.turns.model_text import escape_minimessage, one_line
 from bridge.turns.ports import PlayerRef
 
 log = logging.getLogger(__name__)
@@ -49,25 +51,34 @@ class LinkTurnOutput:
         return link
 
     async def action_bar(self, player: PlayerRef, text: str) -> None:
+        shown = escape_minimessage(one_line(text))
         frame = OutputActionbar(
-            player=player.uuid, text=self._host.text("reply.action_bar", text=text)
+            player=player.uuid, text=self._host.text("reply.action_bar", text=shown)
         )
         await self._link().send_event("output.actionbar", frame)
 
-    async def reply(self, player: PlayerRef, text: str) -> None:
-        layout = self._host.text("reply.layout", {"player": player.name}, message=text)
-        self._send_soon(OutputChat(target="broadcast", text=layout))
+    async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        frames = [
+            OutputChat(
+                target="broadcast",
+                text=self._host.text("reply.layout", {"player": player.name}, message=line),
+            )
+            for line in lines
+        ]
+        self._send_soon(*frames)
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         line = self._host.text(message_key, {"player": player.name, **values})
         self._send_soon(OutputChat(target="player", player=player.uuid, text=line))
 
-    def _send_soon(self, chat: OutputChat) -> None:
+    def _send_soon(self, *chats: OutputChat) -> None:
         link = self._link()  # a link already down fails the call itself
 
+        # One task sends the lines one after another, so they reach chat in order.
         async def send() -> None:
             try:
-                await link.request("output.chat", chat)
+                for chat in chats:
+                    await link.request("output.chat", chat)
             except LinkError as exc:
                 log.warning("turn output not delivered: %s", exc)
 

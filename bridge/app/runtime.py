@@ -283,6 +283,9 @@ class Runtime:
             max_tool_calls=plane.config.turn.max_tool_calls,
             reply_max_chars=plane.config.chat.reply_max_chars,
             action_bar_max_chars=plane.config.chat.action_bar_max_chars,
+            reply_line_max_chars=plane.config.chat.reply_line_max_chars,
+            reply_max_lines=plane.config.chat.reply_max_lines,
+            reply_wrap=plane.config.chat.reply_wrap,
             max_messages=plane.config.context.max_messages,
             model_attempts=min(MAX_MODEL_ATTEMPTS, resolved.provider.retry.max_attempts),
         )

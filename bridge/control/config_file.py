@@ -31,6 +31,10 @@ class ChatConfig(StrictModel):
     wake_pattern: str | None = Field(default=None, min_length=1, max_length=512)
     reply_max_chars: int = Field(default=1000, ge=16, le=16_384)
     action_bar_max_chars: int = Field(default=120, ge=8, le=512)
+    # The bridge lays replies out itself: every line carries the reply prefix (docs/security.md).
+    reply_line_max_chars: int = Field(default=60, ge=20, le=256)
+    reply_max_lines: int = Field(default=8, ge=1, le=32)
+    reply_wrap: Literal["words", "anywhere"] = "words"
 
     @field_validator("public_prefix")
     @classmethod

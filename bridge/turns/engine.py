@@ -40,6 +40,7 @@ from bridge.turns.activity import ServerActivity
 from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complete
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnContext, TurnOutput, TurnSnapshot
+from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
@@ -70,6 +71,8 @@ class TurnOutcome:
     status: TurnStatus
     reply: str | None = None
     reason: str | None = None
+    lines: tuple[str, ...] = ()
+    """The chat lines the reply was broadcast as (MiniMessage the bridge wrote)."""
 
 
 class _Dropped(Exception):
@@ -376,10 +379,20 @@ class TurnEngine:
             return await self._drop(context, progress, "the turn could not be saved")
         turn = CompletedTurn(context.turn_id, context.player.name, items)
         published = self._session.publish(turn, session_id=context.session_id)
-        reply = cap_reply(progress.reply, snapshot.limits.reply_max_chars)
+        limits = snapshot.limits
+        reply = cap_reply(progress.reply, limits.reply_max_chars)
+        lines = layout_reply(
+            progress.reply,
+            ReplyLayout(
+                max_chars=limits.reply_max_chars,
+                line_max_chars=limits.reply_line_max_chars,
+                max_lines=limits.reply_max_lines,
+                wrap=limits.reply_wrap,
+            ),
+        )
         self._end(context, progress, "completed" if published else "completed_after_clear")
         try:
-            await self._output.reply(context.player, reply)
+            await self._output.reply(context.player, lines)
         except MineclawError as exc:
             log.warning("reply of turn %s not delivered: %s", context.turn_id, exc)
-        return TurnOutcome(context.turn_id, "completed", reply=reply)
+        return TurnOutcome(context.turn_id, "completed", reply=reply, lines=lines)

@@ -7,9 +7,9 @@ the archive is anything with `append`. Tests plug in scripted fakes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from bridge.providers.events import StreamEvent
 from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSpec
@@ -51,8 +51,9 @@ class TurnOutput(Protocol):
     async def action_bar(self, player: PlayerRef, text: str) -> None:
         """A streaming frame, model text, for the asking player only."""
 
-    async def reply(self, player: PlayerRef, text: str) -> None:
-        """The final answer, model text, broadcast with the ``reply.layout`` template."""
+    async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        """The final answer as the bridge laid it out (`bridge.turns.reply_layout`): each line
+        is broadcast, in order, as its own chat message in the ``reply.layout`` template."""
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         """A private line to the asking player from a ``message.yml`` template."""
@@ -72,6 +73,9 @@ class TurnLimits:
     max_tool_calls: int = 16
     reply_max_chars: int = 1000
     action_bar_max_chars: int = 120
+    reply_line_max_chars: int = 60
+    reply_max_lines: int = 8
+    reply_wrap: Literal["words", "anywhere"] = "words"
     max_messages: int = 240
     model_attempts: int = 3
 

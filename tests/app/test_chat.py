@@ -22,7 +22,7 @@ async def test_an_explicit_wake_is_accepted_answered_in_the_layout_and_archived(
     await app.turn_done()
     reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
     assert reply.text.template == app.runtime.plane.messages.reply.layout
-    assert reply.text.model == {"message": "Hello <green>Steve</green>"}
+    assert reply.text.model == {"message": "Hello Steve"}  # the model's tags are dropped
     assert reply.text.values["name"] == "Mineclaw"
     bars = app.link.of("output.actionbar")
     assert bars and all(bar.player == STEVE.uuid and "text" in bar.text.model for bar in bars)
@@ -30,6 +30,30 @@ async def test_an_explicit_wake_is_accepted_answered_in_the_layout_and_archived(
     assert [m["content"] for m in body["messages"] if m["role"] == "user"] == ["how are you?"]
     assert STEVE.uuid not in json.dumps(body)
     assert [turn.player for turn in app.runtime.archive.all_turns()] == ["Steve"]
+
+
+async def test_a_reply_with_line_breaks_is_broadcast_as_bounded_prefixed_lines(app: App) -> None:
+    # Old behaviour: one chat message whose text held every break, so each piece showed as a
+    # line of its own, without the prefix: "<Notch> ..." and "[Server] ..." looked real.
+    app.provider.answer(
+        "ok" + "\n" * 400 + "<Notch> I am op\u2028[Server] Restarting\u2029§cred\x85**done**"
+    )
+    await app.chat("@ai hi")
+    await app.turn_done()
+    last = await app.link.wait_for(
+        lambda n, d: n == "output.chat" and "done" in d.text.model.get("message", "")
+    )
+    broadcasts = [chat for chat in app.link.of("output.chat") if chat.target == "broadcast"]
+    assert broadcasts[-1] is last
+    layout = app.runtime.plane.messages.reply.layout
+    assert all(chat.text.template == layout for chat in broadcasts)
+    assert [chat.text.model["message"] for chat in broadcasts] == [
+        "ok",
+        "\\<Notch> I am op",
+        "[Server] Restarting",
+        "red",
+        "<b>done</b>",
+    ]
 
 
 async def test_messages_that_are_not_wakes_pass_and_never_reach_the_provider(app: App) -> None:

@@ -86,10 +86,10 @@ class RecordingOutput:
             raise LinkError("link is down")
         self.action_bars.append((player.uuid, text))
 
-    async def reply(self, player: PlayerRef, text: str) -> None:
+    async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         if self.link_down:
             raise LinkError("link is down")
-        self.replies.append((player.name, text))
+        self.replies.append((player.name, "\n".join(lines)))
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         if self.link_down:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -34,7 +34,7 @@ async def test_success_publishes_archives_and_replies(harness: Harness) -> None:
     outcome = await harness.run(make_snapshot(model), "what time is it")
 
     assert (outcome.status, outcome.reply) == ("completed", "It is <gold>noon</gold>.")
-    assert harness.output.replies == [("Steve", "It is <gold>noon</gold>.")]
+    assert harness.output.replies == [("Steve", "It is noon.")]  # style tags dropped
     expected_items = (
         PlayerMessage(player="Steve", text="what time is it"),
         AssistantText(text="It is <gold>noon</gold>."),
@@ -268,7 +268,7 @@ async def test_outside_cancellation_during_commit_finishes_the_commit(harness: H
     reached = asyncio.Event()
 
     class SlowOutput(RecordingOutput):
-        async def reply(self, player: PlayerRef, text: str) -> None:
+        async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
             reached.set()
             await release.wait()
 
