@@ -1,32 +1,23 @@
 """``message.yml``: every line a player can see, as restricted MiniMessage templates.
 
 A template may use style tags (colours, decorations, ``reset``, ``gradient``, ``rainbow``) and
-the named placeholders its field declares, written ``<name>``. Click, hover, insertion and
-every other interactive tag are refused: buttons are built by the bridge from the button
-templates, so owner text can never carry its own action. Required placeholders (such as
+the named placeholders its field declares, written ``<name>``; tags are found as the plugin's
+MiniMessage finds them, quoted arguments included (`bridge.control.template_rules`). Click,
+hover, insertion and every other interactive tag are refused: buttons are built by the bridge
+from the button templates, so owner text can never carry its own action. Required placeholders (such as
 ``<message>`` in the reply layout) must be present.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
+from bridge.control.template_rules import check
 
 MAX_TEMPLATE_CHARS = 1024
-
-_COLOURS = frozenset(
-    "black dark_blue dark_green dark_aqua dark_red dark_purple gold gray grey dark_gray "
-    "dark_grey blue green aqua red light_purple yellow white".split()
-)
-_DECORATIONS = frozenset(
-    "bold b italic i em underlined u strikethrough st obfuscated obf reset".split()
-)
-_TAG = re.compile(r"<(/?)([^<>]*)>")
-_STYLE_ARGUMENT = re.compile(r"(#[0-9a-fA-F]{6}|[a-z_]+)(:(#[0-9a-fA-F]{6}|[a-z_]+))*")
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
 PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
@@ -83,26 +74,7 @@ def check_template(template: str, field: str) -> None:
     if not template.isprintable() or "§" in template:
         raise ValueError("must not contain control characters, line breaks or §")
     allowed, required = PLACEHOLDERS[field]
-    used: set[str] = set()
-    for match in _TAG.finditer(template):
-        closing, body = match.groups()
-        name, _, argument = body.partition(":")
-        if not closing and body in allowed:
-            used.add(body)
-            continue
-        if name in _COLOURS or name in _DECORATIONS or re.fullmatch(r"#[0-9a-fA-F]{6}", name):
-            if argument:
-                raise ValueError(f"tag <{body}> takes no argument")
-            continue
-        if name in {"color", "colour", "c", "gradient", "rainbow"}:
-            if argument and not _STYLE_ARGUMENT.fullmatch(argument):
-                raise ValueError(f"tag <{body}> has an invalid argument")
-            continue
-        names = ", ".join(f"<{p}>" for p in sorted(allowed)) or "none"
-        raise ValueError(f"<{closing}{body}> is not a style tag or a placeholder here ({names})")
-    missing = sorted(required - used)
-    if missing:
-        raise ValueError(f"must contain {', '.join(f'<{p}>' for p in missing)}")
+    check(template, allowed, required)
 
 
 class _Section(StrictModel):

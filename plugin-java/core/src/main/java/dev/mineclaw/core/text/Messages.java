@@ -2,6 +2,7 @@ package dev.mineclaw.core.text;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import net.kyori.adventure.text.Component;
 
 /**
@@ -33,6 +34,12 @@ public final class Messages {
             COMMAND_TIMEOUT, "<red>The assistant did not answer in time.</red>",
             COMMAND_FAILED, "<red>The assistant could not run that command (<code>).</red>");
 
+    /** The placeholders each line is rendered with. */
+    private static final Map<String, Set<String>> PLACEHOLDERS = Map.of(
+            COMMAND_NO_PERMISSION, Set.of("node"),
+            COMMAND_BAD_ARGS, Set.of("reason"),
+            COMMAND_FAILED, Set.of("code"));
+
     private final Map<String, String> templates;
     private final TextRenderer renderer;
 
@@ -43,6 +50,11 @@ public final class Messages {
             if (!DEFAULTS.containsKey(entry.getKey())) {
                 throw new IllegalArgumentException("unknown message key '" + entry.getKey() + "'; known: "
                         + DEFAULTS.keySet());
+            }
+            String problem = TemplateRules.problem(entry.getValue(), PLACEHOLDERS.getOrDefault(entry.getKey(), Set.of()),
+                    Set.of());
+            if (problem != null) {
+                throw new IllegalArgumentException("message '" + entry.getKey() + "': " + problem);
             }
             merged.put(entry.getKey(), entry.getValue());
         }

@@ -72,9 +72,27 @@ class TextRendererTest {
     }
 
     @Test
-    void trustedTemplateMayUseInteractiveTags() {
-        Component rendered = this.renderer.render(Text.of("<click:run_command:'/mineclaw approve 1'>[Yes]</click>"));
-        assertTrue(flatten(rendered).stream().anyMatch(part -> part.clickEvent() != null));
+    void templatesCannotUseInteractiveTagsEvenHiddenInQuotedArguments() {
+        // Owner templates are parsed with the restricted template rules: buttons are code-built only.
+        for (String template : List.of("<click:run_command:'/mineclaw approve 1'>[Yes]</click>",
+                "<click:run_command:'/say <red>'>x</click>", "<hover:show_text:'<b>hi'>x</hover>",
+                "<insert:/op>x", "<green><click:suggest_command:/op>x</click></green>")) {
+            Component rendered = this.renderer.render(Text.of(template));
+            for (Component part : flatten(rendered)) {
+                assertNull(part.clickEvent(), template);
+                assertNull(part.hoverEvent(), template);
+                assertNull(part.insertion(), template);
+            }
+        }
+    }
+
+    @Test
+    void lineBreaksInValuesAndModelTextBecomeSpaces() {
+        for (String separator : List.of("\n", "\r", "\u000b", "\f", "\u001c", "\u0085", "\u2028", "\u2029")) {
+            Component rendered = this.renderer.render(new Text("[AI] <v> <m>",
+                    Map.of("v", "a" + separator + "<Notch> hi"), Map.of("m", "b" + separator + "[Server] x")));
+            assertEquals("[AI] a <Notch> hi b [Server] x", TextRenderer.plain(rendered));
+        }
     }
 
     @Test
@@ -120,7 +138,7 @@ class TextRendererTest {
         assertNotNull(defaults.line(Messages.AI_PREFIX));
     }
 
-    private static List<Component> flatten(Component root) {
+    static List<Component> flatten(Component root) {
         List<Component> all = new ArrayList<>();
         List<Component> todo = new ArrayList<>(List.of(root));
         while (!todo.isEmpty()) {
