@@ -4,8 +4,8 @@ A template may use style tags (colours, decorations, ``reset``, ``gradient``, ``
 the named placeholders its field declares, written ``<name>``; tags are found as the plugin's
 MiniMessage finds them, quoted arguments included (`bridge.control.template_rules`). Click,
 hover, insertion and every other interactive tag are refused: buttons are built by the bridge
-from the button templates, so owner text can never carry its own action. Required placeholders (such as
-``<message>`` in the reply layout) must be present.
+from the button templates, so owner text can never carry its own action. Required
+placeholders (such as ``<message>`` in the reply layout) must be present.
 """
 
 from __future__ import annotations
