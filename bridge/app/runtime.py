@@ -6,9 +6,11 @@ and the wake rules are cached per control-plane version. A turn start costs look
 construction. A reload or a model
 switch changes what the *next* snapshot holds; a running turn keeps its own.
 
-Attempts: the engine owns the "at most three attempts per model request" rule. Each client is
-built with ``max_attempts=1`` so it never retries on its own, and the turn's attempt budget is
-the provider's ``retry.max_attempts`` capped at three. One budget, one place that spends it.
+Attempts: the engine owns a model request's attempts. Each client is built with
+``max_attempts=1`` so it never retries on its own; the turn's budget and pauses are the
+provider's ``retry`` settings (attempts capped at three, so a turn cannot hold the server for
+long), spent by ``bridge.turns.attempts`` through the one retry policy
+(``bridge.providers.retry``). One budget, one place that spends it.
 """
 
 from __future__ import annotations
@@ -68,11 +70,9 @@ class NotConfiguredError(TurnError):
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimeSettings:
-    """action_bar_interval_s: the least time between two action-bar frames (0.075 s).
-    retry_delays_s: pauses before a model request's second and third attempt."""
+    """action_bar_interval_s: the least time between two action-bar frames (0.075 s)."""
 
     action_bar_interval_s: float = 0.075
-    retry_delays_s: tuple[float, ...] = (0.5, 1.5)
 
 
 class Runtime:
@@ -119,13 +119,11 @@ class Runtime:
             output=output or LinkTurnOutput(self),
             activity=self.activity,
             action_bar_interval_s=settings.action_bar_interval_s,
-            retry_delays_s=settings.retry_delays_s,
         )
         self.compactor = Compactor(
             session=self.session,
             activity=self.activity,
             audit=audit,
-            retry_delays_s=settings.retry_delays_s,
         )
         self.engine.add_after_turn(self.compactor.after_turn)
         self.engine.add_after_turn(self._close_retired_clients)
@@ -306,6 +304,7 @@ class Runtime:
             tool_runner=runner,
             limits=limits,
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
+            retry=provider_settings(resolved.provider_id, resolved.provider).retry,
         )
 
     def add_tool_handlers(self, handlers: Mapping[str, HandlerFn]) -> None:

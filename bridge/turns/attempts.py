@@ -1,9 +1,13 @@
 """At most N attempts of one model request, streaming text to a callback on the way.
 
-A request is attempted again only when its stream ended with a retryable ``Failed`` (or
-ended without any final event, which is a broken stream). The text of a failed attempt is
-thrown away with it: the caller only ever keeps a ``Completed``. A provider client that
-raises instead of yielding ``Failed`` is treated as a non-retryable failure.
+Whether and when another attempt follows is decided by the one retry policy
+(``bridge.providers.retry.retry_delay``), driven by the provider's ``retry`` settings: only a
+failure that may heal is retried (never quota, a bad key, an unknown model or a context too
+long), after the pause the provider asked for (``retry-after``, ``retry-after-ms``, LiteLLM's
+``llm_provider-retry-after``) or a jittered backoff within the configured bounds. A stream that
+ended without any final event counts as a broken stream. The text of a failed attempt is thrown
+away with it: the caller only ever keeps a ``Completed``. A provider client that raises instead
+of yielding ``Failed`` is treated as a non-retryable failure.
 
 This is where provider text enters the turn, so it is made valid here (`bridge.unicode_text`):
 a delta, an answer, reasoning or a tool call holding an unpaired surrogate would otherwise be
@@ -14,17 +18,22 @@ archive and the audit log on the way.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bridge.errors import MineclawError
 from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, ProviderRequest, Reasoning, ToolCall
-from bridge.turns.ports import ModelStream
+from bridge.providers.retry import retry_delay
+from bridge.providers.settings import RetryPolicy
+from bridge.turns.ports import ModelStream, TurnSnapshot
 from bridge.unicode_text import valid_json, valid_json_text, valid_text
 
-DEFAULT_RETRY_DELAYS_S = (0.5, 1.5)
-"""Pause before the second and the third attempt (the last value repeats)."""
+
+def turn_policy(snapshot: TurnSnapshot) -> RetryPolicy:
+    """The snapshot's retry settings with the turn's attempt budget."""
+    return dataclasses.replace(snapshot.retry, max_attempts=max(1, snapshot.limits.model_attempts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,22 +97,26 @@ async def _one_attempt(
         close = getattr(events, "aclose", None)
         if close is not None:
             await close()
-    return Failed(reason="the response stream ended without a final event", retryable=True)
+    return Failed(
+        reason="the response stream ended without a final event", retryable=True, kind="broken"
+    )
 
 
 async def complete(
     stream: ModelStream,
     request: ProviderRequest,
     *,
-    attempts: int,
+    policy: RetryPolicy,
     sleep: Callable[[float], Awaitable[None]],
-    retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+    rng: random.Random | None = None,
     on_text: TextSink | None = None,
     on_attempt_start: Callable[[int], Awaitable[None]] | None = None,
     on_failure: FailureHook | None = None,
 ) -> Completed | AttemptsSpent:
     failures: list[Failed] = []
-    for attempt in range(1, max(1, attempts) + 1):
+    attempt = 0
+    while True:
+        attempt += 1
         if on_attempt_start is not None:
             await on_attempt_start(attempt)
         outcome = await _one_attempt(stream, request, on_text)
@@ -112,8 +125,7 @@ async def complete(
         failures.append(outcome)
         if on_failure is not None:
             on_failure(attempt, outcome)
-        if not outcome.retryable or attempt >= attempts:
-            break
-        if retry_delays_s:
-            await sleep(retry_delays_s[min(attempt - 1, len(retry_delays_s) - 1)])
-    return AttemptsSpent(tuple(failures))
+        delay = retry_delay(policy, attempt, outcome, rng=rng)
+        if delay is None:
+            return AttemptsSpent(tuple(failures))
+        await sleep(delay)

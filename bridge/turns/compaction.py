@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Literal
@@ -28,7 +29,7 @@ from bridge.providers.items import (
 )
 from bridge.store.audit_sink import AuditSink
 from bridge.turns.activity import ServerActivity
-from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complete
+from bridge.turns.attempts import AttemptsSpent, complete, turn_policy
 from bridge.turns.ports import TurnSnapshot
 from bridge.turns.session import CompletedTurn, PublicSession
 
@@ -67,7 +68,7 @@ def transcript(turns: Sequence[CompletedTurn], previous_summary: str | None) -> 
 
 class Compactor:
     """Keyword-only settings: ``keep_recent_turns`` (newest turns kept verbatim, default 2),
-    ``retry_delays_s`` and ``sleep`` as for turns."""
+    ``sleep`` and ``rng`` as for turns."""
 
     def __init__(
         self,
@@ -76,14 +77,14 @@ class Compactor:
         activity: ServerActivity,
         audit: AuditSink,
         keep_recent_turns: int = 2,
-        retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+        rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._session = session
         self._activity = activity
         self._audit = audit
         self._keep_recent = max(0, keep_recent_turns)
-        self._retry_delays_s = tuple(retry_delays_s)
+        self._rng = rng
         self._sleep = sleep
         self._pending: asyncio.Future[CompactionOutcome] | None = None
         self._pending_snapshot: TurnSnapshot | None = None
@@ -179,9 +180,9 @@ class Compactor:
         result = await complete(
             snapshot.stream,
             request,
-            attempts=snapshot.limits.model_attempts,
+            policy=turn_policy(snapshot),
             sleep=self._sleep,
-            retry_delays_s=self._retry_delays_s,
+            rng=self._rng,
         )
         if isinstance(result, AttemptsSpent):
             return "failed"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,7 +38,7 @@ from bridge.providers.items import (
 from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity
-from bridge.turns.attempts import DEFAULT_RETRY_DELAYS_S, AttemptsSpent, complete
+from bridge.turns.attempts import AttemptsSpent, complete, turn_policy
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnContext, TurnOutput, TurnSnapshot
 from bridge.turns.reply_layout import ReplyLayout, layout_reply
@@ -93,8 +94,9 @@ class _Progress:
 
 
 class TurnEngine:
-    """Runs turns. Keyword-only settings: ``action_bar_interval_s`` (0.075), ``retry_delays_s``
-    (pauses between attempts), ``monotonic``/``wall_clock``/``sleep``/``turn_ids`` for tests."""
+    """Runs turns. Keyword-only settings: ``action_bar_interval_s`` (0.075); ``sleep`` and
+    ``rng`` (the pauses between attempts follow the snapshot's retry policy),
+    ``monotonic``/``wall_clock``/``turn_ids`` for tests."""
 
     def __init__(
         self,
@@ -106,7 +108,7 @@ class TurnEngine:
         activity: ServerActivity,
         after_turn: Sequence[TurnListener] = (),
         action_bar_interval_s: float = 0.075,
-        retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+        rng: random.Random | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -119,7 +121,7 @@ class TurnEngine:
         self._activity = activity
         self._after_turn = list(after_turn)
         self._action_bar_interval_s = action_bar_interval_s
-        self._retry_delays_s = tuple(retry_delays_s)
+        self._rng = rng
         self._monotonic = monotonic
         self._wall_clock = wall_clock
         self._sleep = sleep
@@ -298,15 +300,16 @@ class TurnEngine:
                     "attempt": attempt,
                     "reason": failed.reason,
                     "retryable": failed.retryable,
+                    "class": failed.failure_class,
                 },
             )
 
         result = await complete(
             snapshot.stream,
             request,
-            attempts=snapshot.limits.model_attempts,
+            policy=turn_policy(snapshot),
             sleep=self._sleep,
-            retry_delays_s=self._retry_delays_s,
+            rng=self._rng,
             on_text=bar.feed,
             on_attempt_start=attempt_started,
             on_failure=attempt_failed,

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from bridge.providers.events import StreamEvent
 from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSpec
+from bridge.providers.settings import RetryPolicy
 from bridge.store.archive import ArchivedTurn
 
 ModelStream = Callable[[ProviderRequest], AsyncIterator[StreamEvent]]
@@ -78,6 +79,7 @@ class TurnLimits:
     reply_wrap: Literal["words", "anywhere"] = "words"
     max_messages: int = 240
     model_attempts: int = 3
+    """Attempts per model request, the first included (the provider's ``retry.max_attempts``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,3 +101,5 @@ class TurnSnapshot:
     tool_runner: ToolRunner | None = None
     limits: TurnLimits = field(default_factory=TurnLimits)
     compaction_trigger_tokens: int | None = None
+    retry: RetryPolicy = RetryPolicy()
+    """The provider's ``retry`` settings: the pauses between the turn's attempts."""

@@ -15,7 +15,7 @@ from typing import Any, get_args
 import pytest
 
 from bridge.app.handler import AppHandler
-from bridge.app.runtime import Runtime, RuntimeSettings
+from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.link.messages import (
     ChatRequest,
@@ -51,6 +51,7 @@ def providers_yml(port: int, *, max_attempts: int = 3, key: str = "sk-unit-secre
         f"      base_url: http://127.0.0.1:{port}/v1\n"
         f"    api_key: {key}\n"
         f"    retry:\n      max_attempts: {max_attempts}\n"
+        "      initial_backoff_ms: 0\n      max_backoff_ms: 0\n"
         f"models:\n  local/m1:\n{model}  local/m2:\n{model}"
     )
 
@@ -163,7 +164,7 @@ async def provider() -> AsyncIterator[ScriptedProvider]:
 
 async def open_app(config: Path, provider: ScriptedProvider) -> App:
     init_config_dir(config)
-    runtime = Runtime.open(config, settings=RuntimeSettings(retry_delays_s=(0.0,)), environ={})
+    runtime = Runtime.open(config, environ={})
     handler = AppHandler(runtime)
     link = FakeLink()
     await handler.on_connected(link, hello())

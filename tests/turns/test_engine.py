@@ -94,7 +94,9 @@ async def test_three_failures_drop_the_turn_and_change_nothing(harness: Harness)
     assert harness.session.state is state_before
     assert harness.archive.turns == archived_before
     assert len(model.requests) == 3
-    assert harness.sleeps == [0.5, 1.5]
+    # The default policy: jittered, never below 500 ms, each ceiling twice the last.
+    first, second = harness.sleeps
+    assert 0.5 <= first <= 1.0 and 0.5 <= second <= 2.0
     assert harness.output.replies == [("Steve", "earlier answer")]
     assert harness.output.failures == [(STEVE.uuid, PROVIDER_FAILURE, {"reason": "HTTP 500"})]
     kinds = harness.audit.kinds()
