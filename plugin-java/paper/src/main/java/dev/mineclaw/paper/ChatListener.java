@@ -2,41 +2,77 @@ package dev.mineclaw.paper;
 
 import dev.mineclaw.core.MineclawCore;
 import dev.mineclaw.core.chat.ChatOutcome;
-import dev.mineclaw.core.platform.PermissionFacts;
-import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
 import io.papermc.paper.chat.ChatRenderer;
 import io.papermc.paper.event.player.AsyncChatEvent;
+import java.util.concurrent.CompletableFuture;
 import net.kyori.adventure.text.Component;
-import org.bukkit.event.EventHandler;
+import org.bukkit.entity.Player;
 import org.bukkit.event.EventPriority;
 import org.bukkit.event.Listener;
+import org.bukkit.plugin.Plugin;
+import org.bukkit.plugin.PluginManager;
 
 /**
- * Public chat: the plain text goes to the core, which answers within the verdict timeout; the
- * outcome is applied to the event. This runs on Paper's async chat thread, so it touches no world
- * state: it reads permissions (thread-safe in Paper) and only changes the event.
+ * Public chat: the plain text goes to the core and the outcome is applied to the event. Only on
+ * Paper's async chat thread does it wait for the verdict (bounded by the verdict timeout). A chat
+ * event fired synchronously (another plugin calling {@code Player#chat} on the main or a region
+ * thread) is never held: what a local rule decides at once (not a wake; link down) is applied,
+ * anything else passes through untouched while the bridge still hears it, and the verdict's
+ * private notice reaches the player when it comes. Permissions come from {@link PermissionCache},
+ * never from Paper's permission map on this thread.
  */
 final class ChatListener implements Listener {
     private final MineclawCore core;
-    private final Platform platform;
+    private final PermissionCache permissions;
+    private final RegionSchedulers schedulers;
 
-    ChatListener(MineclawCore core, Platform platform) {
+    ChatListener(MineclawCore core, PermissionCache permissions, RegionSchedulers schedulers) {
         this.core = core;
-        this.platform = platform;
+        this.permissions = permissions;
+        this.schedulers = schedulers;
     }
 
-    // HIGH and ignoreCancelled: mutes and anti-spam plugins decide first, and a message they
-    // cancelled is never forwarded to the assistant.
-    @EventHandler(priority = EventPriority.HIGH, ignoreCancelled = true)
+    /**
+     * Registers at the configured priority; cancelled messages are skipped, so a mute or
+     * anti-spam plugin running earlier keeps them from the assistant.
+     */
+    void register(Plugin plugin, PluginManager manager, EventPriority priority) {
+        manager.registerEvent(AsyncChatEvent.class, this, priority, (listener, event) -> {
+            if (event instanceof AsyncChatEvent chat) {
+                onChat(chat);
+            }
+        }, plugin, true);
+    }
+
     void onChat(AsyncChatEvent event) {
+        Player sender = event.getPlayer();
+        PlayerRef player = PaperPlatform.ref(sender);
         String text = TextRenderer.plain(event.message());
-        PlayerRef player = PaperPlatform.ref(event.getPlayer());
-        // The core bounds this wait by the verdict timeout and never fails it: chat is not held up
-        // longer than that, whatever the link does.
-        ChatOutcome outcome = this.core.chat(player, PermissionFacts.read(this.platform, player.uuid()), text).join();
+        CompletableFuture<ChatOutcome> decided = this.core.chat(player, this.permissions.granted(player.uuid()), text);
+        // The next message sees permissions as they are now (read on the player's own thread).
+        this.schedulers.forPlayer(player.uuid(), () -> {
+            Player online = sender.getServer().getPlayer(player.uuid());
+            if (online != null) {
+                this.permissions.refresh(online);
+            }
+        }, () -> { });
+        ChatOutcome outcome;
+        if (event.isAsynchronous()) {
+            // The core bounds this wait by the verdict timeout and never fails it.
+            outcome = decided.join();
+        } else {
+            outcome = decided.getNow(null);
+            if (outcome == null) {
+                return;
+            }
+        }
+        apply(event, outcome);
+    }
+
+    private void apply(AsyncChatEvent event, ChatOutcome outcome) {
         if (!outcome.shownPublicly()) {
             event.setCancelled(true);
         } else if (outcome.aiPrefix()) {

@@ -13,6 +13,7 @@ import java.util.UUID;
 import org.bukkit.configuration.InvalidConfigurationException;
 import org.bukkit.configuration.file.YamlConfiguration;
 import org.bukkit.entity.Player;
+import org.bukkit.event.EventPriority;
 import org.bukkit.plugin.java.JavaPlugin;
 
 /**
@@ -35,10 +36,17 @@ public class MineclawPlugin extends JavaPlugin {
             getServer().getPluginManager().disablePlugin(this);
             return;
         }
-        PaperPlatform platform = new PaperPlatform(this, new RegionSchedulers(this), this.folia);
+        RegionSchedulers schedulers = new RegionSchedulers(this);
+        PaperPlatform platform = new PaperPlatform(this, schedulers, this.folia);
         this.core = new MineclawCore(platform, config.coreSettings(UUID.randomUUID()), new LinkLog());
-        getServer().getPluginManager().registerEvents(new ChatListener(this.core, platform), this);
-        getServer().getPluginManager().registerEvents(new PlayerEvents(this.core), this);
+        PermissionCache permissions = new PermissionCache();
+        new ChatListener(this.core, permissions, schedulers)
+                .register(this, getServer().getPluginManager(), EventPriority.valueOf(config.chatPriority()));
+        getServer().getPluginManager().registerEvents(new PlayerEvents(this.core, permissions), this);
+        // Players already online (a plugin reload) get their permissions read where they are ticked.
+        for (Player player : getServer().getOnlinePlayers()) {
+            schedulers.forPlayer(player.getUniqueId(), () -> permissions.refresh(player), () -> { });
+        }
         MineclawCommand command = new MineclawCommand(this.core);
         getLifecycleManager().registerEventHandler(LifecycleEvents.COMMANDS, event -> event.registrar()
                 .register(command.node(), "Talk to the Mineclaw bridge (status, approvals, owner commands).", List.of()));

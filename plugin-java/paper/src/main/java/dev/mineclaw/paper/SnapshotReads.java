@@ -8,6 +8,8 @@ import dev.mineclaw.core.platform.ItemFacts;
 import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.SightLine;
 import dev.mineclaw.core.text.TextRenderer;
+import io.papermc.paper.datacomponent.DataComponentType;
+import io.papermc.paper.datacomponent.DataComponentTypes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,7 +24,6 @@ import org.bukkit.enchantments.Enchantment;
 import org.bukkit.entity.Player;
 import org.bukkit.inventory.ItemStack;
 import org.bukkit.inventory.PlayerInventory;
-import org.bukkit.inventory.meta.Damageable;
 import org.bukkit.inventory.meta.ItemMeta;
 import org.bukkit.potion.PotionEffect;
 import org.bukkit.util.Vector;
@@ -100,14 +101,18 @@ final class SnapshotReads {
         for (Map.Entry<Enchantment, Integer> entry : item.getEnchantments().entrySet()) {
             enchantments.add(new ItemFacts.Enchantment(entry.getKey().getKey().asString(), entry.getValue()));
         }
-        int damage = 0;
-        int maxDamage = 0;
-        if (meta instanceof Damageable damageable && damageable.hasMaxDamage()) {
-            damage = damageable.getDamage();
-            maxDamage = damageable.getMaxDamage();
-        }
-        return new ItemFacts(item.getType().getKey().asString(), item.getAmount(), customName, enchantments, damage,
-                maxDamage);
+        return new ItemFacts(item.getType().getKey().asString(), item.getAmount(), customName, enchantments,
+                component(item, DataComponentTypes.DAMAGE), component(item, DataComponentTypes.MAX_DAMAGE));
+    }
+
+    /**
+     * A whole-number data component: the item's own value or its type's default (a diamond
+     * sword's max_damage is its type's, not set on the stack), 0 when the item has none.
+     * (ItemMeta's hasMaxDamage only sees a max_damage set on the stack, as custom items do.)
+     */
+    private static int component(ItemStack item, DataComponentType.Valued<Integer> type) {
+        Integer value = item.getData(type);
+        return value == null ? 0 : value;
     }
 
     private SightLine.Blocks blocks(World world) {

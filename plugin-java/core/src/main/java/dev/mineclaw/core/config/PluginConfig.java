@@ -8,6 +8,8 @@ import java.net.URISyntaxException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -22,8 +24,12 @@ import java.util.UUID;
  * @param tokenFile the bridge's {@code link.token}; relative paths are resolved against the
  *     plugin's data folder, which is the folder the bridge is started with ({@code serve --config})
  * @param verdictTimeout how long a chat message may wait for its verdict (250 ms by default)
+ * @param chatPriority the chat listener's event priority, one of {@link #CHAT_PRIORITIES}
+ *     ({@value #DEFAULT_CHAT_PRIORITY} by default): later than mute and anti-spam plugins, earlier
+ *     than chat formatters that replace the renderer
  */
-public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout) {
+public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout,
+        String chatPriority) {
     /**
      * Not {@code config.yml}: the plugin's folder is also the bridge's config folder, where
      * {@code config.yml} is the bridge's.
@@ -33,12 +39,16 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
     public static final String DEFAULT_TOKEN_FILE = "link.token";
     /** Chat waits at most this long whatever the file says: a slow bridge must not stall chat. */
     public static final long MAX_VERDICT_TIMEOUT_MS = 2000;
+    /** MONITOR is left out: the listener changes the event, which MONITOR listeners must not. */
+    public static final List<String> CHAT_PRIORITIES = List.of("LOWEST", "LOW", "NORMAL", "HIGH", "HIGHEST");
+    public static final String DEFAULT_CHAT_PRIORITY = "HIGH";
 
     static final String BRIDGE_URL = "bridge-url";
     static final String TOKEN = "token";
     static final String TOKEN_FILE = "token-file";
     static final String VERDICT_TIMEOUT_MS = "verdict-timeout-ms";
-    private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS);
+    static final String CHAT_PRIORITY = "chat-priority";
+    private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY);
 
     /**
      * Reads the top-level values of the config file; absent keys take their defaults.
@@ -56,7 +66,12 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
         String token = string(values, TOKEN, "").strip();
         Path tokenFile = path(string(values, TOKEN_FILE, DEFAULT_TOKEN_FILE), dataFolder);
         Duration verdict = Duration.ofMillis(verdictMillis(values.get(VERDICT_TIMEOUT_MS)));
-        return new PluginConfig(url, token, tokenFile, verdict);
+        String priority = string(values, CHAT_PRIORITY, DEFAULT_CHAT_PRIORITY).strip().toUpperCase(Locale.ROOT);
+        if (!CHAT_PRIORITIES.contains(priority)) {
+            throw new ConfigException(CHAT_PRIORITY, "must be one of " + CHAT_PRIORITIES + ", got '"
+                    + values.get(CHAT_PRIORITY) + "'");
+        }
+        return new PluginConfig(url, token, tokenFile, verdict, priority);
     }
 
     /** The core's settings for one server start. */

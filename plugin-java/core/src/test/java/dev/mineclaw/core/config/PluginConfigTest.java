@@ -27,6 +27,16 @@ class PluginConfigTest {
         assertEquals("", config.token());
         assertEquals(this.dataFolder.resolve("link.token"), config.tokenFile());
         assertEquals(Duration.ofMillis(250), config.verdictTimeout());
+        assertEquals("HIGH", config.chatPriority());
+    }
+
+    @Test
+    void theChatPriorityIsOneThatMayChangeTheEvent() {
+        assertEquals("HIGHEST", PluginConfig.fromMap(Map.of("chat-priority", "highest"), this.dataFolder).chatPriority());
+        assertEquals("LOWEST", PluginConfig.fromMap(Map.of("chat-priority", "LOWEST"), this.dataFolder).chatPriority());
+        assertKey("chat-priority", Map.of("chat-priority", "MONITOR"));
+        assertKey("chat-priority", Map.of("chat-priority", "soon"));
+        assertKey("chat-priority", Map.of("chat-priority", 3));
     }
 
     @Test

@@ -1,0 +1,132 @@
+package dev.mineclaw.paper;
+
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.support.TestBridge;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import org.mockbukkit.mockbukkit.MockBukkit;
+import org.mockbukkit.mockbukkit.ServerMock;
+
+/**
+ * The real plugin jar loaded into MockBukkit, linked to a real WebSocket bridge on loopback
+ * ({@link TestBridge}, the core's test bridge, which checks the handshake as the bridge does).
+ * The plugin's folder is MockBukkit's temporary one, written before the plugin is enabled.
+ */
+final class PluginHarness implements AutoCloseable {
+    static final String TOKEN = "mockbukkit-harness-token-0123456789";
+    private static final long WAIT_SECONDS = 10;
+
+    final ServerMock server;
+    final TestBridge bridge;
+    final MineclawPlugin plugin;
+    private final BlockingQueue<String> log = new LinkedBlockingQueue<>();
+
+    private PluginHarness(ServerMock server, TestBridge bridge, String linkYaml) throws IOException {
+        this.server = server;
+        this.bridge = bridge;
+        Path folder = dataFolder(server);
+        Files.createDirectories(folder);
+        Files.writeString(folder.resolve("plugin-link.yml"), linkYaml, StandardCharsets.UTF_8);
+        this.plugin = MockBukkit.load(MineclawPlugin.class);
+        this.plugin.getLogger().addHandler(new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                PluginHarness.this.log.add(record.getLevel() + " " + record.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+    }
+
+    /** A server with the plugin linked to a fresh bridge (waits until the link is up). */
+    static PluginHarness linked(String extraYaml) throws Exception {
+        TestBridge bridge = new TestBridge(TOKEN).begin();
+        ServerMock server = MockBukkit.mock();
+        PluginHarness harness = new PluginHarness(server, bridge, "bridge-url: " + bridge.url() + "\n"
+                + "token: " + TOKEN + "\n" + "verdict-timeout-ms: 2000\n" + extraYaml);
+        bridge.nextHello();
+        harness.awaitLog("linked to the bridge");
+        return harness;
+    }
+
+    /** A server with the plugin given {@code linkYaml} as its settings file, and no bridge. */
+    static PluginHarness unlinked(String linkYaml) throws Exception {
+        return new PluginHarness(MockBukkit.mock(), null, linkYaml);
+    }
+
+    static Path dataFolder(ServerMock server) throws IOException {
+        // MockBukkit gives each plugin <its temporary folder>/<name>-<version>.
+        return server.getPluginManager().getParentTemporaryDirectory().toPath().resolve("Mineclaw-0.1.0");
+    }
+
+    /** Waits for a log line of the plugin containing {@code part} (lines before it are dropped). */
+    String awaitLog(String part) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (System.nanoTime() < end) {
+            String line = this.log.poll(100, TimeUnit.MILLISECONDS);
+            if (line != null && line.contains(part)) {
+                return line;
+            }
+            // The link's callbacks log from its own thread; ticks let scheduled work run.
+            this.server.getScheduler().performOneTick();
+        }
+        throw new AssertionError("no log line containing '" + part + "' within " + WAIT_SECONDS + " s");
+    }
+
+    /** The next frame the plugin sent of {@code type}, skipping others (joins, quits, results). */
+    TestBridge.Received next(String type) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (System.nanoTime() < end) {
+            TestBridge.Received received = this.bridge.poll(100);
+            if (received != null && type.equals(received.frame().get("type").getAsString())) {
+                return received;
+            }
+            this.server.getScheduler().performOneTick();
+        }
+        throw new AssertionError("no '" + type + "' frame within " + WAIT_SECONDS + " s");
+    }
+
+    /** A chat verdict's data. */
+    static JsonObject verdict(String decision, boolean aiPrefix) {
+        JsonObject data = new JsonObject();
+        data.addProperty("decision", decision);
+        data.addProperty("ai_prefix", aiPrefix);
+        data.add("notice", JsonNull.INSTANCE);
+        return data;
+    }
+
+    /** Answers every chat request with {@code data}. */
+    void answerChat(JsonObject data) {
+        this.bridge.onFrame((connection, frame) -> {
+            if ("chat".equals(frame.get("type").getAsString())) {
+                connection.send(TestBridge.frame("b-" + frame.get("id").getAsString(), "chat.result",
+                        frame.get("id").getAsString(), data));
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        try {
+            MockBukkit.unmock();
+        } finally {
+            if (this.bridge != null) {
+                this.bridge.close();
+            }
+        }
+    }
+}
