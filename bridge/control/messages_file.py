@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from bridge.control.base import StrictModel
 from bridge.control.template_rules import check
 
 MAX_TEMPLATE_CHARS = 1024
+MAX_PROMPT_AND_INTENT_CHARS = 2000
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
 PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
@@ -41,9 +42,8 @@ _declare("listen.enabled", "player name")
 _declare("listen.disabled", "player name")
 _declare("reply.layout", "name message", "message")
 _declare("reply.action_bar", "name text", "text")
-_declare(
-    "approval.prompt", "requester target command intent name accept deny", "command accept deny"
-)
+_declare("approval.prompt", "requester target command name accept deny", "command accept deny")
+_declare("approval.intent", "requester target command intent name", "intent")
 _declare("approval.accept_button", "", "")
 _declare("approval.deny_button", "", "")
 _declare("approval.accepted", "requester target command name")
@@ -126,15 +126,28 @@ class ReplyMessages(_Section):
 
 class ApprovalMessages(_Section):
     section_name: ClassVar[str] = "approval"
+    # The model's intent is never part of the sentence: it gets a line of its own (`intent`),
+    # marked as the assistant's words, so it cannot read as the requester's or the server's.
     prompt: str = (
-        "<yellow><requester> wants to run <white><command></white> as you"
-        " (<gray><intent></gray>). <accept> <deny>"
+        "<yellow><name> (the assistant) asks you, on behalf of <requester>, to run"
+        " <white><command></white> as you. <accept> <deny>"
     )
+    intent: str = "<gray><name> says why: <white><intent>"
     accept_button: str = "<green><bold>[Accept]</bold></green>"
     deny_button: str = "<red><bold>[Deny]</bold></red>"
     accepted: str = "<green>Accepted: <command>"
     denied: str = "<red>Denied: <command>"
     expired: str = "<gray>The request to run <command> expired."
+
+    @model_validator(mode="after")
+    def _prompt_fits(self) -> ApprovalMessages:
+        # The prompt and intent lines travel as one template, at most 2048 characters.
+        if len(self.prompt) + len(self.intent) > MAX_PROMPT_AND_INTENT_CHARS:
+            raise ValueError(
+                f"prompt and intent together must be at most {MAX_PROMPT_AND_INTENT_CHARS}"
+                " characters"
+            )
+        return self
 
 
 class CommandMessages(_Section):

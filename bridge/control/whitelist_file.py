@@ -1,7 +1,9 @@
 """``whitelist.yml``: the command patterns the model may run without asking anyone.
 
-Each list holds RE2 patterns matched against the whole canonical command (see
+``player`` and ``console`` hold RE2 patterns matched against the whole canonical command (see
 ``bridge.policy.whitelist``). A duplicate or a pattern RE2 cannot compile fails the load.
+``never`` holds command roots that a command confirmed by another player may not start with,
+in any namespace; it has a default list, and ``never: []`` switches it off.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from pydantic import AfterValidator, Field, field_validator
 
 from bridge.control.base import StrictModel
 from bridge.policy.whitelist import (
+    DEFAULT_NEVER,
+    MAX_NEVER,
     MAX_RULES_PER_LIST,
     InvalidRule,
     Whitelist,
+    check_never_root,
     check_rule,
 )
 
@@ -27,8 +32,17 @@ def _valid_rule(pattern: str) -> str:
     return pattern
 
 
+def _valid_root(root: str) -> str:
+    try:
+        check_never_root(root)
+    except InvalidRule as exc:
+        raise ValueError(str(exc)) from None
+    return root
+
+
 # Checked per item so an error names the exact rule (and its line).
 Rule = Annotated[str, AfterValidator(_valid_rule)]
+NeverRoot = Annotated[str, AfterValidator(_valid_root)]
 
 
 class WhitelistFile(StrictModel):
@@ -38,8 +52,12 @@ class WhitelistFile(StrictModel):
     enabled: bool = True
     player: list[Rule] = Field(default_factory=list, max_length=MAX_RULES_PER_LIST)
     console: list[Rule] = Field(default_factory=list, max_length=MAX_RULES_PER_LIST)
+    # Roots no confirmation by another player can pass; namespaced forms are covered.
+    never: list[NeverRoot] = Field(
+        default_factory=lambda: list(DEFAULT_NEVER), max_length=MAX_NEVER
+    )
 
-    @field_validator("player", "console")
+    @field_validator("player", "console", "never")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
         first_seen: dict[str, int] = {}
@@ -52,4 +70,6 @@ class WhitelistFile(StrictModel):
         return value
 
     def compile(self) -> Whitelist:
-        return Whitelist(enabled=self.enabled, player=self.player, console=self.console)
+        return Whitelist(
+            enabled=self.enabled, player=self.player, console=self.console, never=self.never
+        )

@@ -25,6 +25,7 @@ import asyncio
 import re
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -44,6 +45,8 @@ MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 600.0
 MAX_PENDING = 256
 """Prompts open at once across all players; more are refused rather than queued."""
+MAX_REMEMBERED_ASKS = 1024
+"""(turn, player) pairs remembered for the one-prompt-per-player-per-turn rule."""
 
 ApprovalStatus = Literal["approved", "denied", "timeout", "offline", "not_shown", "cancelled"]
 Answer = Literal["approve", "deny"]
@@ -124,6 +127,8 @@ class ApprovalBroker:
         self._new_token = new_token
         self._max_pending = max_pending
         self._pending: dict[str, _Pending] = {}
+        # (turn id, target UUID) of recent prompts, oldest first.
+        self._asked: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     @property
     def open_prompts(self) -> int:
@@ -139,15 +144,27 @@ class ApprovalBroker:
         buttons: Sequence[ApprovalButton],
         timeout_s: float = CONFIRMATION_TIMEOUT_S,
         display: Mapping[str, str] | None = None,
+        turn: str | None = None,
     ) -> ApprovalOutcome:
         """Show ``prompt`` to ``target`` and wait for their answer, the deadline or a quit.
 
-        Cancelling the caller closes the prompt (its token stops working) and re-raises.
+        A ``turn`` may ask each player once (so at most one of its prompts is ever pending for
+        a player): a model cannot chain prompt after prompt until someone clicks. Cancelling the
+        caller closes the prompt (its token stops working) and re-raises.
         """
         if not MIN_TIMEOUT_S <= timeout_s <= MAX_TIMEOUT_S:
             raise ApprovalError(f"timeout must be {MIN_TIMEOUT_S:g}-{MAX_TIMEOUT_S:g} s")
         if len(self._pending) >= self._max_pending:
             raise ApprovalError(f"{self._max_pending} approval prompts are already open")
+        if turn is not None:
+            if (turn, target.uuid) in self._asked:
+                raise ApprovalError(
+                    f"{target.name} was already asked once in this turn; a new request from"
+                    " a player may ask again"
+                )
+            self._asked[(turn, target.uuid)] = None
+            while len(self._asked) > MAX_REMEMBERED_ASKS:
+                self._asked.popitem(last=False)
         token = self._new_token()
         if token in self._pending:  # only a broken token source repeats itself
             raise ApprovalError("the token source repeated a token")
@@ -255,13 +272,17 @@ def confirmation_prompt(
 ) -> tuple[Text, list[ApprovalButton], dict[str, str]]:
     """The prompt, buttons and display values of a command confirmation, from ``message.yml``.
 
-    The plugin draws the buttons on their own line after the prompt, so the ``<accept>`` and
-    ``<deny>`` markers are taken out of the prompt template. Every value is inserted unparsed;
-    the model's ``intent`` is offered to the template and shown as the buttons' hover text.
+    Layout: the ``approval.prompt`` sentence (the assistant asks on behalf of the requester),
+    then, on a line of its own, the model's ``intent`` in the ``approval.intent`` template,
+    which marks it as the assistant's words; then the plugin draws the buttons on a line of
+    their own, so the ``<accept>`` and ``<deny>`` markers are taken out of the prompt template.
+    The line break is the bridge's ``<newline>``: an owner's template cannot write one. Every
+    value is inserted unparsed; the intent is also the buttons' hover text.
     """
     values = {"requester": requester, "target": target, "command": command, "name": assistant}
     prompt_values = {**values, "intent": intent or "-"}
-    template = _BUTTON_PLACEHOLDERS.sub("", messages.prompt).strip() or "<command>"
+    sentence = _BUTTON_PLACEHOLDERS.sub("", messages.prompt).strip() or "<command>"
+    template = f"{sentence}<reset><newline>{messages.intent}" if intent else sentence
     hover = Text(template="<intent>", values={"intent": intent}) if intent else None
     buttons = [
         ApprovalButton(

@@ -6,6 +6,8 @@ string a rule has to account for. Canonical form:
 - at most ``MAX_COMMAND_CHARS`` characters;
 - no control, format, separator (other than the plain space), surrogate, private-use or
   unassigned character: newlines, U+2028, zero-width and bidi marks all make it invalid;
+- no default-ignorable or blank-looking character (Hangul fillers, U+034F, variation
+  selectors, U+2800 ...: `bridge.policy.invisible`), which ``isprintable`` lets through;
 - no ``§`` (legacy formatting codes);
 - one leading ``/`` removed;
 - no leading, trailing or repeated spaces (refused rather than collapsed, so what is checked is
@@ -27,6 +29,7 @@ from typing import Any, Literal
 import re2
 
 from bridge.errors import ToolError
+from bridge.policy.invisible import describe, first_invisible
 
 Executor = Literal["player", "console"]
 
@@ -65,6 +68,9 @@ def canonicalize(command: str) -> str:
     if not command.isprintable():
         bad = next(ch for ch in command if not ch.isprintable())
         raise InvalidCommand(f"contains the invisible or control character U+{ord(bad):04X}")
+    hidden = first_invisible(command)
+    if hidden is not None:
+        raise InvalidCommand(f"contains the invisible character {describe(hidden)}")
     if "§" in command:
         raise InvalidCommand("contains the formatting character §")
     text = command[1:] if command.startswith("/") else command
@@ -126,6 +132,39 @@ class RuleSet:
         return self.patterns[min(matched)] if matched else None
 
 
+DEFAULT_NEVER: tuple[str, ...] = (
+    # operators, bans, the whitelist and the server itself
+    "op", "deop", "ban", "ban-ip", "banlist", "pardon", "pardon-ip", "kick", "stop", "restart",
+    "reload", "rl", "whitelist", "save-off",
+    # commands that run other commands, as someone else
+    "execute", "sudo", "function", "schedule",
+    # permission plugins
+    "lp", "luckperms", "lpb", "lpv", "perm", "perms", "permission", "permissions", "pex",
+    "permissionsex", "manuadd", "manudel", "manuaddp", "manudelp", "manuaddsub", "mangadd",
+    "mangdel", "mangaddp", "mangdelp", "groupmanager",
+    # economy administration
+    "eco", "economy", "money", "balance-set", "setmoney",
+)  # fmt: skip
+"""Command roots no confirmation can pass (``whitelist.yml`` ``never``, on by default)."""
+
+MAX_NEVER = 512
+_ROOT = re2.compile(r"[a-z0-9_.+-]{1,64}")
+
+
+def check_never_root(root: str) -> None:
+    """Raise ``InvalidRule`` unless ``root`` is a bare command root (no namespace, no space)."""
+    if not _ROOT.fullmatch(root):
+        raise InvalidRule(
+            f"{root!r} is not a command root: lower-case letters, digits and _ . + - only, "
+            "without a namespace (minecraft:op is covered by op)"
+        )
+
+
+def bare_root(canonical: str) -> str:
+    """The first word without its namespace, lower-cased: ``minecraft:op Steve`` is ``op``."""
+    return canonical.partition(" ")[0].rpartition(":")[2].lower()
+
+
 class Whitelist:
     """The compiled ``whitelist.yml``; immutable after construction."""
 
@@ -135,9 +174,21 @@ class Whitelist:
         enabled: bool = True,
         player: Sequence[str] = (),
         console: Sequence[str] = (),
+        never: Sequence[str] = DEFAULT_NEVER,
     ) -> None:
         self.enabled = enabled
         self._rules: dict[str, RuleSet] = {"player": RuleSet(player), "console": RuleSet(console)}
+        for root in never:
+            check_never_root(root)
+        self.never: frozenset[str] = frozenset(never)
+
+    def never_root(self, command: str) -> str | None:
+        """The ``never`` root ``command`` runs under, whatever its namespace, or None.
+
+        Raises ``InvalidCommand`` when ``command`` has no canonical form.
+        """
+        root = bare_root(canonicalize(command))
+        return root if root in self.never else None
 
     def rules(self, executor: Executor) -> tuple[str, ...]:
         return self._rules[executor].patterns

@@ -8,7 +8,9 @@ console, otherwise the exact name or UUID of an online player). The decision, in
 - a console command runs if it fully matches a ``console`` rule;
 - a command for any other online player runs only after that player clicks *accept* on a
   prompt (``ApprovalBroker``); the approval is bound to that player, to them as the executor
-  and to the exact canonical command, which is also what is dispatched.
+  and to the exact canonical command, which is also what is dispatched. A command whose root
+  (in any namespace) is on ``whitelist.yml``'s ``never`` list is refused before anyone is
+  asked, and one turn may ask each player at most once.
 
 Anything else is not dispatched. The result says which of these happened (``refused``,
 ``denied``, ``timed_out``, ``target_offline``, ``dispatched``); ``dispatched`` carries the
@@ -36,9 +38,11 @@ from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import (
     CONFIRMATION_TIMEOUT_S,
     ApprovalBroker,
+    ApprovalError,
     Subject,
     confirmation_prompt,
 )
+from bridge.policy.invisible import describe, first_invisible
 from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.tools.plugin_access import APPROVALS, PluginAccess, link_failure
@@ -131,8 +135,15 @@ class RunCommand:
     ) -> dict[str, Any]:
         try:
             canonical = canonicalize(command)
+            never = self._whitelist.never_root(canonical)
         except InvalidCommand as exc:
             return self._refused(context, command, f"the command {exc.reason}")
+        if never is not None:
+            why = (
+                f"'{never}' is on the server's never list (whitelist.yml): no player's"
+                " confirmation can allow it"
+            )
+            return self._refused(context, canonical, why)
         if not self._plugin.has(APPROVALS):
             why = "the server's plugin cannot ask players to confirm"
             return self._refused(context, canonical, why)
@@ -145,15 +156,19 @@ class RunCommand:
             intent=intent,
             assistant=self._settings.assistant_name,
         )
-        outcome = await self._broker.request(
-            link,
-            target=target,
-            subject=subject,
-            prompt=prompt,
-            buttons=buttons,
-            timeout_s=self._settings.confirmation_timeout_s,
-            display=display,
-        )
+        try:
+            outcome = await self._broker.request(
+                link,
+                target=target,
+                subject=subject,
+                prompt=prompt,
+                buttons=buttons,
+                timeout_s=self._settings.confirmation_timeout_s,
+                display=display,
+                turn=context.turn_id,
+            )
+        except ApprovalError as exc:
+            return self._refused(context, canonical, str(exc))
         who = {"player": target.name}
         if outcome.approves(subject):
             return await self._dispatch(link, target, canonical, context, confirmed=True)
@@ -264,10 +279,17 @@ def _arguments(arguments: dict[str, Any]) -> tuple[str, str, str]:
     player = arguments.get("player", "")
     if not isinstance(command, str) or not command:
         raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "command must be a non-empty string")
-    if not isinstance(intent, str) or len(intent) > MAX_INTENT_CHARS or not intent.isprintable():
+    if not isinstance(intent, str) or len(intent) > MAX_INTENT_CHARS:
         raise ToolFailure(
             ErrorCode.INVALID_ARGUMENTS,
             f"intent must be one line of at most {MAX_INTENT_CHARS} printable characters",
+        )
+    hidden = first_invisible(intent) or next((c for c in intent if not c.isprintable()), None)
+    if hidden is not None:
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"intent contains the invisible or control character {describe(hidden)};"
+            " write it on one line in plain words",
         )
     if not isinstance(player, str):
         raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "player must be a string")

@@ -6,6 +6,7 @@ Each request name maps to a function of the request data that returns the answer
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -71,8 +72,14 @@ def access(link: FakeLink, features: tuple[str, ...] = ("snapshots", "approvals"
     return plugin
 
 
-def context(player: PlayerRef = STEVE) -> CallContext:
-    return CallContext(turn_id="t1", call_id="c1", player_uuid=player.uuid, player_name=player.name)
+_TURNS = itertools.count(1)
+
+
+def context(player: PlayerRef = STEVE, turn_id: str | None = None) -> CallContext:
+    """A call of a new turn each time, unless ``turn_id`` names one (a turn asks each player
+    once, so calls meant to prompt again must come from new turns)."""
+    turn = turn_id or f"t{next(_TURNS)}"
+    return CallContext(turn_id=turn, call_id="c1", player_uuid=player.uuid, player_name=player.name)
 
 
 def online(*players: PlayerRef) -> Responder:
