@@ -288,7 +288,13 @@ async def _prompted(w: World, arguments: dict[str, Any]) -> tuple[asyncio.Task[A
 async def test_the_target_accepts_and_the_command_runs_as_them_once(tmp_path: Path) -> None:
     async with world(tmp_path) as w:
         call, prompt = await _prompted(w, _for_alex())
-        assert "Steve" in prompt.text and "give Alex minecraft:bread 2" in prompt.text
+        # What Alex reads: who asks for whom, then the model's reason on its own line, marked
+        # as the assistant's words (then the buttons' line, not part of `text`).
+        assert prompt.text.split("\n") == [
+            "Mineclaw (the assistant) asks you, on behalf of Steve, to run"
+            " give Alex minecraft:bread 2 as you.",
+            "Mineclaw says why: feed Alex",
+        ]
         assert prompt.expires_ms == 60_000
         assert sorted(b["command"].split(" ")[1] for b in prompt.buttons) == ["approve", "deny"]
         assert all(b["hover"] == "feed Alex" for b in prompt.buttons)
