@@ -12,6 +12,7 @@ import logging
 
 from bridge.app.chat import ChatPath
 from bridge.app.commands import CommandRouter
+from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import Runtime
 from bridge.errors import ConfigError, LinkError
@@ -25,6 +26,7 @@ from bridge.link.messages import (
     LinkState,
     PlayerRef,
 )
+from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,13 @@ class AppHandler:
         runtime.add_tool_handlers(self.link_tools.handlers())
         # Function approvals share the link tools' prompts and /mineclaw approve|deny.
         runtime.functions.attach(self.link_tools.plugin, self.link_tools.broker)
+        # Operators online hear the provider's own error when turns fail at the provider.
+        self.notices = OperatorNotices(
+            runtime,
+            audit=runtime.audit,
+            redact=lambda text: redactor_for(runtime.plane).redact_text(text),
+        )
+        runtime.engine.provider_failure_listener = self.notices.notify
 
     def link_state(self) -> LinkState:
         runtime = self.runtime
@@ -76,12 +85,17 @@ class AppHandler:
     async def on_disconnected(self) -> None:
         self.runtime.link = None
         self.link_tools.disconnected()
+        self.notices.link_down()
         self.runtime.audit.record("link.down", {})
 
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        self.notices.seen(request.player, request.granted)
         return await self.chat.on_chat(request)
 
     async def on_command(self, request: CommandRequest) -> CommandReply:
+        sender = request.sender
+        if sender.player is not None:
+            self.notices.seen(sender.player, sender.granted)
         return await self.commands.on_command(request)
 
     async def on_player_join(self, player: PlayerRef) -> None:
@@ -89,3 +103,4 @@ class AppHandler:
 
     async def on_player_quit(self, player: PlayerRef) -> None:
         self.link_tools.player_quit(player)
+        self.notices.quit(player)

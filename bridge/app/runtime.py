@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from bridge.app.output import LinkTurnOutput
@@ -52,7 +52,7 @@ from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnEngine, TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode
-from bridge.turns.ports import PlayerRef, TurnLimits, TurnOutput, TurnSnapshot
+from bridge.turns.ports import ModelRoute, PlayerRef, TurnLimits, TurnOutput, TurnSnapshot
 from bridge.turns.session import PublicSession
 from bridge.turns.wake import WakeRules
 
@@ -305,7 +305,36 @@ class Runtime:
             limits=limits,
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
             retry=provider_settings(resolved.provider_id, resolved.provider).retry,
+            fallbacks=self._fallback_routes(plane, resolved.model.fallbacks),
         )
+
+    def _fallback_routes(self, plane: ControlPlane, refs: Sequence[str]) -> tuple[ModelRoute, ...]:
+        """The routes of a model's fallbacks. One that cannot be called now (its key is not
+        set) is left out with a warning rather than failing every turn of the model."""
+        routes: list[ModelRoute] = []
+        for ref in refs:
+            try:
+                resolved = plane.providers.resolve(ref)
+                if resolved.provider.api_key_missing:
+                    raise ConfigError(
+                        f"{resolved.provider.api_key_env or 'its API key'} is not set"
+                    )
+                client = self._client(plane, resolved)
+                retry = provider_settings(resolved.provider_id, resolved.provider).retry
+            except (ConfigError, NotConfiguredError) as exc:
+                log.warning("fallback %s left out: %s", ref, exc)
+                continue
+            attempts = min(MAX_MODEL_ATTEMPTS, retry.max_attempts)
+            routes.append(
+                ModelRoute(
+                    model_ref=ref,
+                    stream=functools.partial(
+                        client.stream, model=model_settings(resolved.model_name, resolved.model)
+                    ),
+                    policy=dataclasses.replace(retry, max_attempts=attempts),
+                )
+            )
+        return tuple(routes)
 
     def add_tool_handlers(self, handlers: Mapping[str, HandlerFn]) -> None:
         """Bind more tool handlers; the next snapshot's registry has them (a running turn keeps

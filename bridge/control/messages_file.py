@@ -36,6 +36,11 @@ _declare("errors.provider_failure", "player name reason")
 _declare("errors.offline", "player name")
 _declare("errors.invalid_request", "player name reason")
 _declare("errors.not_configured", "player name reason")
+_declare("errors.provider_busy", "player name reason")
+_declare("errors.provider_timeout", "player name reason")
+_declare("errors.provider_quota", "player name reason")
+_declare("errors.provider_misconfigured", "player name reason")
+_declare("errors.operator_notice", "player name model kind error")
 _declare("chat.empty_question", "player name prefix")
 _declare("chat.turn_stopped", "player name")
 _declare("listen.enabled", "player name")
@@ -102,6 +107,19 @@ class ErrorMessages(_Section):
     offline: str = "<gray>The assistant is offline."
     invalid_request: str = "<red>That request could not be handled: <reason>"
     not_configured: str = "<gray>(the assistant is not configured yet)"
+    # A turn's model requests failed; the line is chosen by the kind of failure. <reason> is
+    # always the bridge's own short wording, never the provider's text.
+    provider_busy: str = "<gray>The assistant's model provider is busy; please ask again soon."
+    provider_timeout: str = "<gray>The assistant's model provider did not answer in time."
+    provider_quota: str = (
+        "<red>The assistant cannot answer: its model provider account is out of credit."
+    )
+    provider_misconfigured: str = (
+        "<red>The assistant cannot answer: its model provider is not set up correctly."
+    )
+    # To operators online, at most once per kind of failure every few minutes: the provider's
+    # own error text (redacted), so someone who can fix it learns what went wrong.
+    operator_notice: str = "<gold>[<name>] <model> failed (<kind>): <error>"
 
 
 class ChatMessages(_Section):

@@ -308,12 +308,18 @@ class RequestExtras(StrictModel):
         return value
 
 
+MAX_FALLBACKS = 4
+
+
 class ModelConfig(StrictModel):
-    """One model of one provider."""
+    """One model of one provider. ``fallbacks``: other models of ``models`` a turn goes on with,
+    in order, when its attempts at this one are spent for a failure another provider may not
+    share (busy, timed out, broken stream, quota, misconfigured)."""
 
     limits: ModelLimits
     interleaved: InterleavedConfig | None = None
     request: RequestExtras = Field(default_factory=RequestExtras)
+    fallbacks: list[str] = Field(default_factory=list, max_length=MAX_FALLBACKS)
 
 
 class ResolvedModel(NamedTuple):
@@ -377,8 +383,23 @@ class ProvidersFile(StrictModel):
                         "interleaved reasoning is only for openai_chat_completions providers",
                     )
                 )
+            issues.extend(self._fallback_issues(ref, model))
         if self.default not in self.models:
             issues.append((("default",), f"model {self.default!r} is not defined under models"))
+        return issues
+
+    def _fallback_issues(self, ref: str, model: ModelConfig) -> list[tuple[tuple[str, ...], str]]:
+        issues: list[tuple[tuple[str, ...], str]] = []
+        seen: set[str] = set()
+        for index, fallback in enumerate(model.fallbacks):
+            path = ("models", ref, "fallbacks", str(index))
+            if fallback == ref:
+                issues.append((path, "a model cannot be its own fallback"))
+            elif fallback in seen:
+                issues.append((path, f"{fallback!r} is listed twice"))
+            elif fallback not in self.models:
+                issues.append((path, f"model {fallback!r} is not defined under models"))
+            seen.add(fallback)
         return issues
 
     def resolve(self, ref: str | None = None) -> ResolvedModel:

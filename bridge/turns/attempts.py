@@ -27,13 +27,8 @@ from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, ProviderRequest, Reasoning, ToolCall
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import RetryPolicy
-from bridge.turns.ports import ModelStream, TurnSnapshot
+from bridge.turns.ports import ModelStream
 from bridge.unicode_text import valid_json, valid_json_text, valid_text
-
-
-def turn_policy(snapshot: TurnSnapshot) -> RetryPolicy:
-    """The snapshot's retry settings with the turn's attempt budget."""
-    return dataclasses.replace(snapshot.retry, max_attempts=max(1, snapshot.limits.model_attempts))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from bridge.providers.items import (
 )
 from bridge.store.audit_sink import AuditSink
 from bridge.turns.activity import ServerActivity
-from bridge.turns.attempts import AttemptsSpent, complete, turn_policy
+from bridge.turns.attempts import AttemptsSpent, complete
 from bridge.turns.ports import TurnSnapshot
 from bridge.turns.session import CompletedTurn, PublicSession
 
@@ -180,7 +180,7 @@ class Compactor:
         result = await complete(
             snapshot.stream,
             request,
-            policy=turn_policy(snapshot),
+            policy=snapshot.routes[0].policy,
             sleep=self._sleep,
             rng=self._rng,
         )

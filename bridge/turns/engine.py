@@ -27,6 +27,7 @@ from typing import Literal
 
 from bridge.errors import MineclawError, StoreError, ToolError
 from bridge.providers.events import Completed, Failed
+from bridge.providers.failures import FALLBACK_CLASSES
 from bridge.providers.items import (
     AssistantText,
     Item,
@@ -38,9 +39,21 @@ from bridge.providers.items import (
 from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity
-from bridge.turns.attempts import AttemptsSpent, complete, turn_policy
+from bridge.turns.attempts import AttemptsSpent, complete
+from bridge.turns.failure_lines import (
+    PROVIDER_FAILURE,
+    ProviderFailureNotice,
+    player_line,
+)
 from bridge.turns.output_text import cap_reply
-from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnContext, TurnOutput, TurnSnapshot
+from bridge.turns.ports import (
+    ArchiveWriter,
+    ModelRoute,
+    PlayerRef,
+    TurnContext,
+    TurnOutput,
+    TurnSnapshot,
+)
 from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
@@ -48,7 +61,6 @@ from bridge.turns.throttle import ActionBarStream
 
 log = logging.getLogger(__name__)
 
-PROVIDER_FAILURE = "errors.provider_failure"
 TOOL_CALL_LIMIT_OUTPUT = "error: this turn has used all the tool calls it may make"
 
 TurnStatus = Literal["completed", "dropped", "stopped"]
@@ -77,11 +89,23 @@ class TurnOutcome:
 
 
 class _Dropped(Exception):
-    """Internal: the turn cannot complete; `reason` is safe to show the player."""
+    """Internal: the turn cannot complete. ``reason`` is the whole story (for the audit log);
+    the player sees ``shown`` in the ``key`` line. ``failure`` is the provider's last failure
+    when the model requests were what failed."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        key: str = PROVIDER_FAILURE,
+        shown: str | None = None,
+        failure: Failed | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.key = key
+        self.shown = reason if shown is None else shown
+        self.failure = failure
 
 
 @dataclass(slots=True)
@@ -91,6 +115,9 @@ class _Progress:
     tool_calls: int = 0
     reply: str = ""
     ended: bool = False
+    route: int = 0
+    """Which of the snapshot's routes (the model, then its fallbacks) the turn is on: once a
+    fallback answered, the rest of the turn stays with it."""
 
 
 class TurnEngine:
@@ -127,6 +154,8 @@ class TurnEngine:
         self._sleep = sleep
         self._turn_ids = turn_ids
         self._task: asyncio.Task[TurnOutcome] | None = None
+        self.provider_failure_listener: Callable[[ProviderFailureNotice], None] | None = None
+        """Told when a turn is dropped because its model requests failed (operator lines)."""
         self._stop_requested = False
         self._committing = False
 
@@ -214,7 +243,7 @@ class TurnEngine:
         try:
             await self._loop(context, snapshot, projection, progress)
         except _Dropped as dropped:
-            return await self._drop(context, progress, dropped.reason)
+            return await self._drop(context, progress, dropped, snapshot)
         except asyncio.CancelledError:
             if not self._stop_requested:
                 raise
@@ -226,7 +255,7 @@ class TurnEngine:
         except Exception:
             # A fault in a port (tool runner, output) must not wedge the server's one turn.
             log.exception("turn %s failed", context.turn_id)
-            return await self._drop(context, progress, "internal error")
+            return await self._drop(context, progress, _Dropped("internal error"), snapshot)
         self._committing = True
         commit = asyncio.ensure_future(self._commit(context, snapshot, progress, started))
         try:
@@ -255,7 +284,7 @@ class TurnEngine:
             request, estimate = build_request(
                 snapshot, projection, progress.items, offer_tools=offer_tools
             )
-            completed = await self._complete(context, snapshot, request)
+            completed = await self._complete(context, snapshot, progress, request)
             if completed.usage is not None:
                 self._session.calibration.observe(
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
@@ -280,7 +309,11 @@ class TurnEngine:
                 progress.items.append(result)
 
     async def _complete(
-        self, context: TurnContext, snapshot: TurnSnapshot, request: ProviderRequest
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: _Progress,
+        request: ProviderRequest,
     ) -> Completed:
         bar = ActionBarStream(
             lambda text: self._output.action_bar(context.player, text),
@@ -292,31 +325,50 @@ class TurnEngine:
         async def attempt_started(attempt: int) -> None:
             bar.reset()
 
-        def attempt_failed(attempt: int, failed: Failed) -> None:
-            self._audit.record(
-                "provider.failure",
-                {
-                    "turn_id": context.turn_id,
-                    "attempt": attempt,
-                    "reason": failed.reason,
-                    "retryable": failed.retryable,
-                    "class": failed.failure_class,
-                },
-            )
+        routes = snapshot.routes
+        while True:
+            route = routes[progress.route]
 
-        result = await complete(
-            snapshot.stream,
-            request,
-            policy=turn_policy(snapshot),
-            sleep=self._sleep,
-            rng=self._rng,
-            on_text=bar.feed,
-            on_attempt_start=attempt_started,
-            on_failure=attempt_failed,
-        )
-        if isinstance(result, AttemptsSpent):
-            raise _Dropped(result.reason)
-        return result
+            def attempt_failed(attempt: int, failed: Failed, route: ModelRoute = route) -> None:
+                self._audit.record(
+                    "provider.failure",
+                    {
+                        "turn_id": context.turn_id,
+                        "model": route.model_ref,
+                        "attempt": attempt,
+                        "reason": failed.reason,
+                        "retryable": failed.retryable,
+                        "class": failed.failure_class,
+                    },
+                )
+
+            result = await complete(
+                route.stream,
+                request,
+                policy=route.policy,
+                sleep=self._sleep,
+                rng=self._rng,
+                on_text=bar.feed,
+                on_attempt_start=attempt_started,
+                on_failure=attempt_failed,
+            )
+            if not isinstance(result, AttemptsSpent):
+                return result
+            last = result.failures[-1]
+            if last.failure_class in FALLBACK_CLASSES and progress.route + 1 < len(routes):
+                progress.route += 1
+                self._audit.record(
+                    "provider.fallback",
+                    {
+                        "turn_id": context.turn_id,
+                        "from": route.model_ref,
+                        "to": routes[progress.route].model_ref,
+                        "class": last.failure_class,
+                    },
+                )
+                continue
+            line = player_line(last)
+            raise _Dropped(result.reason, key=line.key, shown=line.reason, failure=last)
 
     async def _run_tool(
         self, context: TurnContext, snapshot: TurnSnapshot, call: ToolCall
@@ -334,16 +386,45 @@ class TurnEngine:
         self._audit.record("tool.result", {**base, "output_chars": len(result.output)})
         return result
 
-    async def _drop(self, context: TurnContext, progress: _Progress, reason: str) -> TurnOutcome:
-        self._end(context, progress, "dropped", reason)
+    async def _drop(
+        self, context: TurnContext, progress: _Progress, dropped: _Dropped, snapshot: TurnSnapshot
+    ) -> TurnOutcome:
+        failure = dropped.failure
+        self._end(
+            context,
+            progress,
+            "dropped",
+            dropped.reason,
+            failure_class=failure.failure_class if failure is not None else None,
+            model_ref=snapshot.routes[progress.route].model_ref,
+        )
         try:
-            await self._output.failure(context.player, PROVIDER_FAILURE, {"reason": reason})
+            await self._output.failure(context.player, dropped.key, {"reason": dropped.shown})
         except MineclawError as exc:
             log.warning("could not tell %s that the turn failed: %s", context.player.name, exc)
-        return TurnOutcome(context.turn_id, "dropped", reason=reason)
+        listener = self.provider_failure_listener
+        if failure is not None and listener is not None:
+            notice = ProviderFailureNotice(
+                turn_id=context.turn_id,
+                model_ref=snapshot.routes[progress.route].model_ref,
+                failure_class=failure.failure_class,
+                error=failure.reason,
+            )
+            try:
+                listener(notice)
+            except Exception:  # the operators' line must never cost the player theirs
+                log.exception("provider failure listener failed")
+        return TurnOutcome(context.turn_id, "dropped", reason=dropped.reason)
 
     def _end(
-        self, context: TurnContext, progress: _Progress, outcome: str, reason: str = ""
+        self,
+        context: TurnContext,
+        progress: _Progress,
+        outcome: str,
+        reason: str = "",
+        *,
+        failure_class: str | None = None,
+        model_ref: str | None = None,
     ) -> None:
         fields: dict[str, JSONValue] = {
             "turn_id": context.turn_id,
@@ -353,6 +434,10 @@ class TurnEngine:
         }
         if reason:
             fields["reason"] = reason
+        if failure_class is not None:
+            fields["class"] = failure_class
+        if model_ref is not None:
+            fields["model"] = model_ref
         progress.ended = True
         # Never raises: by now the turn is archived and published, or dropped, and the player
         # must still get the reply or the failure line when the audit log has failed.
@@ -371,7 +456,8 @@ class TurnEngine:
             player=context.player.name,
             started_at=started,
             ended_at=self._wall_clock(),
-            model_ref=snapshot.model_ref,
+            # Which model answered: the snapshot's own, or the fallback the turn went on with.
+            model_ref=snapshot.routes[progress.route].model_ref,
             control_version=snapshot.control_version,
             items=tuple(item.model_dump(mode="json") for item in items),
         )
@@ -379,7 +465,9 @@ class TurnEngine:
             await asyncio.to_thread(self._archive.append, archived)
         except StoreError as exc:
             log.error("turn %s could not be archived: %s", context.turn_id, exc)
-            return await self._drop(context, progress, "the turn could not be saved")
+            return await self._drop(
+                context, progress, _Dropped("the turn could not be saved"), snapshot
+            )
         turn = CompletedTurn(context.turn_id, context.player.name, items)
         published = self._session.publish(turn, session_id=context.session_id)
         limits = snapshot.limits
@@ -393,7 +481,12 @@ class TurnEngine:
                 wrap=limits.reply_wrap,
             ),
         )
-        self._end(context, progress, "completed" if published else "completed_after_clear")
+        self._end(
+            context,
+            progress,
+            "completed" if published else "completed_after_clear",
+            model_ref=snapshot.routes[progress.route].model_ref,
+        )
         try:
             await self._output.reply(context.player, lines)
         except MineclawError as exc:

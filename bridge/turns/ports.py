@@ -7,6 +7,7 @@ the archive is anything with `append`. Tests plug in scripted fakes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -83,6 +84,16 @@ class TurnLimits:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRoute:
+    """One model a turn may use: its reference, its bound stream, and the retry policy (with
+    the attempt budget) its provider's ``retry`` settings give."""
+
+    model_ref: str
+    stream: ModelStream
+    policy: RetryPolicy = RetryPolicy()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnSnapshot:
     """Everything a turn fixes when it starts; a reload or model switch makes a new one for
     later turns and leaves this one alone.
@@ -103,3 +114,16 @@ class TurnSnapshot:
     compaction_trigger_tokens: int | None = None
     retry: RetryPolicy = RetryPolicy()
     """The provider's ``retry`` settings: the pauses between the turn's attempts."""
+    fallbacks: tuple[ModelRoute, ...] = ()
+    """The model's fallbacks from ``providers.yml``, in order: when the attempts at one are
+    spent for a failure another provider may not share, the same turn goes on with the next."""
+
+    @property
+    def routes(self) -> tuple[ModelRoute, ...]:
+        """The model itself, then its fallbacks."""
+        own = ModelRoute(
+            model_ref=self.model_ref,
+            stream=self.stream,
+            policy=dataclasses.replace(self.retry, max_attempts=max(1, self.limits.model_attempts)),
+        )
+        return (own, *self.fallbacks)

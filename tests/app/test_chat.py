@@ -214,7 +214,7 @@ async def test_one_attempt_budget_the_provider_setting_capped_at_three(
         assert len(provider.requests) == expected
         notice = await app.link.wait_for(lambda n, d: n == "output.chat")
         assert notice.target == "player" and notice.player == STEVE.uuid
-        assert "could not answer" in rendered(notice.text)
+        assert "provider is busy" in rendered(notice.text)
         assert app.runtime.session.state.turns == () and app.runtime.archive.all_turns() == []
     finally:
         await app.runtime.aclose()

@@ -98,7 +98,10 @@ async def test_three_failures_drop_the_turn_and_change_nothing(harness: Harness)
     first, second = harness.sleeps
     assert 0.5 <= first <= 1.0 and 0.5 <= second <= 2.0
     assert harness.output.replies == [("Steve", "earlier answer")]
-    assert harness.output.failures == [(STEVE.uuid, PROVIDER_FAILURE, {"reason": "HTTP 500"})]
+    # The player gets the line for the failure's class in the bridge's words; the provider's
+    # own text stays in the audit log.
+    reason = {"reason": "the model provider's answer broke off"}
+    assert harness.output.failures == [(STEVE.uuid, "errors.provider_busy", reason)]
     kinds = harness.audit.kinds()
     assert kinds[-5:] == ["turn.start", *["provider.failure"] * 3, "turn.end"]
     assert harness.audit.events[-1][1]["outcome"] == "dropped"

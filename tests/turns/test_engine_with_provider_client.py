@@ -18,7 +18,7 @@ from bridge.providers.settings import ModelSettings, ProviderSettings, RetryPoli
 from bridge.turns.ports import TurnLimits, TurnSnapshot
 
 from .conftest import LOOK, Harness
-from .fakes import RecordingTools
+from .fakes import STEVE, RecordingTools
 
 
 def sse(*payloads: object) -> bytes:
@@ -110,4 +110,7 @@ async def test_three_server_errors_drop_the_turn(harness: Harness) -> None:
     assert outcome.status == "dropped" and "503" in (outcome.reason or "")
     assert len(seen) == 3
     assert harness.session.state.turns == () and harness.archive.turns == []
-    assert harness.output.failures[0][2]["reason"] == outcome.reason
+    # The player gets the busy line in the bridge's words, never the provider's "busy".
+    assert harness.output.failures == [
+        (STEVE.uuid, "errors.provider_busy", {"reason": "the model provider is busy"})
+    ]

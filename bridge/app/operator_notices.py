@@ -1,0 +1,117 @@
+"""One line to the operators online when turns fail at the model provider.
+
+The asking player only learns that the provider is busy, out of credit or misconfigured; the
+people who can fix it need the provider's own words. Operators are the players online who hold
+``mineclaw.command.reload`` (the node that lets them fix the configuration): the bridge learns
+that from the permission facts every chat line and command carries, and forgets a player when
+they quit or the link drops. Each kind of failure is told at most once per
+``NOTICE_INTERVAL_S``, so a provider that stays down does not flood anyone; the audit log keeps
+every failure whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection
+from typing import Protocol
+
+from bridge.errors import LinkError, MineclawError
+from bridge.link.handler import Link
+from bridge.link.messages import OutputChat, PlayerRef, Text
+from bridge.providers.errors import clip
+from bridge.store.audit_sink import AuditSink
+from bridge.turns.failure_lines import ProviderFailureNotice
+
+log = logging.getLogger(__name__)
+
+OPERATOR_NODE = "mineclaw.command.reload"
+NOTICE_INTERVAL_S = 300.0
+"""At most one line per kind of failure this often."""
+MAX_ERROR_CHARS = 240
+
+
+class NoticeHost(Protocol):
+    link: Link | None
+
+    def text(self, key: str, values: dict[str, str] | None = None, **model: str) -> Text: ...
+
+
+class OperatorNotices:
+    """``seen``/``quit``/``link_down`` keep the set of operators online; ``notify`` is the turn
+    engine's provider-failure listener. ``redact`` cuts secrets out of the provider's text."""
+
+    def __init__(
+        self,
+        host: NoticeHost,
+        *,
+        audit: AuditSink,
+        redact: Callable[[str], str],
+        monotonic: Callable[[], float] = time.monotonic,
+        interval_s: float = NOTICE_INTERVAL_S,
+    ) -> None:
+        self._host = host
+        self._audit = audit
+        self._redact = redact
+        self._monotonic = monotonic
+        self._interval_s = interval_s
+        self._operators: dict[str, str] = {}  # uuid -> name
+        self._last_told: dict[str, float] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+
+    @property
+    def operators(self) -> dict[str, str]:
+        return dict(self._operators)
+
+    def seen(self, player: PlayerRef, granted: Collection[str]) -> None:
+        if OPERATOR_NODE in granted:
+            self._operators[player.uuid] = player.name
+        else:
+            self._operators.pop(player.uuid, None)
+
+    def quit(self, player: PlayerRef) -> None:
+        self._operators.pop(player.uuid, None)
+
+    def link_down(self) -> None:
+        self._operators.clear()
+
+    def notify(self, notice: ProviderFailureNotice) -> None:
+        now = self._monotonic()
+        last = self._last_told.get(notice.failure_class)
+        if last is not None and now - last < self._interval_s:
+            return
+        link = self._host.link
+        recipients = list(self._operators)
+        if link is None or not link.connected or not recipients:
+            return  # nobody to tell now: the next failure of this kind may be told
+        self._last_told[notice.failure_class] = now
+        error = clip(self._redact(notice.error), MAX_ERROR_CHARS)
+        line = self._host.text(
+            "errors.operator_notice",
+            {"model": notice.model_ref, "kind": notice.failure_class, "error": error},
+        )
+        try:
+            self._audit.record(
+                "operator.notice",
+                {
+                    "turn_id": notice.turn_id,
+                    "class": notice.failure_class,
+                    "recipients": [self._operators[uuid] for uuid in recipients],
+                },
+            )
+        except MineclawError as exc:
+            log.error("operator notice not audited: %s", exc)
+        for uuid in recipients:
+            self._send(link, OutputChat(target="player", player=uuid, text=line))
+
+    def _send(self, link: Link, chat: OutputChat) -> None:
+        async def send() -> None:
+            try:
+                await link.request("output.chat", chat)
+            except LinkError as exc:
+                log.info("operator notice not delivered: %s", exc)
+
+        task = asyncio.create_task(send())
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
