@@ -39,7 +39,7 @@ from bridge.functions.host import PLAYER_REF, DryRunHost
 from bridge.functions.limits import FunctionLimits
 from bridge.functions.review import review_catalogue
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
-from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
 from bridge.store.audit_sink import MemoryAudit
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -152,7 +152,9 @@ async def _dry_run(
     arguments: Any,
     player: str,
 ) -> FunctionOutcome:
-    engine = await V8Engine.start(ahead=1)
+    # The same worker processes and limits as the bridge; one worker is enough for one call.
+    settings = pool_settings(limits)
+    engine = await WorkerEngine.start(PoolSettings(workers=1, spare=0, limits=settings.limits))
     try:
         runtime = FunctionRuntime(
             catalogue=catalogue, limits=limits, engine=engine, host=host, audit=MemoryAudit()

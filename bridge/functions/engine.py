@@ -18,9 +18,14 @@ T = TypeVar("T")
 
 
 class SandboxError(FunctionError):
-    """A sandbox evaluation did not produce a value. `code` is the stable result code."""
+    """A sandbox evaluation did not produce a value. `code` is the stable result code.
+
+    `lost` describes the worker process that was killed or died with this error (for the audit
+    log); `None` when the isolate simply reported the error.
+    """
 
     code = "script_error"
+    lost: dict[str, str | int | None] | None = None
 
 
 class SandboxScriptError(SandboxError):
@@ -45,6 +50,12 @@ class SandboxProtocolError(SandboxError):
     """The script returned something other than a string or nothing."""
 
     code = "protocol_error"
+
+
+class EngineCrashed(SandboxError):
+    """The process hosting the isolate died (V8 fatal error, a signal, its CPU limit)."""
+
+    code = "engine_crashed"
 
 
 class EngineUnavailable(SandboxError):
@@ -77,8 +88,12 @@ class Engine(Protocol):
         awaits it.
         """
 
-    async def fresh(self, *, heap_bytes: int) -> Sandbox:
-        """A new hardened sandbox whose heap is capped at `heap_bytes`."""
+    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Sandbox:
+        """A new hardened sandbox whose heap is capped at `heap_bytes`.
+
+        `memory_bytes` caps the resident memory of the process hosting the isolate, where the
+        engine can measure it (an engine in the bridge's own process cannot).
+        """
 
     async def aclose(self) -> None:
         """Dispose of every sandbox made ahead and stop the engine."""

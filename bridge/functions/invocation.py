@@ -28,6 +28,7 @@ from bridge.functions.host import (
 from bridge.functions.limits import FunctionLimits
 from bridge.functions.operations import Admitted, OperationGate, OperationRecord, Refused
 from bridge.functions.results import (
+    RUNTIME_CODES,
     ErrorCode,
     JSONLimitError,
     OperationCode,
@@ -65,6 +66,7 @@ class _State(BaseModel):
     failure: _Failure | None = None
 
 
+_MIB = 1024 * 1024
 # A pending step is answered again after the checkpoint, which runs right after the task that
 # answered; more pending answers than this mean a driver that will never report.
 _MAX_PENDING_POLLS = 1_000
@@ -99,6 +101,11 @@ class Invocation:
     # Operations run as tasks on the home loop; finished ones come back through `_finished`
     # (on the loop `drive` runs on). `_outstanding` is counted there, `_home_tasks` at home.
     _outstanding: int = 0
+    _received: int = 0
+    _over_limit: int = 0
+    """Requests past `operations_per_call`: counted, recorded once at the end."""
+    runtime_code: str | None = None
+    """The `error_code` of a failure the runtime detected, if the call ended with one."""
     _finished: asyncio.Queue[tuple[Settlement, Admitted]] | None = None
     _home_tasks: set[asyncio.Task[Settlement]] = field(default_factory=set)
 
@@ -110,21 +117,30 @@ class Invocation:
         """Run to a result. Cancelling the caller cancels everything this started."""
         self._finished = asyncio.Queue()
         try:
-            sandbox = await self.engine.fresh(heap_bytes=self.limits.heap_mb * 1024 * 1024)
+            sandbox = await self.engine.fresh(
+                heap_bytes=self.limits.heap_mb * _MIB,
+                memory_bytes=self.limits.worker_memory_mb * _MIB,
+            )
         except SandboxError as exc:
-            return error_result(ErrorCode.ENGINE_UNAVAILABLE, str(exc))
+            return self.failed(ErrorCode.ENGINE_UNAVAILABLE, str(exc))
         try:
             return await self._loop(sandbox)
         except _Stop as stop:
             return stop.result
         except SandboxError as exc:
+            if exc.lost is not None:
+                self._audit(
+                    "function.worker_lost", {**self._who(), "error_code": exc.code, **exc.lost}
+                )
             return self.failed(exc.code, str(exc))
         finally:
             await self._cancel_operations()
             await sandbox.dispose()
+            self._record_over_limit()
 
     def failed(self, code: str, message: str) -> dict[str, Any]:
         """An error result that also lists effects the server may already have accepted."""
+        self.runtime_code = code
         return error_result(code, message, **self.effects())
 
     def effects(self) -> dict[str, Any]:
@@ -159,9 +175,7 @@ class Invocation:
         if not state.requests and not state.done:
             state = await self._step(sandbox)
         while True:
-            settlements = [self._admit(*request) for request in state.requests]
-            if state.dropped:
-                self._record_dropped(state.dropped)
+            settlements = self._admit_all(state)
             if state.done:
                 return self._final(state)
             ready = [item for item in settlements if item is not None]
@@ -202,9 +216,41 @@ class Invocation:
                 pass
         raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered with"))
 
+    def _admit_all(self, state: _State) -> list[Settlement | None]:
+        """Admit what the bridge received, counting every request itself: however many the
+        sandbox reports, at most `operations_per_call` become records; the rest are counted
+        (with the ones the driver dropped) into one refusal record at the end."""
+        limit = self.limits.operations_per_call
+        self._received += len(state.requests)
+        if self._received > limit + 1:
+            # The driver posts at most one request past the limit: this sandbox lies.
+            self._over_limit += len(state.requests) + state.dropped
+            raise _Stop(
+                self.failed(
+                    ErrorCode.PROTOCOL_ERROR,
+                    f"the sandbox reported {self._received} api.invoke requests; "
+                    f"at most {limit} are allowed",
+                )
+            )
+        allowance = max(0, limit - len(self.records))
+        admitted = [self._admit(*request) for request in state.requests[:allowance]]
+        over = state.requests[allowance:]
+        self._over_limit += len(over) + state.dropped
+        refusal = {
+            "code": OperationCode.OPERATION_LIMIT,
+            "message": f"at most {limit} operations per call",
+        }
+        admitted += [(op_id, False, refusal) for op_id, _, _ in over]
+        return admitted
+
     def _final(self, state: _State) -> dict[str, Any]:
         if state.failure is not None:
-            return self.failed(state.failure.code, state.failure.message)
+            code, message = state.failure.code, state.failure.message
+            if code in RUNTIME_CODES:
+                # Only the runtime ends a call with these; the sandbox can only claim them.
+                message = f"the script reported error_code {code!r}, which only the runtime sets"
+                code = ErrorCode.SCRIPT_ERROR
+            return self.failed(code, message)
         if state.result is None:
             return self.failed(ErrorCode.INVALID_RESULT, "onCall returned no result")
         limits = self.limits
@@ -314,12 +360,14 @@ class Invocation:
         fields: dict[str, JSONValue] = {**self._who(), **record.summary()}
         self._audit("function.operation", fields)
 
-    def _record_dropped(self, count: int) -> None:
+    def _record_over_limit(self) -> None:
+        if not self._over_limit:
+            return
         fields: dict[str, JSONValue] = {
             **self._who(),
             "status": "refused",
             "error_code": OperationCode.OPERATION_LIMIT,
-            "dropped": count,
+            "dropped": self._over_limit,
         }
         self._audit("function.operation", fields)
 

@@ -36,6 +36,14 @@ class FunctionLimits(BaseModel):
     heap_mb: int = Field(default=32, ge=8, le=1_024)
     """V8 heap of one isolate; past it the isolate is terminated (memory bombs)."""
 
+    worker_memory_mb: int = Field(default=256, ge=96, le=4_096)
+    """Resident memory of the worker process running the call, polled by the bridge; past it
+    the worker is killed (memory V8 allocates outside its heap counts here)."""
+
+    workers: int = Field(default=2, ge=1, le=16)
+    """Worker processes that run Functions, one call each at a time (plus one spare kept
+    started). Read when the pool starts, at the first call: a change needs a restart."""
+
     result_chars: int = Field(default=16_384, ge=64, le=1_048_576)
     """Size of the returned JSON (and of each `api.invoke` input) in characters."""
 

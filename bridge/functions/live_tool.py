@@ -1,7 +1,7 @@
-"""`call_function` in a running bridge: one V8 engine for the process, the control plane in
-force when a call starts, and a `LiveFunctionHost` per call.
+"""`call_function` in a running bridge: one pool of Function worker processes for the bridge,
+the control plane in force when a call starts, and a `LiveFunctionHost` per call.
 
-The engine starts on the first call (a server whose catalogue has no enabled Function never
+The pool starts on the first call (a server whose catalogue has no enabled Function never
 pays for it) or when `start()` is awaited, and is closed by `aclose()` at shutdown. Each call
 builds a `FunctionRuntime` from the plane it started under, so a reload never changes a
 running Function's source or limits.
@@ -22,7 +22,7 @@ from bridge.functions.live_host import LiveFunctionHost
 from bridge.functions.results import ErrorCode, error_result
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.tool import call_function_handler
-from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import WorkerEngine, pool_settings
 from bridge.policy.approvals import ApprovalBroker
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.invoke import ToolInvoker
@@ -67,13 +67,10 @@ class LiveFunctions:
         plane: Callable[[], ControlPlane],
         native_tools: Callable[[CallContext], ToolInvoker],
         audit: AuditSink,
-        ahead: int = 4,
     ) -> None:
-        """`ahead`: isolates kept ready (4); each serves one call and is then destroyed."""
         self._plane = plane
         self._native_tools = native_tools
         self._audit = audit
-        self._ahead = ahead
         self.plugin = PluginAccess()
         self.broker = ApprovalBroker()
         self._engine: Engine | None = None
@@ -89,12 +86,14 @@ class LiveFunctions:
         return {CALL_FUNCTION: self.call_function}
 
     async def start(self) -> Engine:
-        """The engine, started on first use. Raises `EngineUnavailable`."""
+        """The worker pool, started on first use with the `functions` settings then in force.
+        Raises `EngineUnavailable`."""
         async with self._starting:
             if self._closed:
                 raise EngineUnavailable("the Function engine is shut down")
             if self._engine is None:
-                self._engine = await V8Engine.start(ahead=self._ahead)
+                settings = pool_settings(self._plane().config.functions)
+                self._engine = await WorkerEngine.start(settings)
             return self._engine
 
     async def aclose(self) -> None:

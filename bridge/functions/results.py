@@ -31,7 +31,9 @@ class ErrorCode:
     WORKFLOW_TIME_LIMIT = "workflow_time_limit"
     """The whole call ran past `workflow_ms`."""
     MEMORY_LIMIT = "memory_limit"
-    """The isolate's heap reached `heap_mb`."""
+    """The isolate's heap reached `heap_mb`, or its worker process `worker_memory_mb`."""
+    ENGINE_CRASHED = "engine_crashed"
+    """The worker process running the call died (a V8 fatal error, a signal); it was replaced."""
     RESULT_TOO_LARGE = "result_too_large"
     """The returned JSON is over `result_chars`, `result_depth` or `result_members`."""
     INVALID_RESULT = "invalid_result"
@@ -46,6 +48,24 @@ class ErrorCode:
     """The sandbox answered the runtime with something malformed (tampered driver)."""
     INTERNAL_ERROR = "internal_error"
     """The runtime itself failed; the traceback is in the bridge log only."""
+
+
+RUNTIME_CODES: frozenset[str] = frozenset(
+    {
+        ErrorCode.SYNC_TIME_LIMIT,
+        ErrorCode.WORKFLOW_TIME_LIMIT,
+        ErrorCode.MEMORY_LIMIT,
+        ErrorCode.ENGINE_CRASHED,
+        ErrorCode.WORKFLOW_STALLED,
+        ErrorCode.CANCELLED,
+        ErrorCode.ENGINE_UNAVAILABLE,
+        ErrorCode.PROTOCOL_ERROR,
+        ErrorCode.INTERNAL_ERROR,
+    }
+)
+"""Codes only the runtime sets on a failed call: neither an error a Function returns nor
+anything reported from inside the sandbox can carry one (limits, cancellation and crashes
+cannot be forged)."""
 
 
 class OperationCode:
@@ -119,13 +139,17 @@ class FunctionReturn(BaseModel):
 def parse_return(value: Any) -> FunctionReturn:
     """Check the shape of onCall's value; `JSONLimitError` says what is wrong."""
     try:
-        return FunctionReturn.model_validate(value)
+        returned = FunctionReturn.model_validate(value)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or '(value)'}: {error['msg']}"
             for error in exc.errors()[:3]
         )
         raise JSONLimitError(f"onCall must return {{status, output}}: {problems}") from exc
+    code = returned.output.get("error_code")
+    if returned.status == "error" and isinstance(code, str) and code in RUNTIME_CODES:
+        raise JSONLimitError(f"output.error_code {code!r} is reserved for the runtime")
+    return returned
 
 
 def error_result(code: str, message: str, **extra: Any) -> dict[str, Any]:

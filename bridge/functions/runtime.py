@@ -140,13 +140,18 @@ class FunctionRuntime:
 
         def finish(kind: str, result: dict[str, Any]) -> dict[str, Any]:
             output = result["output"]
+            # `error_code` is the runtime's alone; an error the Function returned itself is
+            # recorded as such, its own code in a field of its own.
             fields: dict[str, JSONValue] = {
                 **who,
                 "status": result["status"],
-                "error_code": output.get("error_code") if result["status"] == "error" else None,
+                "error_code": invocation.runtime_code,
                 "operations": len(invocation.records),
                 "duration_ms": round((time.monotonic() - started) * 1000, 3),
             }
+            own_code = output.get("error_code")
+            if invocation.runtime_code is None and isinstance(own_code, str):
+                fields["function_error_code"] = own_code[:64]
             if "effects_not_rolled_back" in output:
                 fields["effects_not_rolled_back"] = len(output["effects_not_rolled_back"])
             self._audit.record(kind, fields)

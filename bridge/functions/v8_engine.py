@@ -218,7 +218,7 @@ class V8Engine:
         """Wait until the isolates made ahead are all there (benchmarks and tests)."""
         await self.on_engine(self._wait_full())
 
-    async def fresh(self, *, heap_bytes: int) -> V8Sandbox:
+    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> V8Sandbox:
         racer = await self.on_engine(self._take(heap_bytes))
         return V8Sandbox(self, racer)
 

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import WorkerEngine
 
 from .support import ONLINE, WAIT_S, Heartbeat, body, function, output, runtime
 
@@ -59,7 +59,7 @@ ABSENT_GLOBALS = [
 ]
 
 
-async def run_probe(engine: V8Engine, js: str) -> dict[str, object]:
+async def run_probe(engine: WorkerEngine, js: str) -> dict[str, object]:
     rt, host, _ = runtime(engine, function(body(js)))
     async with Heartbeat() as heart:
         result = await asyncio.wait_for(rt.call_function("f", {}, player=ONLINE), WAIT_S)
@@ -68,7 +68,7 @@ async def run_probe(engine: V8Engine, js: str) -> dict[str, object]:
     return result
 
 
-async def test_host_and_io_globals_are_absent(engine: V8Engine) -> None:
+async def test_host_and_io_globals_are_absent(engine: WorkerEngine) -> None:
     names = repr(ABSENT_GLOBALS)
     js = f"""
         const found = {{}};
@@ -94,7 +94,9 @@ async def test_host_and_io_globals_are_absent(engine: V8Engine) -> None:
         "Object.getPrototypeOf(async () => {}).constructor('return 1')",
     ],
 )
-async def test_code_generation_from_strings_is_refused(engine: V8Engine, expression: str) -> None:
+async def test_code_generation_from_strings_is_refused(
+    engine: WorkerEngine, expression: str
+) -> None:
     js = f"""
         try {{ const made = {expression}; return {{status: 'ok', output: {{made: typeof made}}}}; }}
         catch (e) {{ return {{status: 'blocked', output: {{error: String(e)}}}}; }}
@@ -121,7 +123,7 @@ async def test_code_generation_from_strings_is_refused(engine: V8Engine, express
         "require('fs')",
     ],
 )
-async def test_removed_entry_points_throw(engine: V8Engine, expression: str) -> None:
+async def test_removed_entry_points_throw(engine: WorkerEngine, expression: str) -> None:
     js = f"""
         try {{ {expression}; return {{status: 'ok', output: {{}}}}; }}
         catch (e) {{ return {{status: 'blocked', output: {{error: e.name}}}}; }}
@@ -131,7 +133,7 @@ async def test_removed_entry_points_throw(engine: V8Engine, expression: str) -> 
     assert output(result)["error"] in ("ReferenceError", "TypeError")
 
 
-async def test_dynamic_import_is_refused(engine: V8Engine) -> None:
+async def test_dynamic_import_is_refused(engine: WorkerEngine) -> None:
     js = """
         const out = {};
         for (const spec of ['fs', 'node:child_process', 'data:text/javascript,1', './x.js']) {
@@ -144,14 +146,14 @@ async def test_dynamic_import_is_refused(engine: V8Engine) -> None:
     assert set(output(result).values()) == {"refused"}
 
 
-async def test_static_import_is_a_syntax_error(engine: V8Engine) -> None:
+async def test_static_import_is_a_syntax_error(engine: WorkerEngine) -> None:
     rt, _, _ = runtime(engine, function("import fs from 'fs';\n" + body("return 1;")))
     result = await asyncio.wait_for(rt.call_function("f", {}, player=ONLINE), WAIT_S)
     assert output(result)["error_code"] == "script_error"
     assert "SyntaxError" in output(result)["message"]
 
 
-async def test_api_cannot_be_tampered_with(engine: V8Engine) -> None:
+async def test_api_cannot_be_tampered_with(engine: WorkerEngine) -> None:
     js = """
         const out = {};
         const attempts = {
@@ -181,7 +183,7 @@ async def test_api_cannot_be_tampered_with(engine: V8Engine) -> None:
     assert len(out) == 8
 
 
-async def test_tampered_builtins_cannot_forge_an_operation(engine: V8Engine) -> None:
+async def test_tampered_builtins_cannot_forge_an_operation(engine: WorkerEngine) -> None:
     # Replace the builtins the driver might use to serialise; the request still goes
     # through the capability check in Python, and the Function declares none.
     js = """
@@ -197,7 +199,7 @@ async def test_tampered_builtins_cannot_forge_an_operation(engine: V8Engine) -> 
     assert result == {"status": "refused", "output": {"code": "capability_missing"}}
 
 
-async def test_a_tampered_outbox_encoding_is_a_protocol_error(engine: V8Engine) -> None:
+async def test_a_tampered_outbox_encoding_is_a_protocol_error(engine: WorkerEngine) -> None:
     js = """
         Array.prototype.toJSON = function () { return 'forged'; };
         await api.invoke({action: 'command.dispatch', input: {executor: 'console', command: 'x'}});
@@ -210,7 +212,7 @@ async def test_a_tampered_outbox_encoding_is_a_protocol_error(engine: V8Engine) 
     assert audit.kinds()[-1] == "function.end"
 
 
-async def test_no_class_or_host_object_is_reachable(engine: V8Engine) -> None:
+async def test_no_class_or_host_object_is_reachable(engine: WorkerEngine) -> None:
     js = """
         const seen = [];
         for (const name of Object.getOwnPropertyNames(globalThis)) seen.push(name);
@@ -234,7 +236,7 @@ async def test_no_class_or_host_object_is_reachable(engine: V8Engine) -> None:
 
 
 async def test_driver_caps_bypassed_by_owner_code_are_enforced_in_python(
-    engine: V8Engine,
+    engine: WorkerEngine,
 ) -> None:
     # Top-level code starts the driver itself with caps of its choosing before the runtime
     # does; Python still refuses the oversize request.

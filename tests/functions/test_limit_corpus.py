@@ -15,7 +15,7 @@ from typing import Any
 
 from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
-from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import WorkerEngine
 
 from .support import ONLINE, WAIT_S, Heartbeat, ScriptedHost, body, function, output, runtime
 
@@ -41,7 +41,7 @@ WITNESS = function(body("return {status: 'ok', output: {alive: true}};"), name="
 
 async def run_runaway(
     js: str,
-    engine: V8Engine,
+    engine: WorkerEngine,
     *,
     source: str | None = None,
     limits: FunctionLimits = LIMITS,
@@ -80,36 +80,36 @@ def code_of(result: dict[str, Any]) -> str:
     return code
 
 
-async def test_sync_endless_loop(engine: V8Engine) -> None:
+async def test_sync_endless_loop(engine: WorkerEngine) -> None:
     result, _ = await run_runaway("while (true) {}", engine)
     assert code_of(result) == "sync_time_limit"
 
 
-async def test_endless_loop_at_top_level_of_the_source(engine: V8Engine) -> None:
+async def test_endless_loop_at_top_level_of_the_source(engine: WorkerEngine) -> None:
     result, _ = await run_runaway("", engine, source="for (;;) {}\n" + body("return 1;"))
     assert code_of(result) == "sync_time_limit"
 
 
-async def test_endless_loop_after_an_await(engine: V8Engine) -> None:
+async def test_endless_loop_after_an_await(engine: WorkerEngine) -> None:
     result, _ = await run_runaway(f"await api.invoke({DISPATCH}); for (;;) {{}}", engine)
     assert code_of(result) == "sync_time_limit"
     assert output(result)["effects_not_rolled_back"][0]["action"] == "command.dispatch"
 
 
-async def test_endless_loop_after_promise_all(engine: V8Engine) -> None:
+async def test_endless_loop_after_promise_all(engine: WorkerEngine) -> None:
     js = f"await Promise.all([api.invoke({DISPATCH}), api.invoke({DISPATCH})]); while (1) {{}}"
     result, _ = await run_runaway(js, engine)
     assert code_of(result) == "sync_time_limit"
 
 
-async def test_microtask_storm(engine: V8Engine) -> None:
+async def test_microtask_storm(engine: WorkerEngine) -> None:
     # Constant memory: each job queues the next and returns nothing to adopt.
     js = "const storm = () => { Promise.resolve().then(storm); }; storm(); await api.invoke(1);"
     result, _ = await run_runaway(js, engine)
     assert code_of(result) == "sync_time_limit"
 
 
-async def test_heap_bomb(engine: V8Engine) -> None:
+async def test_heap_bomb(engine: WorkerEngine) -> None:
     # Large steps and a long segment limit, so the heap limit is reached first even when
     # the machine is busy (the isolate thread runs at a lower priority).
     js = "const hoard = []; for (;;) hoard.push(new Array(1 << 20).fill(hoard.length + 0.5));"
@@ -119,7 +119,7 @@ async def test_heap_bomb(engine: V8Engine) -> None:
     assert code_of(result) == "memory_limit"
 
 
-async def test_array_buffer_bomb_has_nothing_to_allocate_with(engine: V8Engine) -> None:
+async def test_array_buffer_bomb_has_nothing_to_allocate_with(engine: WorkerEngine) -> None:
     js = "const held = []; for (;;) held.push(new ArrayBuffer(1 << 30));"
     rt, _, _ = runtime(engine, function(body(js)), limits=LIMITS)
     result = await call_with_heartbeat(rt)
@@ -127,14 +127,16 @@ async def test_array_buffer_bomb_has_nothing_to_allocate_with(engine: V8Engine) 
     assert "ArrayBuffer is not defined" in output(result)["message"]
 
 
-async def test_stack_overflow(engine: V8Engine) -> None:
+async def test_stack_overflow(engine: WorkerEngine) -> None:
     rt, _, _ = runtime(engine, function(body("const f = () => f() + 1; f();")), limits=LIMITS)
     result = await call_with_heartbeat(rt)
     assert code_of(result) == "script_error"
     assert "Maximum call stack size exceeded" in output(result)["message"]
 
 
-async def collect_codes(engine: V8Engine, js: str, host: ScriptedHost | None = None) -> list[str]:
+async def collect_codes(
+    engine: WorkerEngine, js: str, host: ScriptedHost | None = None
+) -> list[str]:
     source = body(f"""
         const codes = [];
         const attempt = (request) => api.invoke(request).then(
@@ -151,31 +153,31 @@ async def collect_codes(engine: V8Engine, js: str, host: ScriptedHost | None = N
     return codes
 
 
-async def test_too_many_operations(engine: V8Engine) -> None:
+async def test_too_many_operations(engine: WorkerEngine) -> None:
     codes = await collect_codes(engine, f"for (let i = 0; i < 20; i++) await attempt({DISPATCH});")
     assert codes == ["ok"] * 5 + ["operation_limit"] * 15
 
 
-async def test_too_many_concurrent_operations(engine: V8Engine) -> None:
+async def test_too_many_concurrent_operations(engine: WorkerEngine) -> None:
     codes = await collect_codes(
         engine, f"await Promise.all([1, 2, 3, 4, 5].map(() => attempt({DISPATCH})));"
     )
     assert sorted(codes) == ["concurrency_limit"] * 2 + ["ok"] * 3
 
 
-async def test_too_many_pending_approvals(engine: V8Engine) -> None:
+async def test_too_many_pending_approvals(engine: WorkerEngine) -> None:
     js = f"await Promise.all([attempt({APPROVAL}), attempt({APPROVAL})]);"
     codes = await collect_codes(engine, js)
     assert sorted(codes) == ["approval_limit", "ok"]
 
 
-async def test_oversize_request_input(engine: V8Engine) -> None:
+async def test_oversize_request_input(engine: WorkerEngine) -> None:
     big = "{action: 'command.dispatch', input: {executor: 'console', command: 'x'.repeat(5000)}}"
     codes = await collect_codes(engine, f"await attempt({big});")
     assert codes == ["invalid_input"]
 
 
-async def test_result_limits(engine: V8Engine) -> None:
+async def test_result_limits(engine: WorkerEngine) -> None:
     cases = {
         "{s: 'x'.repeat(5000)}": "result_too_large",
         "{a: {b: {c: {d: {e: {f: {g: 1}}}}}}}": "result_too_large",
@@ -189,7 +191,7 @@ async def test_result_limits(engine: V8Engine) -> None:
         assert code_of(result) == code, value
 
 
-async def test_wall_time_limit_cancels_the_pending_approval(engine: V8Engine) -> None:
+async def test_wall_time_limit_cancels_the_pending_approval(engine: WorkerEngine) -> None:
     # Long enough for the approval to be shown first on a loaded machine (it takes a few ms).
     limits = LIMITS.model_copy(update={"workflow_ms": 1_500})
     host = ScriptedHost(block_approvals=True)
@@ -206,7 +208,7 @@ async def test_wall_time_limit_cancels_the_pending_approval(engine: V8Engine) ->
     assert audit.events[-1][1]["source_sha256"]
 
 
-async def test_cancel_event_cancels_the_workflow(engine: V8Engine) -> None:
+async def test_cancel_event_cancels_the_workflow(engine: WorkerEngine) -> None:
     host = ScriptedHost(block_approvals=True)
     js = f"await api.invoke({APPROVAL}); return 1;"
     rt, _, audit = runtime(engine, function(body(js), capabilities=CAPS), limits=LIMITS, host=host)
@@ -220,7 +222,9 @@ async def test_cancel_event_cancels_the_workflow(engine: V8Engine) -> None:
     assert audit.kinds()[-1] == "function.cancel"
 
 
-async def test_cancelling_the_task_cancels_the_workflow_and_is_audited(engine: V8Engine) -> None:
+async def test_cancelling_the_task_cancels_the_workflow_and_is_audited(
+    engine: WorkerEngine,
+) -> None:
     host = ScriptedHost(block_approvals=True)
     js = f"await api.invoke({APPROVAL}); return 1;"
     rt, _, audit = runtime(engine, function(body(js), capabilities=CAPS), limits=LIMITS, host=host)
@@ -235,7 +239,7 @@ async def test_cancelling_the_task_cancels_the_workflow_and_is_audited(engine: V
     assert ops[-1]["status"] == "cancelled"
 
 
-async def test_cancelling_a_spinning_function_stops_it(engine: V8Engine) -> None:
+async def test_cancelling_a_spinning_function_stops_it(engine: WorkerEngine) -> None:
     rt, _, audit = runtime(
         engine,
         function(body("for (;;) {}")),
@@ -252,7 +256,7 @@ async def test_cancelling_a_spinning_function_stops_it(engine: V8Engine) -> None
     assert output(await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S))
 
 
-async def test_storm_left_behind_after_the_result_is_terminated(engine: V8Engine) -> None:
+async def test_storm_left_behind_after_the_result_is_terminated(engine: WorkerEngine) -> None:
     js = "const storm = () => { Promise.resolve().then(storm); }; storm(); return {status: 'ok'};"
     result, rt = await run_runaway(js, engine)
     # The storm never lets the microtask queue drain, so the segment's limit ends it.
@@ -261,7 +265,7 @@ async def test_storm_left_behind_after_the_result_is_terminated(engine: V8Engine
     assert output(witness) == {"alive": True}
 
 
-async def test_catastrophic_regex_is_stopped(engine: V8Engine) -> None:
+async def test_catastrophic_regex_is_stopped(engine: WorkerEngine) -> None:
     # Backtracking runs inside the regexp engine, not in a JavaScript loop.
     js = "/^(a+)+$/.test('a'.repeat(64) + '!'); return {status: 'ok', output: {}};"
     result, _ = await run_runaway(js, engine)

@@ -77,7 +77,6 @@ async def test_a_model_call_runs_the_function_over_the_link(tmp_path: Path) -> N
             plane=lambda: plane,
             native_tools=lambda context: _model_path(plane, functions, live.audit),
             audit=live.audit,
-            ahead=1,
         )
         functions.attach(live.plugin, live.broker)
         invoker = _model_path(plane, functions, live.audit)
@@ -107,7 +106,6 @@ async def test_after_shutdown_a_call_is_answered_engine_unavailable(tmp_path: Pa
         plane=lambda: plane,
         native_tools=lambda context: _model_path(plane, functions, audit),
         audit=audit,
-        ahead=1,
     )
     await asyncio.wait_for(functions.start(), WAIT_S)
     await asyncio.wait_for(functions.aclose(), WAIT_S)
@@ -128,7 +126,6 @@ async def test_bad_arguments_never_reach_the_link(tmp_path: Path, arguments: obj
             plane=lambda: plane,
             native_tools=lambda context: _model_path(plane, functions, live.audit),
             audit=live.audit,
-            ahead=1,
         )
         functions.attach(live.plugin, live.broker)
         try:

@@ -12,7 +12,7 @@ import pytest
 from bridge.functions.catalogue import FunctionsFile, FunctionSpec
 from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
-from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import WorkerEngine
 from bridge.store.audit_sink import MemoryAudit
 
 from .support import ONLINE, WAIT_S, ScriptedHost, body, function, output, runtime
@@ -29,14 +29,14 @@ async def call(rt: FunctionRuntime, name: str = "f", args: Any = None) -> dict[s
     )
 
 
-async def test_args_and_player_reach_onCall(engine: V8Engine) -> None:
+async def test_args_and_player_reach_onCall(engine: WorkerEngine) -> None:
     source = body("return {status: 'ok', output: {who: ctx.player.name, n: ctx.args.n * 2}};")
     params = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     rt, _, _ = runtime(engine, function(source, parameters=params))
     assert await call(rt, args={"n": 21}) == {"status": "ok", "output": {"who": ONLINE, "n": 42}}
 
 
-async def test_approval_then_dispatch_with_capabilities(engine: V8Engine) -> None:
+async def test_approval_then_dispatch_with_capabilities(engine: WorkerEngine) -> None:
     source = body(f"""
         const answer = await api.invoke({APPROVAL});
         if (answer.approval_status !== 'approved') return {{status: 'declined', output: answer}};
@@ -66,7 +66,7 @@ async def test_approval_then_dispatch_with_capabilities(engine: V8Engine) -> Non
     ]
 
 
-async def test_denied_approval_is_data_and_nothing_is_dispatched(engine: V8Engine) -> None:
+async def test_denied_approval_is_data_and_nothing_is_dispatched(engine: WorkerEngine) -> None:
     source = body(f"""
         const answer = await api.invoke({APPROVAL});
         if (answer.approval_status !== 'approved') return {{status: 'declined', output: answer}};
@@ -83,7 +83,7 @@ async def test_denied_approval_is_data_and_nothing_is_dispatched(engine: V8Engin
     assert [kind for kind, _ in host.calls] == ["approval"]
 
 
-async def test_missing_capability_is_a_catchable_error_and_recorded(engine: V8Engine) -> None:
+async def test_missing_capability_is_a_catchable_error_and_recorded(engine: WorkerEngine) -> None:
     source = body("""
         try {
           await api.invoke({action: 'command.dispatch', input: {executor: 'player',
@@ -105,7 +105,7 @@ async def test_missing_capability_is_a_catchable_error_and_recorded(engine: V8En
     assert operation[0]["capability"] == "command.dispatch.player"
 
 
-async def test_uncaught_api_error_becomes_the_result_error_code(engine: V8Engine) -> None:
+async def test_uncaught_api_error_becomes_the_result_error_code(engine: WorkerEngine) -> None:
     source = body("await api.invoke({action: 'approval.request', input: {}}); return 1;")
     rt, _, _ = runtime(engine, function(source, capabilities=["approval.request"]))
     result = await call(rt)
@@ -113,7 +113,7 @@ async def test_uncaught_api_error_becomes_the_result_error_code(engine: V8Engine
     assert output(result)["error_code"] == "invalid_input"
 
 
-async def test_invalid_inputs_are_refused_with_the_field(engine: V8Engine) -> None:
+async def test_invalid_inputs_are_refused_with_the_field(engine: WorkerEngine) -> None:
     cases = {
         "noAction": "{input: {}}",
         "badAction": "{action: 'file.read', input: {}}",
@@ -151,7 +151,7 @@ async def test_invalid_inputs_are_refused_with_the_field(engine: V8Engine) -> No
     assert "two options" in out["selectOneOption"]
 
 
-async def test_two_argument_spelling_is_the_same_request(engine: V8Engine) -> None:
+async def test_two_argument_spelling_is_the_same_request(engine: WorkerEngine) -> None:
     source = body(
         "const r = await api.invoke('command.dispatch', {executor: 'console', command: 'say'});"
         "return {status: 'ok', output: r};"
@@ -161,7 +161,7 @@ async def test_two_argument_spelling_is_the_same_request(engine: V8Engine) -> No
     assert len(host.calls) == 1
 
 
-async def test_native_tool_needs_exact_capability_and_registration(engine: V8Engine) -> None:
+async def test_native_tool_needs_exact_capability_and_registration(engine: WorkerEngine) -> None:
     source = body("""
         const out = {};
         for (const tool of ['echo', 'other', 'unregistered', 'boom']) {
@@ -191,7 +191,7 @@ async def test_native_tool_needs_exact_capability_and_registration(engine: V8Eng
     assert [request.tool for _, request in host.calls] == ["echo", "boom"]
 
 
-async def test_call_function_is_refused_at_run_time_even_if_declared(engine: V8Engine) -> None:
+async def test_call_function_is_refused_at_run_time_even_if_declared(engine: WorkerEngine) -> None:
     # The catalogue refuses the capability at load; a catalogue built around that check
     # (model_construct skips validation) must still not reach call_function.
     source = body("""
@@ -220,7 +220,7 @@ async def test_call_function_is_refused_at_run_time_even_if_declared(engine: V8E
     assert host.calls == []
 
 
-async def test_host_refusal_keeps_its_code(engine: V8Engine) -> None:
+async def test_host_refusal_keeps_its_code(engine: WorkerEngine) -> None:
     source = body("""
         try { await api.invoke({action: 'approval.request', input: {player: 'Alex',
               interaction: {type: 'confirm', title: 't', message: 'm'}, timeout_ms: 5000}}); }
@@ -233,7 +233,7 @@ async def test_host_refusal_keeps_its_code(engine: V8Engine) -> None:
     assert ops[0]["error_code"] == "player_offline"
 
 
-async def test_unknown_disabled_and_case_sensitive_names(engine: V8Engine) -> None:
+async def test_unknown_disabled_and_case_sensitive_names(engine: WorkerEngine) -> None:
     ok = body("return {status: 'ok', output: {}};")
     rt, _, audit = runtime(
         engine, function(ok, name="kit"), function(ok, name="off", enabled=False)
@@ -244,7 +244,7 @@ async def test_unknown_disabled_and_case_sensitive_names(engine: V8Engine) -> No
     assert audit.kinds()[:2] == ["function.refused", "function.refused"]
 
 
-async def test_invalid_arguments_report_at_most_three_violations(engine: V8Engine) -> None:
+async def test_invalid_arguments_report_at_most_three_violations(engine: WorkerEngine) -> None:
     params = {
         "type": "object",
         "properties": {k: {"type": "integer"} for k in "abcde"},
@@ -259,7 +259,7 @@ async def test_invalid_arguments_report_at_most_three_violations(engine: V8Engin
     ]
 
 
-async def test_audit_carries_the_source_hash_on_every_event(engine: V8Engine) -> None:
+async def test_audit_carries_the_source_hash_on_every_event(engine: WorkerEngine) -> None:
     source = body(
         "await api.invoke({action: 'command.dispatch', input: {executor: 'console', "
         "command: 'say hi'}}); return {status: 'ok', output: {}};"
@@ -272,7 +272,7 @@ async def test_audit_carries_the_source_hash_on_every_event(engine: V8Engine) ->
     assert len({fields["invocation_id"] for _, fields in audit.events}) == 1
 
 
-async def test_each_call_gets_a_fresh_context(engine: V8Engine) -> None:
+async def test_each_call_gets_a_fresh_context(engine: WorkerEngine) -> None:
     source = (
         "var seen = (typeof seen === 'undefined') ? 0 : seen + 1;\n"
         "globalThis.leak = (globalThis.leak || 0) + 1;\n"
@@ -283,7 +283,7 @@ async def test_each_call_gets_a_fresh_context(engine: V8Engine) -> None:
     assert results == [{"status": "ok", "output": {"seen": 0, "leak": 1}}] * 3
 
 
-async def test_bad_results_are_refused(engine: V8Engine) -> None:
+async def test_bad_results_are_refused(engine: WorkerEngine) -> None:
     cases = {
         "return 5;": "invalid_result",
         "return {status: 'ok'};": "invalid_result",
@@ -301,7 +301,7 @@ async def test_bad_results_are_refused(engine: V8Engine) -> None:
         assert output(result)["error_code"] == code, (js, result)
 
 
-async def test_syntax_error_and_missing_onCall(engine: V8Engine) -> None:
+async def test_syntax_error_and_missing_onCall(engine: WorkerEngine) -> None:
     rt, _, _ = runtime(engine, function("async function onCall(ctx, api) { return {"))
     result = await call(rt)
     assert output(result)["error_code"] == "script_error"
@@ -310,13 +310,13 @@ async def test_syntax_error_and_missing_onCall(engine: V8Engine) -> None:
     assert "does not define onCall" in output(await call(rt))["message"]
 
 
-async def test_lexical_onCall_is_found(engine: V8Engine) -> None:
+async def test_lexical_onCall_is_found(engine: WorkerEngine) -> None:
     source = "const onCall = async (ctx, api) => ({status: 'ok', output: {lexical: true}});"
     rt, _, _ = runtime(engine, function(source))
     assert await call(rt) == {"status": "ok", "output": {"lexical": True}}
 
 
-async def test_awaiting_forever_is_reported_as_stalled(engine: V8Engine) -> None:
+async def test_awaiting_forever_is_reported_as_stalled(engine: WorkerEngine) -> None:
     rt, _, _ = runtime(engine, function(body("await new Promise(() => {}); return 1;")))
     assert output(await call(rt))["error_code"] == "workflow_stalled"
 
@@ -327,7 +327,7 @@ class BrokenEngine:
     async def run(self, work: Any) -> Any:
         return await work
 
-    async def fresh(self, *, heap_bytes: int) -> Any:
+    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Any:
         from bridge.functions.engine import EngineUnavailable
 
         raise EngineUnavailable("no isolates today")
@@ -345,7 +345,7 @@ async def test_engine_failure_is_a_result_not_a_crash() -> None:
     assert host.calls == []
 
 
-async def test_registry_handler_binds_the_turns_player(engine: V8Engine) -> None:
+async def test_registry_handler_binds_the_turns_player(engine: WorkerEngine) -> None:
     from bridge.functions.tool import call_function_handler
     from bridge.tools.registry import CallContext
 
@@ -369,7 +369,7 @@ async def test_registry_handler_binds_the_turns_player(engine: V8Engine) -> None
 class FaultyEngine(BrokenEngine):
     """An engine whose sandbox fails in a way no engine should (a runtime bug)."""
 
-    async def fresh(self, *, heap_bytes: int) -> Any:
+    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Any:
         raise RuntimeError("bug with a secret detail")
 
 

@@ -171,7 +171,7 @@ async def world(tmp_path: Path, *, config_yml: str | None = None) -> AsyncIterat
             audit=audit,
         )
 
-    functions = LiveFunctions(plane=lambda: plane, native_tools=native_tools, audit=audit, ahead=1)
+    functions = LiveFunctions(plane=lambda: plane, native_tools=native_tools, audit=audit)
     functions.attach(tools.plugin, tools.broker)
     await asyncio.wait_for(functions.start(), EVENT_TIMEOUT)  # not inside any workflow limit
     registry = registry_for(plane, extra_handlers={**tools.handlers(), **functions.handlers()})

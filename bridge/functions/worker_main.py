@@ -1,0 +1,160 @@
+"""A Function worker process: `python -I -m bridge.functions.worker_main DATA_MB CPU_S`.
+
+Started by `worker_pool.py` with a clean environment and only its three standard descriptors
+(stdin and stdout are the protocol pipe, stderr diagnostics). Before anything loads V8 it
+lowers its own priority to the lowest and sets its OS limits, because a V8 fatal error or a
+runaway builtin cannot be stopped from inside the process that hosts the isolate: the bridge
+watches from outside, and these limits are the floor under that watch.
+
+- `RLIMIT_DATA` (DATA_MB): private writable memory. Not the address space: V8 reserves about
+  1.4 TB of virtual addresses for its sandbox, so `RLIMIT_AS` cannot be set usefully. Below
+  roughly 600 MB V8 cannot even reserve its code range, so the pool never passes less.
+- `RLIMIT_CPU` (CPU_S): CPU seconds over the worker's whole life; the pool retires a worker
+  long before it gets there, so hitting it means a runaway the bridge failed to stop.
+- `RLIMIT_CORE` 0 (an aborting V8 leaves no core file), `RLIMIT_FSIZE` 0 (no file can grow),
+  and, once V8 is up, `RLIMIT_NOFILE` low (nothing new can be opened).
+
+The worker hosts one isolate per call (made ahead, used once) behind the same `V8Engine` the
+bridge used in-process before, and serves `worker_protocol` frames on the engine's own thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import sys
+from typing import TYPE_CHECKING
+
+from bridge.functions.worker_protocol import (
+    HEADER_BYTES,
+    Answer,
+    Eval,
+    Fatal,
+    FrameError,
+    Ready,
+    Release,
+    Terminate,
+    body_length,
+    decode_to_worker,
+    encode,
+)
+
+if TYPE_CHECKING:
+    from bridge.functions.v8_engine import V8Engine, V8Sandbox
+
+_NOFILE_AFTER_START = 64
+_PROTOCOL_OUT = 1
+
+
+def set_os_limits(data_mb: int, cpu_s: int) -> None:
+    """Lowest priority and the resource limits above; all before V8 is loaded."""
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_DATA, (data_mb * 1024 * 1024,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+
+
+def _send(frame: Answer | Ready | Fatal) -> None:
+    data = encode(frame)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(_PROTOCOL_OUT, view) :]
+
+
+class _Server:
+    """Serves frames on the engine thread; one call (and so one isolate) at a time."""
+
+    def __init__(self, engine: V8Engine) -> None:
+        self._engine = engine
+        self._sandbox: V8Sandbox | None = None
+        self._running: tuple[int, asyncio.Task[None]] | None = None
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**16)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", buffering=0)
+        )
+        while True:
+            try:
+                header = await reader.readexactly(HEADER_BYTES)
+                frame = decode_to_worker(await reader.readexactly(body_length(header)))
+            except asyncio.IncompleteReadError:
+                return  # the bridge closed the pipe: shut down
+            if isinstance(frame, Eval):
+                await self._start(frame)
+            elif isinstance(frame, Terminate):
+                if self._running is not None and self._running[0] == frame.seq:
+                    self._running[1].cancel()
+            elif isinstance(frame, Release):
+                await self._release()
+
+    async def _start(self, frame: Eval) -> None:
+        if self._running is not None and not self._running[1].done():
+            _send(Answer(seq=frame.seq, ok=False, error_code="protocol_error", message="busy"))
+            return
+        task = asyncio.get_running_loop().create_task(self._evaluate(frame))
+        self._running = (frame.seq, task)
+
+    async def _evaluate(self, frame: Eval) -> None:
+        from bridge.functions.engine import SandboxError
+
+        try:
+            if self._sandbox is None:
+                self._sandbox = await self._engine.fresh(heap_bytes=frame.heap_bytes)
+            value = await self._sandbox.evaluate(frame.script, timeout_s=frame.timeout_ms / 1000)
+        except asyncio.CancelledError:
+            _send(Answer(seq=frame.seq, ok=False, error_code="terminated", message="terminated"))
+            return
+        except SandboxError as exc:
+            _send(Answer(seq=frame.seq, ok=False, error_code=exc.code, message=str(exc)[:4_000]))
+            return
+        _send(Answer(seq=frame.seq, ok=True, value=value))
+
+    async def _release(self) -> None:
+        if self._running is not None:
+            _, task = self._running
+            task.cancel()
+            await asyncio.wait({task})
+            self._running = None
+        sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            await sandbox.dispose()
+
+
+async def _main() -> int:
+    # Imported here, not at the top: the OS limits are set before V8 is loaded.
+    from bridge.functions.engine import SandboxError
+    from bridge.functions.v8_engine import V8Engine
+
+    try:
+        # The process is already at the lowest priority; the engine thread inherits it.
+        engine = await V8Engine.start(ahead=1, nice=0)
+        await engine.wait_ready()
+    except SandboxError as exc:
+        _send(Fatal(message=str(exc)[:4_000]))
+        return 1
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE_AFTER_START, _NOFILE_AFTER_START))
+    _send(Ready(pid=os.getpid()))
+    try:
+        await engine.run(_Server(engine).serve())
+    except FrameError as exc:
+        print(f"mineclaw worker: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        await engine.aclose()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    data_mb, cpu_s = int(argv[0]), int(argv[1])
+    set_os_limits(data_mb, cpu_s)
+    # Anything printed by mistake must not corrupt the protocol on stdout.
+    sys.stdout = sys.stderr
+    return asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,128 @@
+"""The pipe protocol between the bridge and a Function worker process.
+
+A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON: one of the
+models below, told apart by `type` and carrying the protocol version `v`. The bridge writes to
+the worker's stdin and reads its stdout; stderr carries only diagnostics (V8's fatal-error
+report), which the bridge keeps a bounded tail of.
+
+The bridge asks (`eval`, `terminate`, `release`); the worker answers every `eval` exactly once
+with an `answer` of the same `seq`, and says `ready` once after its self-check. Nothing the
+worker sends is trusted: an answer's `error_code` is mapped to a sandbox error only if it is one
+of the few the worker may report, and every limit is enforced again by the bridge.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from bridge.errors import FunctionError
+
+VERSION: Literal[1] = 1
+"""Bumped on any incompatible change; a worker of another version is refused at `ready`."""
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+"""Larger frames end the connection: an honest driver's state is far smaller (see
+`Invocation._read_state`, which caps it again by the call's limits)."""
+
+_HEADER = struct.Struct(">I")
+HEADER_BYTES = _HEADER.size
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    v: Literal[1] = VERSION
+
+
+class Eval(_Frame):
+    """Run `script` as one synchronous segment of the current call's isolate.
+
+    The first `eval` after a `release` (or at start) opens a fresh isolate whose heap is capped
+    at `heap_bytes`; the worker stops the segment itself after `timeout_ms`.
+    """
+
+    type: Literal["eval"] = "eval"
+    seq: int = Field(ge=0)
+    script: str
+    timeout_ms: int = Field(ge=1, le=3_600_000)
+    heap_bytes: int = Field(ge=1)
+
+
+class Terminate(_Frame):
+    """Stop the segment `seq` now (the workflow ended or was cancelled)."""
+
+    type: Literal["terminate"] = "terminate"
+    seq: int = Field(ge=0)
+
+
+class Release(_Frame):
+    """The call is over: dispose of its isolate and make the next one ahead."""
+
+    type: Literal["release"] = "release"
+
+
+class Ready(_Frame):
+    """The worker started, set its OS limits and passed the isolation self-check."""
+
+    type: Literal["ready"] = "ready"
+    pid: int
+
+
+class Answer(_Frame):
+    """The outcome of `eval` `seq`: `value` when `ok`, else `error_code` and `message`."""
+
+    type: Literal["answer"] = "answer"
+    seq: int = Field(ge=0)
+    ok: bool
+    value: str | None = None
+    error_code: str | None = Field(default=None, max_length=64)
+    message: str = Field(default="", max_length=4_000)
+
+
+class Fatal(_Frame):
+    """The worker cannot serve (V8 would not start or failed its self-check); it exits next."""
+
+    type: Literal["fatal"] = "fatal"
+    message: str = Field(max_length=4_000)
+
+
+ToWorker = Annotated[Eval | Terminate | Release, Field(discriminator="type")]
+FromWorker = Annotated[Ready | Answer | Fatal, Field(discriminator="type")]
+_TO_WORKER: TypeAdapter[Eval | Terminate | Release] = TypeAdapter(ToWorker)
+_FROM_WORKER: TypeAdapter[Ready | Answer | Fatal] = TypeAdapter(FromWorker)
+
+
+class FrameError(FunctionError):
+    """A frame was too large or not one of the models above."""
+
+
+def encode(frame: _Frame) -> bytes:
+    """Length prefix plus JSON body."""
+    body = frame.model_dump_json().encode()
+    if len(body) > MAX_FRAME_BYTES:
+        raise FrameError(f"frame of {len(body)} bytes, over {MAX_FRAME_BYTES}")
+    return _HEADER.pack(len(body)) + body
+
+
+def body_length(header: bytes) -> int:
+    """The body length a header announces; `FrameError` if it is over the cap."""
+    (length,) = _HEADER.unpack(header)
+    if length > MAX_FRAME_BYTES:
+        raise FrameError(f"frame of {length} bytes announced, over {MAX_FRAME_BYTES}")
+    return int(length)
+
+
+def decode_to_worker(body: bytes) -> Eval | Terminate | Release:
+    try:
+        return _TO_WORKER.validate_json(body)
+    except ValidationError as exc:
+        raise FrameError(f"malformed frame: {exc.errors()[:1]}") from None
+
+
+def decode_from_worker(body: bytes) -> Ready | Answer | Fatal:
+    try:
+        return _FROM_WORKER.validate_json(body)
+    except ValidationError as exc:
+        raise FrameError(f"malformed frame: {exc.errors()[:1]}") from None
