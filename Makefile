@@ -28,7 +28,7 @@ INSTALL_FILE := mvn -B -q --no-transfer-progress \
 .PHONY: run test install java plugin paper-api paper-reachable check lint typecheck pytest bench clean
 
 run: $(STAMP)
-	$(BIN)/mineclaw-bridge serve --config $(CONFIG)
+	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
 
 test: $(STAMP) java
 	$(BIN)/pytest

@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The Mineclaw bridge. Built from the repository root:
 #   docker build -f docker/bridge.Dockerfile -t mineclaw-bridge .
-# It runs `mineclaw-bridge serve --config /config`; /config is the Minecraft server's
+# It runs `mineclaw-bridge serve --init --config /config` (--init: the first start writes the
+# default files into the folder the plugin made); /config is the Minecraft server's
 # plugins/Mineclaw folder, shared with the plugin (see compose.yaml).
 
 FROM python:3.11-slim AS build
@@ -25,4 +26,4 @@ ENV PYTHONUNBUFFERED=1
 # The link binds link.host from config.yml, 127.0.0.1 by default; compose shares the Minecraft
 # container's network namespace, so nothing else can reach it and no port is published.
 ENTRYPOINT ["mineclaw-bridge"]
-CMD ["serve", "--config", "/config"]
+CMD ["serve", "--init", "--config", "/config"]

@@ -3,30 +3,43 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.cli.output import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    make_console,
+    print_error,
+    refuse_folder,
+)
 from bridge.control import ConfigLoadError, Problem, init_config_dir, load_control_plane
 from bridge.control.files import read_regular_file
-from bridge.control.layout import DEFAULT_CONFIG_DIR, MAX_YAML_BYTES, WHITELIST_FILE, YAML_FILES
+from bridge.control.function_syntax import function_syntax_problems
+from bridge.control.layout import (
+    DEFAULT_CONFIG_DIR,
+    MAX_YAML_BYTES,
+    TOOLS_FILE,
+    WHITELIST_FILE,
+    YAML_FILES,
+)
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
 from bridge.policy.whitelist import InvalidCommand, Whitelist
 
-EXIT_OK = 0
-EXIT_INVALID = 1  # validate: problems found; whitelist check: denied
-EXIT_BAD_COMMAND = 2  # whitelist check: the command (or the whitelist file) cannot be decided
-
 
 def register(subparsers: Any) -> None:
     init = subparsers.add_parser("init", help="write the default configuration files")
-    init.add_argument("directory", nargs="?", type=Path, default=DEFAULT_CONFIG_DIR)
+    init.add_argument("directory", nargs="?", type=Path, help=f"default: {DEFAULT_CONFIG_DIR}")
+    # Every command takes --config DIR; init also takes the folder as its argument.
+    init.add_argument("--config", type=Path, metavar="DIR", help="the same as DIRECTORY")
     init.set_defaults(handler=run_init)
 
     validate = subparsers.add_parser("validate", help="check every configuration file")
@@ -43,35 +56,50 @@ def register(subparsers: Any) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
+    if args.directory is not None and args.config is not None and args.directory != args.config:
+        print_error(f"two folders given ({args.directory} and --config {args.config}); give one")
+        return EXIT_USAGE
+    directory: Path = args.directory or args.config or DEFAULT_CONFIG_DIR
     try:
-        created = init_config_dir(args.directory)
+        created = init_config_dir(directory)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        return EXIT_INVALID
+        print_error(str(exc))
+        return EXIT_USAGE
     for path in created:
         console.print(f"created {escape(str(path))}")
     if not created:
-        console.print(f"nothing to do: {escape(str(args.directory))} is complete")
+        console.print(f"nothing to do: {escape(str(directory))} is complete")
     return EXIT_OK
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    console = Console()
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
+    console = make_console()
     problems: list[Problem]
     try:
         plane = load_control_plane(args.config)
         problems = list(plane.warnings)
-        ok = True
     except ConfigLoadError as exc:
         problems = list(exc.problems)
-        ok = False
+    problems = [_set_aside_is_an_error(p) for p in problems]
+    problems += function_syntax_problems(args.config)
     console.print(problem_table(args.config, problems))
     errors = sum(1 for problem in problems if not problem.warning)
     warnings = len(problems) - errors
     summary = f"{errors} error(s), {warnings} warning(s)"
-    console.print(("[green]valid[/green]: " if ok else "[red]invalid[/red]: ") + summary)
-    return EXIT_OK if ok else EXIT_INVALID
+    console.print(("[green]valid[/green]: " if not errors else "[red]invalid[/red]: ") + summary)
+    return EXIT_OK if not errors else EXIT_PROBLEMS
+
+
+def _set_aside_is_an_error(problem: Problem) -> Problem:
+    # serve sets a broken tools.yml entry aside (a warning) so one entry cannot stop the bridge;
+    # validate is where the owner learns of it, and `tools validate` calls the same entry invalid.
+    if problem.warning and problem.file == TOOLS_FILE and problem.path.startswith("tools."):
+        return replace(problem, warning=False)
+    return problem
 
 
 def problem_table(directory: Path, problems: list[Problem]) -> Table:
@@ -105,19 +133,22 @@ def _describe(problem: Problem) -> str:
 
 
 def run_whitelist_check(args: argparse.Namespace) -> int:
-    console = Console()
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
+    console = make_console()
     try:
         whitelist = _load_whitelist(args.config)
     except ConfigLoadError as exc:
         console.print(f"[red]{WHITELIST_FILE} has problems:[/red]")
         for problem in exc.problems:
             console.print(f"  {escape(str(problem))}")
-        return EXIT_BAD_COMMAND
+        return EXIT_PROBLEMS
     try:
         decision = whitelist.decide(args.executor, args.command)
     except InvalidCommand as exc:
         console.print(f"[red]invalid[/red]: {escape(exc.reason)}")
-        return EXIT_BAD_COMMAND
+        return EXIT_USAGE
     verdict = "[green]allow[/green]" if decision.allowed else "[red]deny[/red]"
     console.print(f"{verdict} as {args.executor}")
     console.print(f"canonical: {escape(decision.canonical)}")
@@ -127,7 +158,7 @@ def run_whitelist_check(args: argparse.Namespace) -> int:
         console.print("rule: none (the whitelist is disabled)")
     else:
         console.print(f"rule: none of the {len(whitelist.rules(args.executor))} rules matched")
-    return EXIT_OK if decision.allowed else EXIT_INVALID
+    return EXIT_OK if decision.allowed else EXIT_PROBLEMS
 
 
 def _load_whitelist(directory: Path) -> Whitelist:

@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,9 +20,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, refuse_folder
 from bridge.control import ConfigLoadError, Problem, load_control_plane
 from bridge.control.config_file import ConfigFile
 from bridge.control.files import read_regular_file
+from bridge.control.function_syntax import function_syntax_problems
 from bridge.control.layout import (
     CONFIG_FILE,
     DEFAULT_CONFIG_DIR,
@@ -37,16 +39,12 @@ from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
 from bridge.functions.limits import FunctionLimits
-from bridge.functions.review import review_catalogue
+from bridge.functions.review import CatalogueReview, review_catalogue
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
 from bridge.store.audit_sink import MemoryAudit
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-EXIT_OK = 0
-EXIT_PROBLEMS = 1  # validate: problems found; run: the call ended with status "error"
-EXIT_USAGE = 2  # bad --args / --as, or functions.yml unreadable
 
 
 @dataclass(frozen=True)
@@ -78,14 +76,22 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    console = Console()
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
+    console = make_console()
     loaded = _load(args.config)
     _print_problems(console, loaded)
+    syntax = function_syntax_problems(args.config)
+    for problem in syntax:
+        colour = "yellow" if problem.warning else "red"
+        console.print(f"[{colour}]{escape(str(problem))}[/{colour}]")
     if loaded.catalogue is None:
         return EXIT_PROBLEMS
     review = review_catalogue(
         loaded.catalogue, loaded.limits, skills=loaded.skills, known_tools=loaded.known_tools
     )
+    review = _with_syntax_errors(review, syntax)
     table = Table(title=f"Functions: {escape(str(args.config / FUNCTIONS_FILE))}")
     for column in ("name", "status", "capabilities", "source", "sha256"):
         table.add_column(column, overflow="fold")
@@ -110,8 +116,24 @@ def run_validate(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_PROBLEMS
 
 
+def _with_syntax_errors(review: CatalogueReview, syntax: list[Problem]) -> CatalogueReview:
+    """The review with each enabled Function's syntax error as one of its row's problems."""
+    rows = []
+    for row in review.rows:
+        found = [
+            f"line {p.line}: syntax error" if p.line is not None else "syntax error"
+            for p in syntax
+            if not p.warning and p.message.startswith(f"function {row.name!r},")
+        ]
+        rows.append(replace(row, problems=(*row.problems, *found)) if found else row)
+    return replace(review, rows=tuple(rows))
+
+
 def run_dry_run(args: argparse.Namespace) -> int:
-    console = Console()
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
+    console = make_console()
     try:
         arguments = json.loads(args.args)
     except ValueError as exc:
@@ -123,7 +145,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
     loaded = _load(args.config)
     _print_problems(console, loaded)
     if loaded.catalogue is None:
-        return EXIT_USAGE
+        return EXIT_PROBLEMS
     spec = loaded.catalogue.get(args.name)
     catalogue = loaded.catalogue
     if spec is not None and not spec.enabled:

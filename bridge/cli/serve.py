@@ -18,6 +18,7 @@ from typing import Any
 from bridge.app.handler import AppHandler
 from bridge.app.heap import settle_startup_heap
 from bridge.app.runtime import Runtime
+from bridge.cli.output import refuse_folder
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
@@ -31,6 +32,11 @@ EXIT_FAILED = 1
 def register(subparsers: Any) -> None:
     serve = subparsers.add_parser("serve", help="run the bridge and wait for the plugin")
     serve.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
+    serve.add_argument(
+        "--init",
+        action="store_true",
+        help="first create the folder and its missing default files, as `init` does",
+    )
     serve.add_argument("--host", help="listen address (default: link.host in config.yml)")
     serve.add_argument(
         "--port", type=int, help="listen port, 0 for any free one (default: link.port)"
@@ -60,8 +66,14 @@ def run_serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     config_dir: Path = args.config
+    # Without --init, a folder that is not a configuration folder (a mistyped --config) is
+    # refused rather than filled with new files and a token.
+    refused = None if args.init else refuse_folder(config_dir)
+    if refused is not None:
+        return refused
     try:
-        init_config_dir(config_dir)
+        if args.init:
+            init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
         runtime = Runtime.open(config_dir)

@@ -10,10 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.cli.output import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    make_console,
+    print_error,
+    refuse_folder,
+)
 from bridge.control import ConfigLoadError, load_control_plane
 from bridge.control.files import read_regular_file
 from bridge.control.layout import DEFAULT_CONFIG_DIR, MAX_YAML_BYTES, TOOLS_FILE, default_bytes
@@ -26,15 +33,19 @@ from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import CallContext, CatalogueEntry, ToolRegistry
 from bridge.tools.workspace import Workspace
 
-EXIT_OK = 0
-EXIT_FAILED = 1  # validate: invalid entries; call: the tool answered with an error
-EXIT_REFUSED = 2  # call: not a tool that can run offline, or the configuration does not load
-
-_NOT_BUILT_REASON = {
-    "reads_game": "needs the plugin link (not built yet)",
-    "dispatches_commands": "needs the plugin link (not built yet)",
-    "runs_functions": "needs the Function runtime (not wired yet)",
+# What offline cannot know, said per kind of tool: these run through the server, so they are
+# bound when the plugin links (the entry itself, its schema, permission and handler, are checked
+# here like every other).
+_LINKED_NOTE = {
+    "reads_game": "runs once the plugin is linked (the server answers it)",
+    "dispatches_commands": (
+        "runs once the plugin is linked; each command is also decided by whitelist.yml then"
+    ),
+    "runs_functions": (
+        "runs once the plugin is linked; `functions validate` reviews the Functions it calls"
+    ),
 }
+_OFFLINE_NOTE = "runs offline too (`tools call`)"
 
 
 def register(subparsers: Any) -> None:
@@ -53,7 +64,10 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    console = Console()
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
+    console = make_console()
     try:
         data = read_regular_file(
             args.config / TOOLS_FILE, label=TOOLS_FILE, max_bytes=MAX_YAML_BYTES[TOOLS_FILE]
@@ -65,18 +79,27 @@ def run_validate(args: argparse.Namespace) -> int:
     except ConfigLoadError as exc:
         for problem in exc.problems:
             console.print(f"[red]error:[/red] {escape(str(problem))}")
-        return EXIT_FAILED
+        return EXIT_PROBLEMS
     handlers = workspace_handlers(Workspace(args.config / WORKSPACE_DIR))
     registry, file_problems = ToolRegistry.from_document(document, handlers)
     console.print(catalogue_table(source, registry.catalogue))
     for problem in file_problems:
         console.print(f"[red]error:[/red] {escape(str(problem))}")
-    invalid = sum(1 for entry in registry.catalogue if entry.status == "invalid")
-    available = sum(1 for entry in registry.catalogue if entry.status == "available")
+    statuses = [entry.status for entry in registry.catalogue]
+    invalid = statuses.count("invalid")
+    offline, linked, disabled = (statuses.count(s) for s in ("available", "not_built", "disabled"))
+    console.print(
+        "Checked here: each entry's fields, its parameters schema, permission node and handler. "
+        "Checked once the plugin is linked: the game and command tools themselves, and which "
+        "permission nodes each player holds."
+    )
     ok = not invalid and not file_problems
     verdict = "[green]valid[/green]" if ok else "[red]invalid[/red]"
-    console.print(f"{verdict}: {available} available, {invalid} invalid entr(y/ies)")
-    return EXIT_OK if ok else EXIT_FAILED
+    console.print(
+        f"{verdict}: {offline + linked} ok ({offline} run offline, {linked} once the plugin is "
+        f"linked), {disabled} disabled, {invalid} invalid"
+    )
+    return EXIT_OK if ok else EXIT_PROBLEMS
 
 
 def catalogue_table(source: str, catalogue: tuple[CatalogueEntry, ...]) -> Table:
@@ -84,19 +107,20 @@ def catalogue_table(source: str, catalogue: tuple[CatalogueEntry, ...]) -> Table
     for column in ("tool", "handler", "status", "permission", "notes"):
         table.add_column(column)
     for entry in catalogue:
+        shown: str = entry.status
         if entry.status == "invalid":
             notes = "\n".join(str(problem) for problem in entry.problems)
         elif entry.status == "not_built" and entry.effect is not None:
-            notes = _NOT_BUILT_REASON.get(entry.effect, "")
+            shown, notes = "ok", _LINKED_NOTE.get(entry.effect, "runs once the plugin is linked")
         elif entry.status == "disabled":
             notes = "enabled: false"
         else:
-            notes = ""
-        colour = {"available": "green", "invalid": "red"}.get(entry.status, "yellow")
+            shown, notes = "ok", _OFFLINE_NOTE
+        colour = {"ok": "green", "invalid": "red"}.get(shown, "yellow")
         table.add_row(
             escape(entry.name),
             escape(entry.handler or "-"),
-            f"[{colour}]{entry.status}[/{colour}]",
+            f"[{colour}]{shown}[/{colour}]",
             escape(entry.permission or "(everyone)"),
             escape(notes),
         )
@@ -104,25 +128,29 @@ def catalogue_table(source: str, catalogue: tuple[CatalogueEntry, ...]) -> Table
 
 
 def run_call(args: argparse.Namespace) -> int:
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
     try:
         plane = load_control_plane(args.config)
     except ConfigLoadError as exc:
         print(str(exc), file=sys.stderr)
-        return EXIT_REFUSED
+        return EXIT_PROBLEMS
     registry = registry_for(plane)
     entry = next((e for e in registry.catalogue if e.name == args.name), None)
     if entry is None:
-        print(f"error: tools.yml has no tool named {args.name!r}", file=sys.stderr)
-        return EXIT_REFUSED
+        print_error(f"tools.yml has no tool named {args.name!r}")
+        return EXIT_USAGE
     if entry.handler not in WORKSPACE_HANDLERS:
-        message = (
-            f"error: {args.name} is a {entry.handler} tool; only list, read and grep run offline"
+        print_error(
+            f"{args.name} is a {entry.handler} tool; it runs once the plugin is linked, "
+            "and only list, read and grep run offline"
         )
-        print(message, file=sys.stderr)
-        return EXIT_REFUSED
+        return EXIT_USAGE
     if entry.status != "available":
-        print(f"error: {args.name} is {entry.status} in tools.yml", file=sys.stderr)
-        return EXIT_REFUSED
+        shown = "disabled" if entry.status == "disabled" else entry.status
+        print_error(f"{args.name} is {shown} in tools.yml")
+        return EXIT_USAGE
     # The owner at the console holds every node, so no tool is hidden from them.
     granted = frozenset(e.permission for e in registry.catalogue if e.permission)
     invoker = ToolInvoker(
@@ -138,4 +166,4 @@ def run_call(args: argparse.Namespace) -> int:
     print(
         json.dumps(outcome.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False)
     )
-    return EXIT_OK if outcome.ok else EXIT_FAILED
+    return EXIT_OK if outcome.ok else EXIT_PROBLEMS

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from bridge.control.config_file import ConfigFile
+from bridge.control.env_references import env_reference_warnings
 from bridge.control.envfile import read_env_file
 from bridge.control.files import read_regular_file
 from bridge.control.layout import (
@@ -114,6 +115,10 @@ class _Loader:
         self.problems.extend(workspace_problems)
         if providers is not None:
             self.check_providers(providers)
+        if PROVIDERS_FILE in self.documents:
+            self.warnings.extend(
+                env_reference_warnings(self.documents[PROVIDERS_FILE], PROVIDERS_FILE)
+            )
         if functions is not None and config is not None:
             for message in catalogue_problems(functions, config.functions):
                 self.problems.append(Problem(FUNCTIONS_FILE, None, None, "functions", message))

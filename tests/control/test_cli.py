@@ -68,7 +68,7 @@ def test_validate_never_prints_secrets(
 
 def test_validate_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "validate", "--config", str(tmp_path / "nope"))
-    assert code == 1 and "folder not found" in out
+    assert code == 2 and "does not exist" in out
 
 
 class TestWhitelistCheck:
@@ -108,7 +108,7 @@ class TestWhitelistCheck:
         code, out = run(
             capsys, "whitelist", "check", "--config", str(config_dir), "--as", "player", "x"
         )
-        assert code == 2 and "whitelist.yml:2" in out
+        assert code == 1 and "whitelist.yml:2" in out
 
     def test_executor_is_required(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as caught:

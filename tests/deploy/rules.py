@@ -111,6 +111,6 @@ def dockerfile_problems(text: str, repo_root: Path, python_version: str) -> list
         problems.append('ENTRYPOINT must be ["mineclaw-bridge"] (exec form, so signals reach it)')
     cmd = [item for item in stage if item.keyword == "CMD"]
     words = _json_words(cmd[-1].argument) if cmd else None
-    if not words or words[:2] != ["serve", "--config"]:
-        problems.append('CMD must be ["serve", "--config", DIR]')
+    if not words or words[0] != "serve" or len(words) < 3 or words[-2] != "--config":
+        problems.append('CMD must be ["serve", ..., "--config", DIR]')
     return problems

@@ -29,7 +29,9 @@ def test_the_image_serves_the_folder_compose_mounts() -> None:
         if item.keyword == "CMD"
     ][-1]
     bridge = load_yaml(DOCKER / "compose.yaml")["services"]["bridge"]
-    assert cmd.argument == '["serve", "--config", "/config"]'
+    # --init: on first start the plugin's folder holds none of the bridge's files yet.
+    assert cmd.argument == '["serve", "--init", "--config", "/config"]'
+    assert bridge["command"] == ["serve", "--init", "--config", "/config"]
     assert any(str(volume).endswith(":/config") for volume in bridge["volumes"])
 
 
@@ -52,7 +54,7 @@ BROKEN = {
         "ENTRYPOINT mineclaw-bridge",
         "exec",
     ),
-    "no serve": ('CMD ["serve", "--config", "/config"]', 'CMD ["status"]', "CMD"),
+    "no serve": ('CMD ["serve", "--init", "--config", "/config"]', 'CMD ["status"]', "CMD"),
     "missing source": ("COPY bridge ./bridge", "COPY bridges ./bridge", "bridges does not exist"),
     "other python": ("FROM python:3.11-slim\n", "FROM python:3.9-slim\n", "python:3.11"),
 }

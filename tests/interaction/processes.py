@@ -100,7 +100,8 @@ class BridgeProcess:
 
     @classmethod
     async def start(cls, config_dir: Path, *, port: int | None = None) -> BridgeProcess:
-        args = [sys.executable, "-m", "bridge", "serve", "--config", str(config_dir)]
+        # --init: most tests start from a folder that does not exist yet.
+        args = [sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config_dir)]
         if port is not None:
             args += ["--port", str(port)]
         process = await asyncio.create_subprocess_exec(

@@ -45,9 +45,11 @@ def test_validate_lists_every_tool_with_its_status(
     code, out, _ = run(capsys, "tools", "validate", "--config", str(config_dir))
     assert code == 0
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
-    assert "available" in rows["read"] and "available" in rows["grep"]
-    assert "not_built" in rows["run_command"] and "mineclaw.tool.run_command" in rows["run_command"]
-    assert "valid: 3 available, 0 invalid" in out
+    assert "offline" in rows["read"] and "offline" in rows["grep"]
+    assert "linked" in rows["run_command"] and "mineclaw.tool.run_command" in rows["run_command"]
+    assert "valid: 9 ok (3 run offline, 6 once the plugin is linked), 0 disabled, 0 invalid" in (
+        out
+    )
 
 
 def test_validate_isolates_a_bad_entry(
@@ -61,7 +63,7 @@ def test_validate_isolates_a_bad_entry(
     code, out, _ = run(capsys, "tools", "validate", "--config", str(config_dir))
     assert code == 1
     assert "tools.yml cannot add one" in out
-    assert "invalid: 3 available, 1 invalid" in out
+    assert "ok (3 run offline, 6 once the plugin is linked), 0 disabled, 1 invalid" in out
 
 
 def test_validate_reports_unreadable_yaml(
@@ -167,4 +169,4 @@ def test_call_with_a_broken_configuration_says_why(
 ) -> None:
     (config_dir / "config.yml").write_text("schema: 1\nworkspace: {max_depth: 0}\n")
     code, _, err = run(capsys, "tools", "call", "list", "--config", str(config_dir))
-    assert code == 2 and "config.yml" in err and "max_depth" in err
+    assert code == 1 and "config.yml" in err and "max_depth" in err

@@ -1,0 +1,49 @@
+"""What every command shares: the exit-code rule, the console, and the one-line refusals.
+
+Exit codes, the same for every command (README, "Exit codes"):
+0 done and nothing wrong (warnings may be shown); 1 the command ran and found problems (invalid
+configuration, a denied command, a call or request that failed); 2 it could not run as asked
+(bad arguments, a missing or unrecognised configuration folder).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from bridge.control.folder import folder_refusal
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+
+# Piped output is read by programs and pagers: no line is cut or folded at a guessed width.
+PIPE_WIDTH = 1_000
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that fits the terminal, or never wraps when the output is not a terminal."""
+    stream: TextIO = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
+    return Console(stderr=stderr, width=width, soft_wrap=False)
+
+
+def refuse_folder(directory: Path) -> int | None:
+    """``EXIT_USAGE`` after one line on stderr when ``directory`` is no configuration folder."""
+    refusal = folder_refusal(directory)
+    if refusal is None:
+        return None
+    print_error(refusal)
+    return EXIT_USAGE
+
+
+def print_error(message: str) -> None:
+    make_console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
