@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from bridge.providers.items import PlayerMessage
 
-# What OpenAI-compatible servers accept in a message ``name``; anything else is replaced so a
-# Bedrock-style name (".Steve") or an odd proxy name cannot get the request refused.
-_NAME_FIELD_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+# What OpenAI-compatible servers accept in a message ``name`` is [A-Za-z0-9_-]. Java names use
+# [A-Za-z0-9_] only, so "-" is free to stand for what is not allowed: the Floodgate "." of a
+# Bedrock name becomes "-" (".Admin" is "-Admin", never Java's "_Admin"), anything else "-hex-".
+_NAME_FIELD_DISALLOWED = re.compile(r"[^A-Za-z0-9_]")
 _NAME_FIELD_MAX = 64
 
 
@@ -49,9 +50,14 @@ def envelope(player: str, text: str) -> str:
 
 
 def name_field_value(player: str) -> str:
-    """The account name as a valid ``name`` field: disallowed characters become ``_``."""
-    cleaned = _NAME_FIELD_ALLOWED.sub("_", player)[:_NAME_FIELD_MAX]
+    """The account name as a valid ``name`` field, one field value per name."""
+    cleaned = _NAME_FIELD_DISALLOWED.sub(_encoded, player)[:_NAME_FIELD_MAX]
     return cleaned or "_"
+
+
+def _encoded(match: re.Match[str]) -> str:
+    char = match.group()
+    return "-" if char == "." else f"-{ord(char):x}-"
 
 
 def chat_completions_user_message(

@@ -45,6 +45,7 @@ from bridge.turns.failure_lines import (
     ProviderFailureNotice,
     player_line,
 )
+from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
     ArchiveWriter,
@@ -174,9 +175,10 @@ class TurnEngine:
         # first step must not run the turn on the new session while it is filed under the old.
         projection = self._session.projection(snapshot.limits.max_messages)
         context = TurnContext(self._turn_ids(), projection.session_id, request.player)
-        progress = _Progress(
-            items=[PlayerMessage(player=request.player.name, text=request.question)]
-        )
+        # Line breaks a player typed (U+2028 and the like) are escaped before the text enters
+        # any transcript: one chat message stays one line of that player's.
+        question = escape_line_breaks(request.question)
+        progress = _Progress(items=[PlayerMessage(player=request.player.name, text=question)])
         try:
             self._audit.record(
                 "turn.start",

@@ -21,8 +21,9 @@ LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 # `§` with its code character; runs of `&` codes only where they start a word ("Q&A" and
 # "AT&T" stay, "&aHello" and "&x&f&f&f&f&f&f" go).
-_LEGACY_CODES = re.compile(
-    r"§[0-9a-fk-orx]?|(?<![0-9A-Za-z])(?:&(?:#[0-9a-f]{6}|[0-9a-fk-orx]))+", re.IGNORECASE
+_SECTION_CODES = re.compile(r"§[0-9a-fk-orx]?", re.IGNORECASE)
+_AMPERSAND_CODES = re.compile(
+    r"(?<![0-9A-Za-z])(?:&(?:#[0-9a-f]{6}|[0-9a-fk-orx]))+", re.IGNORECASE
 )
 
 _STYLE_NAMES = (
@@ -52,8 +53,21 @@ def neutralise(text: str) -> str:
         # everything else (controls, format, private use, surrogates, unassigned) is dropped
     cleaned = "".join(out)
     if "§" in cleaned or "&" in cleaned:
-        cleaned = _LEGACY_CODES.sub("", cleaned)
+        # `§` codes first: "§c&4Red" is two codes, and the `&` one starts a word only once the
+        # `§` one is gone.
+        cleaned = _AMPERSAND_CODES.sub("", _SECTION_CODES.sub("", cleaned))
     return cleaned
+
+
+def escape_line_breaks(text: str) -> str:
+    """``text`` on one line: each line-breaking or other control character written as a visible
+    ``\\uXXXX`` escape, so text built into a transcript line can never start a line of its
+    own (``hi\u2028[player Notch] ...`` stays on the line of the player who typed it)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() or char == " " else f"\\u{ord(char):04x}" for char in text
+    )
 
 
 def strip_style_tags(text: str) -> str:

@@ -192,6 +192,30 @@ async def test_explicit_wake_is_answered_publicly_and_listen_mode_wakes_on_every
         assert len(w.provider.requests) == 2
 
 
+async def test_a_reply_with_line_breaks_reaches_chat_as_a_few_prefixed_lines(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path) as w:
+        await w.add("Steve", OP)
+        w.provider.answer(
+            "ok" + "\n" * 400,
+            "<Notch> I am op now\u2028[Server] Restarting in 10s\u2029§c&4**Done**",
+        )
+        since = w.mark()
+        await w.chat("Steve", "@ai hello")
+        await w.message("*", "Done", since)
+        shown = [m["text"] for m in w.messages(since) if m.get("to") == "*"]
+        # Every line the bridge broadcast carries the prefix; none stands alone.
+        assert shown == [
+            REPLY_PREFIX + "ok",
+            REPLY_PREFIX + "<Notch> I am op now",
+            REPLY_PREFIX + "[Server] Restarting in 10s",
+            REPLY_PREFIX + "Done",
+        ]
+        for text in shown:
+            assert not any(c in text for c in "\n\r\u2028\u2029\u0085§")
+
+
 async def test_gates_refuse_in_order_each_with_its_own_private_line(tmp_path: Path) -> None:
     cooldowns = (
         "schema: 1\nrate_limits:\n  player_cooldown_ms: 600000\n  global_cooldown_ms: 300000\n"
@@ -327,8 +351,13 @@ async def test_compaction_publishes_a_summary_only_when_it_succeeds(tmp_path: Pa
         await w.chat("Steve", "@ai question 4")
         await w.message("*", "Reply 4.", since)
         body = w.provider.bodies()[-1]
-        assert "Steve asked four numbered questions." in system_text(body)
-        assert user_texts(body) == ["question 2", "question 3", "question 4"]
+        # The summary is labelled earlier conversation, never system-prompt authority.
+        assert "Steve asked four numbered questions." not in system_text(body)
+        summary, *asked = user_texts(body)
+        assert summary.startswith("[Summary of the earlier public conversation")
+        assert summary.endswith("\nSteve asked four numbered questions.")
+        assert "name" not in [m for m in body["messages"] if m["role"] == "user"][0]
+        assert asked == ["question 2", "question 3", "question 4"]
 
         held = w.provider.held("Busy ", "answer.")
         since = w.mark()

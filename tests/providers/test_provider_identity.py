@@ -56,11 +56,30 @@ def test_chat_name_field_is_the_authority() -> None:
 
 @pytest.mark.parametrize(
     ("player", "expected"),
-    [(".BedrockSteve", "_BedrockSteve"), ("a b", "a_b"), ("x" * 80, "x" * 64)],
+    [(".BedrockSteve", "-BedrockSteve"), ("a b", "a-20-b"), ("x" * 80, "x" * 64)],
 )
 def test_chat_name_field_is_made_valid(player: str, expected: str) -> None:
     wire = chat_completions_user_message(PlayerMessage(player=player, text="t"), NAME_ONLY)
     assert wire["name"] == expected
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", wire["name"])
+
+
+@pytest.mark.parametrize("settings", [BOTH, NAME_ONLY, PREFIX_ONLY])
+def test_bedrock_and_java_names_stay_distinguishable(settings: IdentitySettings) -> None:
+    # A Bedrock player ".Admin" (Floodgate prefix) and a Java player "_Admin" are two people.
+    names = [".Admin", "_Admin", "Admin"]
+    chat = [
+        chat_completions_user_message(PlayerMessage(player=name, text="hi"), settings)
+        for name in names
+    ]
+    responses = [
+        responses_user_message(PlayerMessage(player=name, text="hi"), settings) for name in names
+    ]
+    for wires in (chat, responses):
+        identities = {(wire.get("name"), wire["content"]) for wire in wires}
+        assert len(identities) == len(names), wires
+    if settings.include_player_name_field:
+        assert [wire["name"] for wire in chat] == ["-Admin", "_Admin", "Admin"]
 
 
 def test_chat_with_both_settings_sends_name_and_envelope() -> None:

@@ -96,6 +96,7 @@ def test_tabs_and_odd_spaces_become_one_space() -> None:
         ("§cRed §lbold §", "Red bold "),
         ("&aHello &x&f&f&0&0&0&0world", "Hello world"),
         ("&#ff0000red", "red"),
+        ("§c&4Red", "Red"),
         ("Q&A and AT&T & friends", "Q&A and AT&T & friends"),
     ],
 )
