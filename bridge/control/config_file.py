@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from bridge.control.base import StrictModel
 from bridge.functions.limits import FunctionLimits
 from bridge.policy.whitelist import InvalidRule, check_rule
+from bridge.tools.redaction import RedactionRule
 
 _VISIBLE_TEXT = re.compile(r"[^\x00-\x1f\x7f§]+")
 
@@ -126,6 +127,17 @@ class LinkConfig(StrictModel):
         return value
 
 
+class RedactionConfig(StrictModel):
+    """The owner's redaction rules, applied together with the built-in ones (which cannot be
+    switched off) to everything that leaves the bridge.
+
+    Each rule is a ``kind`` (shown in the placeholder, ``[redacted: <kind>]``) and an RE2
+    ``pattern``; a group named ``secret`` limits the replacement to that group.
+    """
+
+    rules: list[RedactionRule] = Field(default_factory=list, max_length=64)
+
+
 class ConfigFile(StrictModel):
     """The whole of ``config.yml``."""
 
@@ -140,3 +152,4 @@ class ConfigFile(StrictModel):
     functions: FunctionLimits = Field(default_factory=FunctionLimits)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     link: LinkConfig = Field(default_factory=LinkConfig)
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)

@@ -36,7 +36,7 @@ from bridge.control.layout import (
 from bridge.control.messages_file import MessagesFile
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
-from bridge.control.secrets import merged_environment, redact
+from bridge.control.secrets import EMBEDDED_REFERENCE, REQUEST_TEMPLATES, merged_environment
 from bridge.control.tools_file import ToolsFile
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
@@ -44,10 +44,12 @@ from bridge.control.workspace_files import Skill, load_workspace
 from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
 from bridge.functions.catalogue import FunctionsFile, catalogue_problems
 from bridge.policy.whitelist import Whitelist
+from bridge.store.redaction import is_secret_name
+from bridge.tools.redaction import Redactor
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-# .env values this short are not treated as secrets: redacting "1" or "on" would mangle text.
+# Values this short are not treated as secrets: redacting "1" or "on" would mangle text.
 _MIN_SECRET_CHARS = 4
 
 
@@ -68,10 +70,12 @@ class ControlPlane:
     skills: tuple[Skill, ...]
     warnings: tuple[Problem, ...] = ()
     secret_values: frozenset[str] = field(default=frozenset(), repr=False)
+    redactor: Redactor = field(default_factory=Redactor, repr=False, compare=False)
+    """The built-in rules, ``config.yml``'s ``redaction.rules`` and every secret value."""
 
     def redact(self, text: str) -> str:
-        """``text`` with every configured secret value replaced by ``***``."""
-        return redact(text, self.secret_values)
+        """``text`` with every secret the redactor knows replaced by a placeholder."""
+        return self.redactor.redact_text(text)
 
 
 def load_control_plane(
@@ -145,7 +149,8 @@ class _Loader:
             agents_md=agents_md,
             skills=skills,
             warnings=tuple(self.warnings),
-            secret_values=self.secrets(providers),
+            secret_values=(secrets := self.secrets(providers)),
+            redactor=Redactor(config.redaction.rules, secret_values=secrets),
         )
 
     def model(
@@ -218,11 +223,35 @@ class _Loader:
                 )
 
     def secrets(self, providers: ProvidersFile) -> frozenset[str]:
-        values = {v for v in self.dotenv.values() if len(v) >= _MIN_SECRET_CHARS}
+        """Every resolved value that is or may hold a credential: ``.env`` values whose name
+        looks secret, each ``${NAME}`` resolved anywhere in the YAML files (alone, so the bare
+        token of ``Bearer ${TOKEN}`` is known too), provider keys and whole header values."""
+        values = {v for name, v in self.dotenv.items() if is_secret_name(name)}
+        for document in self.documents.values():
+            for name in _references(document.value):
+                resolved = self.environ.get(name)
+                if resolved and name not in REQUEST_TEMPLATES:
+                    values.add(resolved)
         for provider in providers.providers.values():
             values.add(provider.api_key.get_secret_value())
             values.update(provider.extra_headers.values())
         return frozenset(v for v in values if len(v) >= _MIN_SECRET_CHARS)
+
+
+def _references(value: object) -> set[str]:
+    """The names of every ``${NAME}`` inside the strings of a parsed YAML value."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "${" in item:
+                found.update(EMBEDDED_REFERENCE.findall(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 class ControlPlaneStore:

@@ -23,7 +23,8 @@ WORKSPACE_HANDLERS = frozenset({"list", "read", "grep"})
 
 
 def workspace_for(plane: ControlPlane) -> Workspace:
-    """The file tools over ``<config>/workspace`` with the limits of ``config.yml``."""
+    """The file tools over ``<config>/workspace`` with the limits of ``config.yml``; what they
+    return is redacted with the plane's redactor before it is cut to those limits."""
     settings = plane.config.workspace
     limits = WorkspaceLimits(
         max_read_chars=settings.max_read_chars,
@@ -31,7 +32,7 @@ def workspace_for(plane: ControlPlane) -> Workspace:
         max_depth=settings.max_depth,
         timeout_ms=settings.timeout_ms,
     )
-    return Workspace(plane.directory / WORKSPACE_DIR, limits=limits)
+    return Workspace(plane.directory / WORKSPACE_DIR, limits=limits, redactor=plane.redactor)
 
 
 def registry_for(
@@ -53,11 +54,12 @@ def registry_for(
 def redactor_for(
     plane: ControlPlane, *, rules: Sequence[RedactionRule] = (), include_defaults: bool = True
 ) -> Redactor:
-    """The built-in rules (unless switched off), the owner's ``rules`` and the plane's secrets.
-
-    ``config.yml`` has no redaction section yet; when it gains one its rules are passed here.
-    """
-    return Redactor(rules, include_defaults=include_defaults, secret_values=plane.secret_values)
+    """The plane's redactor (built-in rules, ``redaction.rules`` of ``config.yml`` and every
+    secret value); extra ``rules`` or ``include_defaults=False`` build another one (tests)."""
+    if not rules and include_defaults:
+        return plane.redactor
+    owner = [*rules, *plane.config.redaction.rules]
+    return Redactor(owner, include_defaults=include_defaults, secret_values=plane.secret_values)
 
 
 def cooldowns_for(plane: ControlPlane) -> Cooldowns:

@@ -6,9 +6,14 @@ the text whatever the pattern. A pattern with a group named ``secret`` replaces 
 otherwise the whole match goes. Every rule runs over the original text and overlapping spans are
 merged before anything is replaced, so one rule never re-matches another's placeholder.
 
-``DEFAULT_RULES`` is the built-in set; an owner's list (a future ``config.yml`` section) is
+``DEFAULT_RULES`` is the built-in set; the owner's list (``config.yml`` ``redaction.rules``) is
 passed in as ``rules`` and the defaults are kept unless ``include_defaults=False``. Configured
 secret values (from ``.env`` and ``providers.yml``) are replaced literally wherever they appear.
+
+Redact, then cut: callers redact a whole text before they slice, window or truncate it, since a
+piece of a secret no longer looks like one (a key minus its first character, a PEM body without
+its BEGIN line, the tail of a configured value). A placeholder keeps the line breaks of what it
+replaced, so line numbers counted in the redacted text are the file's.
 
 Most strings of a tool result (file names, block ids, chat lines) hold no secret, so one search
 with every rule joined in a single alternation decides first whether any rule can match at all;
@@ -35,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from bridge.errors import ToolError
 
 SECRET_GROUP = "secret"
+_KIND = re2.compile(r"[a-z0-9][a-z0-9 _.-]*")
 CONFIGURED_SECRET_KIND = "configured secret"
 
 # Values of a key=value assignment: anything up to whitespace, a quote or a separator.
@@ -54,16 +60,31 @@ class RedactionRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    kind: str = Field(min_length=1, max_length=48, pattern=r"^[a-z0-9][a-z0-9 _.-]*$")
+    kind: str = Field(min_length=1, max_length=48)
     pattern: str = Field(min_length=1, max_length=1024)
+
+    @field_validator("kind")
+    @classmethod
+    def _plain_kind(cls, value: str) -> str:
+        if not _KIND.fullmatch(value):
+            raise ValueError(
+                "must start with a lower-case letter or digit and hold only lower-case letters, "
+                "digits, spaces, '_', '.' and '-'"
+            )
+        return value
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
+        options = re2.Options()
+        options.log_errors = False  # the problem goes to the owner, not to stderr
         try:
-            re2.compile(value)
+            re2.compile(value, options)
         except re2.error as exc:
-            raise ValueError(f"not a valid RE2 pattern: {exc}") from None
+            reason = exc.args[0] if exc.args else exc
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise ValueError(f"not a valid RE2 pattern: {reason}") from None
         return value
 
 
@@ -88,6 +109,17 @@ DEFAULT_RULES: tuple[RedactionRule, ...] = (
     _rule("token", _KEY_PREFIX + r"(?i:token)" + _ASSIGN + _VALUE),
     _rule("api key", _KEY_PREFIX + r"(?i:api[_-]?key)" + _ASSIGN + _VALUE),
     _rule("password", _KEY_PREFIX + r"(?i:password|passwd|pwd)" + _ASSIGN + _VALUE),
+    # An AWS secret access key where it is usually written: 40 characters after its name.
+    _rule(
+        "aws secret access key",
+        r"(?i:aws)[A-Za-z0-9_-]*(?i:secret)[A-Za-z0-9_-]*"
+        + _ASSIGN
+        + r"""["']?(?P<secret>[A-Za-z0-9/+=]{40})""",
+    ),
+    # aws_secret_access_key, client_secret, SECRET_KEY, private_key = ...
+    _rule(
+        "secret", _KEY_PREFIX + r"(?i:secret|(?:secret|access|private)[_-]?key)" + _ASSIGN + _VALUE
+    ),
 )
 
 
@@ -160,6 +192,8 @@ class Redactor:
         for start, end, kind in spans:
             pieces.append(text[position:start])
             pieces.append(f"[redacted: {kind}]")
+            # The line breaks stay, so a line counted after redaction is the same line before.
+            pieces.append("\n" * text.count("\n", start, end))
             position = end
         pieces.append(text[position:])
         return "".join(pieces)

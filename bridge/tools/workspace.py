@@ -4,12 +4,18 @@ Every path goes through ``workspace_paths`` (component by component, no-follow, 
 descriptor of the workspace). Results carry only workspace-relative paths. Each operation is
 synchronous and bounded: by ``max_results`` and ``max_read_chars`` for its output, by
 ``max_depth`` for how far it walks, and by a ``Budget`` for time and cancellation, which it
-checks between files and lines and reports as ``timed_out`` instead of running on.
+checks between files and between bounded pieces of text (a long line is searched in windows)
+and reports as ``timed_out`` instead of running on.
+
+Redact, then cut: a file's text is redacted as a whole before anything is taken from it. ``read``
+offsets and ``grep`` lines, windows and matches are all over the redacted text, so no offset
+starts inside a secret and no pattern can test a guess at one.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +25,7 @@ import re2
 
 from bridge.control.files import read_at_most
 from bridge.tools import workspace_paths as paths
+from bridge.tools.redaction import Redactor
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace_paths import Budget
 
@@ -27,7 +34,12 @@ MAX_SCAN_BYTES = 4 * 1024 * 1024
 BINARY_PROBE_BYTES = 8192
 GREP_LINE_CHARS = 240
 GREP_CONTEXT_BEFORE = 60
+# A line longer than this is searched in windows of this many bytes, the time budget checked
+# between them; windows overlap, so a match up to GREP_WINDOW_OVERLAP bytes long is always found.
+GREP_WINDOW_BYTES = 16 * 1024
+GREP_WINDOW_OVERLAP = 2 * 1024
 _LINES_PER_BUDGET_CHECK = 256
+_UP_TO_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +55,16 @@ class WorkspaceLimits:
 class Workspace:
     """The file tools over one folder (``<config>/workspace``)."""
 
-    def __init__(self, directory: Path, *, limits: WorkspaceLimits | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        limits: WorkspaceLimits | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.directory = Path(directory)
         self.limits = limits or WorkspaceLimits()
+        self.redactor = redactor or Redactor()
 
     def budget(self) -> Budget:
         return Budget.of(self.limits.timeout_ms / 1000)
@@ -114,7 +133,7 @@ class Workspace:
         finally:
             os.close(root)
         try:
-            text, cut = _read_text(fd, "/".join(parts))
+            text, cut = _read_text(fd, "/".join(parts), self.redactor)
         finally:
             os.close(fd)
         if budget.exhausted():
@@ -133,8 +152,10 @@ class Workspace:
 
     def grep(self, pattern: str, path: str = "", *, budget: Budget) -> dict[str, Any]:
         """Lines matching the RE2 ``pattern`` in the text files below ``path``."""
+        options = re2.Options()
+        options.log_errors = False  # a costly pattern is the model's problem, not the log's
         try:
-            regexp = re2.compile(pattern)
+            regexp = re2.compile(pattern, options)
         except re2.error as exc:
             raise ToolFailure(
                 ErrorCode.INVALID_ARGUMENTS,
@@ -142,7 +163,7 @@ class Workspace:
                 "escape special characters to search for them literally",
             ) from None
         parts = paths.split_path(path, max_depth=self.limits.max_depth)
-        search = _Search(regexp, self.limits, budget)
+        search = _Search(regexp, self.limits, budget, self.redactor)
         root = paths.open_root(self.directory)
         try:
             try:
@@ -166,10 +187,14 @@ class Workspace:
 
 
 class _Search:
-    def __init__(self, regexp: Any, limits: WorkspaceLimits, budget: Budget) -> None:
+    def __init__(
+        self, regexp: Any, limits: WorkspaceLimits, budget: Budget, redactor: Redactor
+    ) -> None:
         self.regexp = regexp
         self.limits = limits
         self.budget = budget
+        self.redactor = redactor
+        self.unchecked_chars = 0
         self.matches: list[dict[str, Any]] = []
         self.chars = 0
         self.files_searched = 0
@@ -213,29 +238,59 @@ class _Search:
 
     def file(self, fd: int, shown: str) -> None:
         try:
-            text, _ = _read_text(fd, shown)
+            text, _ = _read_text(fd, shown, self.redactor)
         except ToolFailure:
             self.files_skipped += 1
             return
         self.files_searched += 1
         for number, line in enumerate(text.splitlines(), start=1):
-            if number % _LINES_PER_BUDGET_CHECK == 0 and self.stopped():
-                return
-            match = self.regexp.search(line)
-            if match is None:
+            # The budget is checked every so many lines and every window's worth of text, so
+            # neither many short lines nor one long one can run past it by much.
+            self.unchecked_chars += len(line)
+            due = number % _LINES_PER_BUDGET_CHECK == 0 or self.unchecked_chars >= GREP_WINDOW_BYTES
+            if due:
+                self.unchecked_chars = 0
+                if self.stopped():
+                    return
+            found = self.search_line(line)
+            if found is None:
+                if self.timed_out:
+                    return
                 continue
             if len(self.matches) >= self.limits.max_results:
                 self.truncated = True
                 return
-            start = (
-                max(0, match.start() - GREP_CONTEXT_BEFORE) if len(line) > GREP_LINE_CHARS else 0
-            )
+            start = max(0, found - GREP_CONTEXT_BEFORE) if len(line) > GREP_LINE_CHARS else 0
             excerpt = line[start : start + GREP_LINE_CHARS]
             self.chars += len(excerpt) + len(shown)
             if self.chars > self.limits.max_read_chars:
                 self.truncated = True
                 return
             self.matches.append({"path": shown, "line": number, "text": excerpt})
+
+    def search_line(self, line: str) -> int | None:
+        """Where the first match in ``line`` starts (in characters), or None. A long line is
+        searched window by window with the budget checked between windows: one RE2 search over
+        megabytes with a costly pattern takes seconds, and RE2 cannot be interrupted."""
+        if len(line) <= GREP_WINDOW_BYTES:
+            match = self.regexp.search(line)
+            return None if match is None else int(match.start())
+        data = line.encode("utf-8")
+        start = 0
+        while start < len(data):
+            end = _char_boundary(data, start + GREP_WINDOW_BYTES + GREP_WINDOW_OVERLAP)
+            # Searched in place: RE2 sees the whole line as context, so ^, $ and \b keep their
+            # meaning at a window's edges.
+            match = self.regexp.search(data, start, end)
+            if match is not None:
+                return len(data[: match.start()].decode("utf-8"))
+            if end >= len(data):
+                return None
+            if self.budget.exhausted():
+                self.timed_out = True
+                return None
+            start = _char_boundary(data, start + GREP_WINDOW_BYTES)
+        return None
 
     def report(self, pattern: str, path: str) -> dict[str, Any]:
         return {
@@ -249,13 +304,35 @@ class _Search:
         }
 
 
-def _read_text(fd: int, shown: str) -> tuple[str, bool]:
+def _read_text(fd: int, shown: str, redactor: Redactor) -> tuple[str, bool]:
+    """The file's text, redacted as a whole, and whether it was cut at ``MAX_SCAN_BYTES``.
+
+    A cut file loses its last, torn word before redaction: a secret cut in half no longer
+    matches its rule, and its first half would go out as ordinary text."""
     data = read_at_most(fd, MAX_SCAN_BYTES + 1)
     cut = len(data) > MAX_SCAN_BYTES
     data = data[:MAX_SCAN_BYTES]
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         raise ToolFailure(ErrorCode.NOT_A_FILE, f"'{shown}' is not a text file")
-    return data.decode("utf-8", errors="replace"), cut
+    text = data.decode("utf-8", errors="replace")
+    if cut:
+        text = text[: _last_space(text)]
+    return redactor.redact_text(text), cut
+
+
+def _last_space(text: str) -> int:
+    """The index just after the last whitespace character of ``text`` (0 when there is none)."""
+    match = _UP_TO_LAST_SPACE.match(text)
+    return 0 if match is None else match.end()
+
+
+def _char_boundary(data: bytes, index: int) -> int:
+    """``index`` moved back to the start of the UTF-8 character it falls in (or ``len``)."""
+    if index >= len(data):
+        return len(data)
+    while index > 0 and data[index] & 0xC0 == 0x80:
+        index -= 1
+    return index
 
 
 def _entry_kind(mode: int) -> str:

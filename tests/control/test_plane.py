@@ -88,7 +88,7 @@ class TestLoad:
     def test_secrets_are_redacted(self, config_dir: Path) -> None:
         write(config_dir, ".env", f"OPENAI_API_KEY={KEY}\n")
         plane = load_control_plane(config_dir, environ={})
-        assert plane.redact(f"key={KEY}.") == "key=***."
+        assert plane.redact(f"key {KEY}.") == "key [redacted: configured secret]."
         assert KEY not in repr(plane)
 
     def test_every_problem_of_every_file_at_once(self, config_dir: Path) -> None:
@@ -155,7 +155,7 @@ class TestLoad:
             load_control_plane(config_dir, environ={})
         plane = load_control_plane(config_dir, environ={"ORG_ID": "org-42-abc"})
         assert plane.providers.providers["openai"].extra_headers == {"X-Org": "org-42-abc"}
-        assert plane.redact("org-42-abc") == "***"
+        assert plane.redact("org-42-abc") == "[redacted: configured secret]"
 
     def test_symlinked_control_file_refused(self, config_dir: Path, tmp_path: Path) -> None:
         real = tmp_path / "real.yml"

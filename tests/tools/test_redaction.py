@@ -54,6 +54,13 @@ TRUE_POSITIVES = [
     ("api_key: AbCdEf987654", "AbCdEf987654", "api key"),
     ("X-Api-Key = 'zzzz-yyyy-xxxx'", "zzzz-yyyy-xxxx", "api key"),
     ("password: hunter22", "hunter22", "password"),
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws secret access key",
+    ),
+    ("client_secret: 9f8e7d6c5b4a", "9f8e7d6c5b4a", "secret"),
+    ("SECRET_KEY='django-insecure-xyz'", "django-insecure-xyz", "secret"),
     ("DB_PASSWORD=correct-horse", "correct-horse", "password"),
     ("postgres://admin:s3cr3tpw@db.internal:5432/app", "admin:s3cr3tpw", "url credentials"),
     ("https://user:p%40ss@example.com/", "p%40ss", "url credentials"),
@@ -71,6 +78,8 @@ FALSE_POSITIVES = [
     "sk-short",
     "AKIA is a prefix; AKIAshort is not a key",
     "passwords must be 8 characters",
+    "the secret: is to dig down",
+    "keep the access key out of chat",
     "password: ***",  # too short and already masked
     "the api key goes in .env, not here",
     "https://example.com/path?user=steve",

@@ -45,7 +45,7 @@ def reference_redact(redactor: Redactor, text: str) -> str:
             merged.append((start, end, kind))
     pieces, position = [], 0
     for start, end, kind in merged:
-        pieces += [text[position:start], f"[redacted: {kind}]"]
+        pieces += [text[position:start], f"[redacted: {kind}]", "\n" * text.count("\n", start, end)]
         position = end
     return "".join(pieces) + text[position:]
 
