@@ -437,7 +437,9 @@ class Runtime:
             # A reload that left this provider alone keeps its client and its connections.
             self._clients[resolved.provider_id] = dataclasses.replace(cached, version=plane.version)
             return cached.client
-        client = ProviderClient(settings, identity=identity)
+        # The current plane's redactor, whichever plane built the client: it knows every secret
+        # configured now, and a failure text is redacted before it is clipped.
+        client = ProviderClient(settings, identity=identity, redact=lambda t: self.plane.redact(t))
         if cached is not None:
             self._retired.append(cached.client)  # a running turn may still stream through it
         self._clients[resolved.provider_id] = _CachedClient(

@@ -88,7 +88,7 @@ async def _stream(
         include_player_content_prefix=plane.config.identity.include_player_content_prefix,
     )
     try:
-        client, model = client_for(resolved, identity=identity)
+        client, model = client_for(resolved, identity=identity, redact=plane.redact)
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {escape(plane.redact(str(exc)))}")
         return EXIT_FAILED

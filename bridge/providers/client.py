@@ -9,6 +9,7 @@ whether to spend another of the turn's attempts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
@@ -32,6 +33,7 @@ from bridge.providers.items import ProviderRequest
 from bridge.providers.protocols import protocol_for
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import ModelSettings, ProviderSettings
+from bridge.tools.redaction import Redactor
 
 # At most this much of an error body is read, and only to find the provider's error code.
 MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -70,14 +72,12 @@ def _error_fields(body: bytes) -> tuple[str | None, str]:
         return None, ""
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, str):
-        return None, clip(error)
+        return None, error  # clipped by the error, after the client redacted it
     if not isinstance(error, dict):
         return None, ""
     code = error.get("code") or error.get("type")
     message = error.get("message")
-    return (str(code) if code is not None else None), (
-        clip(message) if isinstance(message, str) else ""
-    )
+    return (str(code) if code is not None else None), (message if isinstance(message, str) else "")
 
 
 def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -146,6 +146,8 @@ class ProviderClient:
     transport: handed to httpx, so tests can use ``httpx.MockTransport``.
     sleep: how the client waits between retries; tests may record the delays instead.
     max_response_bytes: the longest response body accepted (default 32 MiB).
+    redact: applied to every failure text before it is clipped (the control plane's redactor);
+    by default the built-in rules and this provider's key and header values.
     """
 
     def __init__(
@@ -156,12 +158,14 @@ class ProviderClient:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.settings = settings
         self._max_response_bytes = max_response_bytes
         self._identity = identity or IdentitySettings()
         self._protocol = protocol_for(settings.api_type)
         self._headers = HeaderBuilder(settings)
+        self._redact = redact or Redactor(secret_values=self._headers.secrets).redact_text
         self._url = settings.base_url.rstrip("/") + self._protocol.path
         self._sleep = sleep
         self._draining: set[asyncio.Task[None]] = set()
@@ -243,6 +247,9 @@ class ProviderClient:
                         last = events[-1] if events else None
                         if isinstance(last, Failed) and last.error is not None:
                             events[-1] = self._scrubbed(last.error, retryable=last.retryable)
+                        elif isinstance(last, Failed):
+                            reason = clip(self._redact(last.reason))
+                            events[-1] = dataclasses.replace(last, reason=reason)
                     for event in events:
                         yield event
                     if reader.finished:
@@ -276,13 +283,14 @@ class ProviderClient:
     def _scrubbed(
         self, error: ProviderError, *, retryable: bool, note: str | None = None
     ) -> Failed:
-        """The failure with the key and configured header values cut out of its text: a
-        provider may echo them back ("Incorrect API key: sk-..."), and the text reaches logs
-        and players."""
-        text = str(error)
-        for secret in self._headers.secrets:
-            text = text.replace(secret, "***")
+        """The failure with secrets cut out of its text: a provider may echo the key or a
+        header back ("Incorrect API key: sk-..."), and the text reaches logs and players. The
+        whole text is redacted first and clipped after, so no clip can leave half a key."""
+        whole = self._redact(getattr(error, "unclipped", None) or str(error))
+        text = clip(whole)
         error.args = (text,)
+        if isinstance(error, ProviderTransportError):
+            error.unclipped = whole
         reason = f"{text} ({note})" if note else text
         return Failed(reason=reason, retryable=retryable, error=error)
 

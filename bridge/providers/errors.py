@@ -11,7 +11,9 @@ error (httpx, json) chained as ``__cause__``::
     └── ProviderResponseError          the provider reported an error inside the stream
 
 The message of an error is short and safe to show: it never holds an API key, a header value
-or a full response body, only the status, the provider's error code and a clipped message.
+or a full response body, only the status, the provider's error code and a clipped message. The
+client redacts ``unclipped`` and clips only then: a key cut in half by the clip no longer looks
+like a key, and its first half would otherwise pass as ordinary text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from bridge.errors import ProviderError
 
 # A provider error message is clipped to this many characters before it reaches any text.
 MAX_MESSAGE_CHARS = 300
+# What an error keeps of its text before the clip, for redaction (the body read is bounded too).
+MAX_UNCLIPPED_CHARS = 64 * 1024
 
 # Statuses worth another attempt: the request may succeed unchanged a moment later.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -42,6 +46,7 @@ class ProviderTransportError(ProviderError):
 
     def __init__(self, message: str, *, retryable: bool | None = None) -> None:
         super().__init__(clip(message))
+        self.unclipped = message[:MAX_UNCLIPPED_CHARS]
         if retryable is not None:
             self.retryable = retryable
 

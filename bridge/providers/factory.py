@@ -6,6 +6,8 @@ copies what the clients need into their own value classes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import httpx
 
 from bridge.control.providers import ModelConfig, ProviderConfig, ResolvedModel
@@ -55,11 +57,14 @@ def client_for(
     *,
     identity: IdentitySettings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> tuple[ProviderClient, ModelSettings]:
-    """A client for the model's provider and the settings of the model itself."""
+    """A client for the model's provider and the settings of the model itself; ``redact`` (the
+    plane's) is applied to failure texts before they are clipped."""
     client = ProviderClient(
         provider_settings(resolved.provider_id, resolved.provider),
         identity=identity,
         transport=transport,
+        redact=redact,
     )
     return client, model_settings(resolved.model_name, resolved.model)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge.providers.errors import ProviderResponseError, ProviderStreamError, clip
+from bridge.providers.errors import ProviderResponseError, ProviderStreamError
 from bridge.providers.events import (
     Completed,
     Failed,
@@ -60,7 +60,8 @@ def error_from_body(body: Any) -> ProviderResponseError:
     compared as values: a relay's ``"500"`` is the upstream's ``500``."""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
-        return ProviderResponseError(clip(str(error or "unknown error")), retryable=True)
+        # Not clipped here: the client redacts the whole text first, then clips it.
+        return ProviderResponseError(str(error or "unknown error"), retryable=True)
     code = error.get("code")
     if code is None or code == "":
         code = error.get("type")
@@ -68,7 +69,7 @@ def error_from_body(body: Any) -> ProviderResponseError:
     name = code_value(code)
     number = status_of(status, name)
     message = error.get("message")
-    text = clip(message if isinstance(message, str) else "provider error")
+    text = message if isinstance(message, str) else "provider error"
     if name is None and number is None:
         # An error object with nothing to classify it by: the upstream broke mid-answer.
         kind: FailureClass = "busy"

@@ -68,7 +68,8 @@ def _error(raw: Any, fallback: str) -> ProviderResponseError:
         code = raw.get("type")
     name = code_value(code)
     message = raw.get("message")
-    text = clip(message) if isinstance(message, str) and message else fallback
+    # Not clipped here: the client redacts the whole text first, then clips it.
+    text = message if isinstance(message, str) and message else fallback
     # Compared as values, as for Chat Completions: a relay's "500" is the upstream's 500.
     kind: FailureClass = "busy" if name is None else classify(None, name, text)
     return ProviderResponseError(text, code=name, retryable=kind in RETRYABLE_CLASSES)
@@ -217,7 +218,7 @@ class ResponsesReader:
             self._fail(_error(response.get("error"), "response failed"), out)
         elif kind == "response.incomplete":
             details = (event.get("response") or {}).get("incomplete_details") or {}
-            self._incomplete(clip(str(details.get("reason") or "unknown")), out)
+            self._incomplete(str(details.get("reason") or "unknown")[:4096], out)
         elif kind == "error":
             self._fail(_error(event.get("error", event), "provider error"), out)
         # Other events (content parts, *.done text copies, in_progress) add nothing.
