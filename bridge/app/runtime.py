@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bridge.app.output import LinkTurnOutput
 from bridge.app.texts import text_for
-from bridge.control import ControlPlane, ControlPlaneStore, load_control_plane
+from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.live_tool import (
@@ -95,6 +95,8 @@ class Runtime:
         self.store = store
         self.archive = archive
         self.audit = audit
+        # Every audit field is redacted whole with the plane in force when it is written.
+        audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
         self.settings = settings
         self.extra_tool_handlers = dict(extra_tool_handlers or {})
         self.link: Link | None = None
@@ -187,14 +189,15 @@ class Runtime:
         """Load the folder again and publish it, refusing a plane whose wake pattern would wake
         on every message or does not compile; on ``ConfigError`` the old plane stays. Blocking
         (it reads files): run it in a worker thread."""
-        candidate = load_control_plane(self.store.path, environ=self.environ)
-        try:
-            WakeRules.from_settings(candidate.config.chat)
-        except TurnError as exc:
-            raise ConfigError(f"config.yml: {exc}") from exc
-        # Loaded again by the store, which publishes; a file changed in between is caught by
-        # `wake_rules` on first use, so a bad pattern never wakes on everything.
-        return self.store.reload()
+
+        def check(candidate: ControlPlane) -> None:
+            try:
+                WakeRules.from_settings(candidate.config.chat)
+            except TurnError as exc:
+                raise ConfigError(f"config.yml: {exc}") from exc
+
+        # One read of the folder, checked and then published by the store.
+        return self.store.reload(check)
 
     # ---- what the chat path and the commands read
 
@@ -224,9 +227,14 @@ class Runtime:
         Lines without model text are kept (per plane version): under listen mode the same
         refusal goes to the same player many times a second, and a Text is immutable."""
         plane = self.plane
-        filled = {"name": plane.config.identity.name, **(values or {})}
+        # Every value is redacted whole here, before `text_for` bounds its length: this is the
+        # one way model text, reasons and names reach a chat line.
+        redact = plane.redactor.redact_text
+        filled = {"name": plane.config.identity.name}
+        filled.update({name: redact(value) for name, value in (values or {}).items()})
         if model:
-            return text_for(plane.messages, key, filled, model=dict(model))
+            shown = {name: redact(value) for name, value in model.items()}
+            return text_for(plane.messages, key, filled, model=shown)
         cache_key = (plane.version, key, tuple(sorted(filled.items())))
         text = self._texts.get(cache_key)
         if text is None:
@@ -306,6 +314,7 @@ class Runtime:
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
             retry=provider_settings(resolved.provider_id, resolved.provider).retry,
             fallbacks=self._fallback_routes(plane, resolved.model.fallbacks),
+            redactor=plane.redactor,
         )
 
     def _fallback_routes(self, plane: ControlPlane, refs: Sequence[str]) -> tuple[ModelRoute, ...]:

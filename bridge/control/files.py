@@ -7,14 +7,55 @@ FIFO planted under a control-plane name from blocking the bridge.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from bridge.control.problems import ConfigLoadError, Problem
 
 _LINK_REFUSED = "is a symbolic link; control-plane files must be regular files"
+
+FileIdentity = tuple[int, int, int] | None
+"""``(size, mtime_ns, inode)`` of a file as it was read, ``None`` when it did not exist."""
+
+_reads: ContextVar[dict[Path, FileIdentity] | None] = ContextVar("control_reads", default=None)
+
+
+@contextlib.contextmanager
+def recording_reads() -> Iterator[dict[Path, FileIdentity]]:
+    """Every ``read_regular_file`` inside the block notes what it read (or found missing), so
+    the reader can check afterwards that no file changed while the folder was being read."""
+    seen: dict[Path, FileIdentity] = {}
+    token = _reads.set(seen)
+    try:
+        yield seen
+    finally:
+        _reads.reset(token)
+
+
+def identity_of(path: Path) -> FileIdentity:
+    """What ``path`` is now, by name, without following a link."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return (-1, -1, -1)  # unreadable now: differs from anything that was read
+    return _identity(info)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int]:
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+def _note(path: Path, identity: FileIdentity) -> None:
+    seen = _reads.get()
+    if seen is not None:
+        seen[path] = identity
 
 
 def read_at_most(fd: int, limit: int) -> bytes:
@@ -40,6 +81,7 @@ def read_regular_file(path: Path, *, label: str, max_bytes: int) -> bytes | None
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
+        _note(path, None)
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -47,6 +89,7 @@ def read_regular_file(path: Path, *, label: str, max_bytes: int) -> bytes | None
         raise _refuse(label, f"cannot be opened: {exc.strerror}") from exc
     try:
         info = os.fstat(fd)
+        _note(path, _identity(info))
         if not stat.S_ISREG(info.st_mode):
             raise _refuse(label, "is not a regular file")
         if info.st_size > max_bytes:

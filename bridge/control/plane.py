@@ -5,6 +5,12 @@ that span files) and either returns a complete ``ControlPlane`` or raises ``Conf
 with all of them. ``ControlPlaneStore`` holds the snapshot in use: a reload builds a whole new
 snapshot first and swaps one reference, so a reader that took ``store.current`` sees either the
 old plane or the new one, never a mix, and a failed reload leaves the old one serving.
+
+A consistent folder: every file read is checked again once the whole folder is read (size,
+mtime_ns, inode, or still absent); when one changed meanwhile the folder is read again, up to
+``READ_ATTEMPTS`` times, and a folder that keeps changing is refused with a problem saying so.
+A reload also waits for files written moments before it (``settle_s``): a save that rewrites a
+file in place can pause half-written, and such a file looks unchanged to a second look.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from bridge.control.config_file import ConfigFile
 from bridge.control.env_references import env_reference_warnings
 from bridge.control.envfile import read_env_file
-from bridge.control.files import read_regular_file
+from bridge.control.files import identity_of, read_regular_file, recording_reads
 from bridge.control.layout import (
     CONFIG_FILE,
     FUNCTIONS_FILE,
@@ -51,6 +58,12 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 # Values this short are not treated as secrets: redacting "1" or "on" would mangle text.
 _MIN_SECRET_CHARS = 4
+# How often the folder is read before a folder that keeps changing is refused.
+READ_ATTEMPTS = 5
+# A reload treats a file modified this recently as possibly still being written.
+RELOAD_SETTLE_S = 0.05
+# The pause between two reads of a folder that changed while it was read (initial load).
+_RETRY_PAUSE_S = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,19 +92,63 @@ class ControlPlane:
 
 
 def load_control_plane(
-    path: Path, *, environ: Mapping[str, str] | None = None, version: int = 1
+    path: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    version: int = 1,
+    settle_s: float = 0.0,
 ) -> ControlPlane:
     """Load and validate the folder ``path``; ``ConfigLoadError`` lists every problem.
 
     ``environ`` stands in for the process environment (``os.environ`` when ``None``). A missing
     YAML file falls back to its built-in default with a warning; ``init_config_dir`` writes them.
+    ``settle_s``: read again while a file was modified less than this long before the read
+    (reloads pass ``RELOAD_SETTLE_S``). Blocking: it may pause between reads.
     """
     path = Path(path)
     if not path.is_dir():
         missing = Problem(str(path), None, None, "", "configuration folder not found")
         raise ConfigLoadError([missing])
-    loader = _Loader(path, os.environ if environ is None else environ)
-    return loader.load(version)
+    process_environ = os.environ if environ is None else environ
+    unsettled: list[Path] = []
+    for _ in range(READ_ATTEMPTS):
+        started_ns = time.time_ns()
+        with recording_reads() as reads:
+            try:
+                result: ControlPlane | ConfigLoadError = _Loader(path, process_environ).load(
+                    version
+                )
+            except ConfigLoadError as exc:
+                result = exc  # a half-written file gives problems nobody wrote either
+        unsettled = [file for file, seen in reads.items() if identity_of(file) != seen]
+        if settle_s > 0:
+            # Modified just before or during the read; a time far ahead is a skewed clock's,
+            # not a writer's, and must not refuse every reload.
+            recent, ahead = started_ns - int(settle_s * 1e9), time.time_ns() + 1_000_000_000
+            unsettled += [
+                file
+                for file, seen in reads.items()
+                if seen is not None and recent < seen[1] < ahead
+            ]
+        if not unsettled:
+            if isinstance(result, ConfigLoadError):
+                raise result
+            return result
+        time.sleep(max(settle_s, _RETRY_PAUSE_S))
+    names = sorted({_relative(path, file) for file in unsettled})
+    message = (
+        f"kept changing while the folder was read ({READ_ATTEMPTS} attempts); nothing was "
+        "loaded. Save files by writing a temporary file and renaming it over the old one, "
+        "then try again"
+    )
+    raise ConfigLoadError([Problem(name, None, None, "", message) for name in names])
+
+
+def _relative(directory: Path, file: Path) -> str:
+    try:
+        return str(file.relative_to(directory))
+    except ValueError:
+        return str(file)
 
 
 class _Loader:
@@ -268,12 +325,21 @@ class ControlPlaneStore:
         """The published snapshot; take it once per unit of work (a turn) and keep it."""
         return self._current
 
-    def reload(self) -> ControlPlane:
-        """Load the folder again and publish it; on ``ConfigLoadError`` nothing changes."""
+    def reload(self, check: Callable[[ControlPlane], None] | None = None) -> ControlPlane:
+        """Load the folder again and publish it; on ``ConfigLoadError`` nothing changes.
+
+        ``check`` may refuse the loaded plane by raising (``ConfigError``); it sees the very
+        plane that is published, not a second read of the folder. Blocking (it reads files,
+        and waits for files written moments before): call it from a worker thread."""
         with self._lock:
             plane = load_control_plane(
-                self.path, environ=self._environ, version=self._current.version + 1
+                self.path,
+                environ=self._environ,
+                version=self._current.version + 1,
+                settle_s=RELOAD_SETTLE_S,
             )
+            if check is not None:
+                check(plane)
             self._current = plane  # one reference swap: readers see old or new, whole
             return plane
 

@@ -35,10 +35,12 @@ class ApprovalCommands:
         *,
         messages: Callable[[], ApprovalMessages],
         audit: AuditSink | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._broker = broker
         self._messages = messages
         self._audit = audit
+        self._redact = redact
 
     @staticmethod
     def handles(request: CommandRequest) -> bool:
@@ -59,7 +61,11 @@ class ApprovalCommands:
         answer: Answer = "approve" if verb == "approve" else "deny"
         result = self._broker.answer(sender, answer, rest[0], option)
         if self._audit is not None:
-            # The token itself is not recorded: while live it is the prompt's only secret.
+            # The token itself is not recorded: while live it is the prompt's only secret. The
+            # command is redacted like the run_command decision record of the same call.
+            command = result.display.get("command")
+            if command is not None and self._redact is not None:
+                command = self._redact(command)
             self._audit.record(
                 "approval.answer",
                 {
@@ -67,7 +73,7 @@ class ApprovalCommands:
                     "answer": answer,
                     "option": option,
                     "verdict": result.verdict.value,
-                    "command": result.display.get("command"),
+                    "command": command,
                 },
             )
         messages = self._messages()

@@ -16,6 +16,9 @@ a deque (no lock: `deque.append` is atomic). Masking credential-looking values i
 work: a few substring tests on the encoded text tell whether any name or value *could* need it
 (a credential name segment, or a string starting with ``Bearer ``, in any case), and only then
 does the writer decode, mask and encode again. The stored text is the same as masking first.
+Before masking, the writer passes every event's fields through the redactor set with
+`redact_with` (the serving process sets the control plane's): secret values and secret-shaped
+text are replaced in whole field values, whatever the field is called.
 
 Nothing here is ever fatal to the bridge, because a turn refuses to start without its
 audit record. `record` never waits: when the queue is full (the disk has stalled for a long
@@ -121,9 +124,18 @@ class _Pending:
     fields_json: str
     may_need_mask: bool
 
-    def row(self) -> _Row:
+    def row(self, redact: Callable[[Any], Any] | None = None) -> _Row:
         fields = self.fields_json
-        if self.may_need_mask:
+        if redact is not None:
+            try:
+                parsed = json.loads(fields)
+                cleaned = redact(parsed)
+            except Exception:  # an event that cannot be redacted is not stored as it came
+                fields = _encode({"redaction_failed": True})
+            else:
+                if cleaned is not parsed or self.may_need_mask:
+                    fields = _encode(mask_secrets(cleaned))
+        elif self.may_need_mask:
             fields = _encode(mask_secrets(json.loads(fields)))
         if has_surrogate(fields):
             # No UTF-8 encoder takes a surrogate code point; written as visible escapes, the
@@ -211,6 +223,7 @@ class AuditLog:
         # Events the writer could not store: only the writer thread touches this.
         self._lost = _Tally()
         self._read_lock = threading.Lock()
+        self._redact: Callable[[Any], Any] | None = None
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
             jsonl_path.parent.mkdir(parents=True, exist_ok=True)
@@ -227,6 +240,11 @@ class AuditLog:
     @classmethod
     def in_data_dir(cls, data_dir: Path, **settings: Any) -> AuditLog:
         return cls(data_dir / AUDIT_DB_FILE_NAME, data_dir / AUDIT_JSONL_FILE_NAME, **settings)
+
+    def redact_with(self, redact: Callable[[Any], Any] | None) -> None:
+        """Pass every event's fields (a JSON object) through ``redact`` before it is stored;
+        ``redact`` returns its argument itself when nothing changed. Runs in the writer."""
+        self._redact = redact
 
     def record(self, kind: str, fields: dict[str, JSONValue]) -> None:
         """Queue one event; never waits. Raises `AuditError` only for a caller's mistake: a bad
@@ -333,7 +351,7 @@ class AuditLog:
                 except IndexError:
                     break
                 if isinstance(item, _Pending):
-                    batch.append(item.row())
+                    batch.append(item.row(self._redact))
                     taken += 1
                 elif isinstance(item, _Mark):
                     marks.append(item)

@@ -46,7 +46,10 @@ class LinkTools:
         self.plugin = PluginAccess()
         self.broker = broker or ApprovalBroker()
         self.approvals = ApprovalCommands(
-            self.broker, messages=lambda: plane().messages.approval, audit=audit
+            self.broker,
+            messages=lambda: plane().messages.approval,
+            audit=audit,
+            redact=lambda text: plane().redact(text),
         )
         self._run_command: tuple[int, RunCommand] | None = None
 

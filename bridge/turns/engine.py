@@ -322,6 +322,7 @@ class TurnEngine:
             max_chars=snapshot.limits.action_bar_max_chars,
             interval_s=self._action_bar_interval_s,
             monotonic=self._monotonic,
+            redact=snapshot.redactor.redact_text,
         )
 
         async def attempt_started(attempt: int) -> None:
@@ -461,7 +462,9 @@ class TurnEngine:
             # Which model answered: the snapshot's own, or the fallback the turn went on with.
             model_ref=snapshot.routes[progress.route].model_ref,
             control_version=snapshot.control_version,
-            items=tuple(item.model_dump(mode="json") for item in items),
+            items=tuple(
+                snapshot.redactor.redact_json(item.model_dump(mode="json")) for item in items
+            ),
         )
         try:
             await asyncio.to_thread(self._archive.append, archived)
@@ -473,9 +476,12 @@ class TurnEngine:
         turn = CompletedTurn(context.turn_id, context.player.name, items)
         published = self._session.publish(turn, session_id=context.session_id)
         limits = snapshot.limits
-        reply = cap_reply(progress.reply, limits.reply_max_chars)
+        # Redacted whole, then cut and laid out: a cut can leave a piece of a secret that no
+        # rule recognises any more.
+        redacted = snapshot.redactor.redact_text(progress.reply)
+        reply = cap_reply(redacted, limits.reply_max_chars)
         lines = layout_reply(
-            progress.reply,
+            redacted,
             ReplyLayout(
                 max_chars=limits.reply_max_chars,
                 line_max_chars=limits.reply_line_max_chars,

@@ -8,14 +8,27 @@ the archive is anything with `append`. Tests plug in scripted fakes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bridge.providers.events import StreamEvent
 from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSpec
 from bridge.providers.settings import RetryPolicy
 from bridge.store.archive import ArchivedTurn
+
+if TYPE_CHECKING:
+    from bridge.tools.redaction import Redactor
+
+
+@functools.cache
+def builtin_redactor() -> Redactor:
+    """The built-in rules alone, for a snapshot built without a control plane (tests)."""
+    from bridge.tools.redaction import Redactor  # imported late: bridge.tools imports this
+
+    return Redactor()
+
 
 ModelStream = Callable[[ProviderRequest], AsyncIterator[StreamEvent]]
 """One model of one provider, bound at turn start: for the real client,
@@ -100,7 +113,8 @@ class TurnSnapshot:
 
     instructions: ``workspace/AGENTS.md``. compaction_trigger_tokens: the model's trigger
     (None: never compact automatically). tool_runner: bound to this turn's tool set and
-    Function catalogue.
+    Function catalogue. redactor: the plane's; the reply, the action bar and the archived
+    items are redacted with it, whole, before anything is cut from them.
     """
 
     control_version: str
@@ -117,6 +131,7 @@ class TurnSnapshot:
     fallbacks: tuple[ModelRoute, ...] = ()
     """The model's fallbacks from ``providers.yml``, in order: when the attempts at one are
     spent for a failure another provider may not share, the same turn goes on with the next."""
+    redactor: Redactor = field(default_factory=builtin_redactor, repr=False)
 
     @property
     def routes(self) -> tuple[ModelRoute, ...]:

@@ -1,9 +1,12 @@
 """Streaming text to the asking player's action bar, throttled.
 
 A frame goes out at most once per interval (about 75 ms by default) and holds the newest
-characters of the answer, capped at ``chat.action_bar_max_chars``. Only a bounded tail of the
-text is kept. A frame that cannot be delivered (link down) is skipped: the action bar is a
-courtesy, the reply is what counts.
+characters of the answer, capped at ``chat.action_bar_max_chars``. A frame that cannot be
+delivered (link down) is skipped: the action bar is a courtesy, the reply is what counts.
+
+The frame is cut from the attempt's whole text after that text was redacted, and only up to
+its last whitespace: a secret still arriving is no secret yet to any rule, so its unfinished
+word waits for the next frame (and a tail kept short would start inside a secret).
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ class ActionBarStream:
         max_chars: int,
         interval_s: float,
         monotonic: Callable[[], float],
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._send = send
+        self._redact = redact
         self._max_chars = max_chars
         self._interval_s = interval_s
         self._monotonic = monotonic
@@ -38,12 +43,14 @@ class ActionBarStream:
         self._text = ""
 
     async def feed(self, delta: str) -> None:
-        # Keep a little more than the cap: whitespace folding may shorten the tail.
-        self._text = (self._text + delta)[-(self._max_chars * 2 + 64) :]
+        self._text += delta
         now = self._monotonic()
         if self._last_sent is not None and now - self._last_sent < self._interval_s:
             return
-        frame = action_bar_tail(self._text, self._max_chars)
+        shown = self._text
+        if self._redact is not None:
+            shown = self._redact(shown[: _after_last_space(shown)])
+        frame = action_bar_tail(shown, self._max_chars)
         if not frame:
             return
         self._last_sent = now
@@ -51,3 +58,11 @@ class ActionBarStream:
             await self._send(frame)
         except MineclawError as exc:
             log.debug("action-bar frame skipped: %s", exc)
+
+
+def _after_last_space(text: str) -> int:
+    """The index just after the last whitespace character of ``text`` (0 when there is none)."""
+    for index in range(len(text) - 1, -1, -1):
+        if text[index].isspace():
+            return index + 1
+    return 0
