@@ -61,7 +61,7 @@ _MIN_SECRET_CHARS = 4
 # How often the folder is read before a folder that keeps changing is refused.
 READ_ATTEMPTS = 5
 # A reload treats a file modified this recently as possibly still being written.
-RELOAD_SETTLE_S = 0.05
+RELOAD_SETTLE_S = 0.1
 # The pause between two reads of a folder that changed while it was read (initial load).
 _RETRY_PAUSE_S = 0.01
 
