@@ -162,10 +162,24 @@ final class PaperPlatform implements Platform {
     @Override
     public ConsoleDispatch dispatchConsole(String command) {
         FeedbackCollector feedback = new FeedbackCollector();
-        // Paper's feedback sender has the console's permissions and hands us what it is told.
-        CommandSender sender = this.server.createCommandSender(line -> feedback.add(TextRenderer.plain(line)));
-        boolean dispatched = this.server.dispatchCommand(sender, command);
-        return feedback.result(dispatched);
+        return feedback.result(dispatchConsole(command, feedback));
+    }
+
+    /**
+     * Paper's feedback sender: it has the console's permissions, vanilla commands accept it as a
+     * command source, and it hands over what it is told, also later (the core collects for a
+     * bounded window). Each line is also written to the server log, as the console would show it.
+     * Paper offers no way to capture the real {@code ConsoleCommandSender}'s output, so a plugin
+     * command that insists on {@code instanceof ConsoleCommandSender} refuses this sender.
+     */
+    @Override
+    public boolean dispatchConsole(String command, FeedbackCollector feedback) {
+        CommandSender sender = this.server.createCommandSender(line -> {
+            String plain = TextRenderer.plain(line);
+            feedback.add(plain);
+            this.plugin.getLogger().info("[/" + command + "] " + plain);
+        });
+        return this.server.dispatchCommand(sender, command);
     }
 
     static PlayerRef ref(Player player) {

@@ -5,6 +5,7 @@ import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.link.LinkClient;
 import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.platform.Scheduling;
@@ -15,6 +16,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import net.kyori.adventure.text.Component;
 
@@ -23,15 +27,28 @@ import net.kyori.adventure.text.Component;
  * {@code output.chat}, {@code output.actionbar}, {@code players.list}, {@code command.dispatch}.
  */
 public final class BridgeRequests {
+    /**
+     * How long a console command's feedback is collected after it was dispatched: plugin commands
+     * often answer a tick or more later, from a scheduled task. Well inside the bridge's 10 s.
+     */
+    public static final Duration FEEDBACK_WINDOW = Duration.ofMillis(500);
+
     private final Platform platform;
     private final TextRenderer renderer;
     private final Duration timeout;
+    private final Duration feedbackWindow;
 
     /** @param timeout how long platform work may take before the request fails (under the bridge's 10 s) */
     public BridgeRequests(Platform platform, TextRenderer renderer, Duration timeout) {
+        this(platform, renderer, timeout, FEEDBACK_WINDOW);
+    }
+
+    /** @param feedbackWindow how long a console command's feedback is collected after dispatch */
+    public BridgeRequests(Platform platform, TextRenderer renderer, Duration timeout, Duration feedbackWindow) {
         this.platform = platform;
         this.renderer = renderer;
         this.timeout = timeout;
+        this.feedbackWindow = feedbackWindow;
     }
 
     /** Registers every handler on {@code link}. */
@@ -79,17 +96,7 @@ public final class BridgeRequests {
     CompletableFuture<JsonObject> dispatch(JsonObject data) {
         String command = data.get("command").getAsString();
         if ("console".equals(data.get("executor").getAsString())) {
-            return Scheduling.onGlobal(this.platform, this.timeout, () -> {
-                try {
-                    ConsoleDispatch result = this.platform.dispatchConsole(command);
-                    JsonArray feedback = new JsonArray();
-                    result.feedback().forEach(feedback::add);
-                    return dispatchAnswer(result.dispatched() ? "dispatched" : "rejected", feedback);
-                } catch (RuntimeException exc) {
-                    this.platform.logger().log(Level.WARNING, "console command failed: " + command, exc);
-                    return dispatchAnswer("failed", new JsonArray());
-                }
-            });
+            return dispatchConsole(command);
         }
         UUID player = UUID.fromString(data.get("player").getAsString());
         return Scheduling.onPlayer(this.platform, player, this.timeout, () -> {
@@ -101,6 +108,36 @@ public final class BridgeRequests {
                 return dispatchAnswer("failed", null);
             }
         });
+    }
+
+    /**
+     * The console command, with a line in the server log saying the assistant ran it (owners must
+     * see every command run with the console's rights), and its feedback collected for
+     * {@link #feedbackWindow} after dispatch.
+     */
+    private CompletableFuture<JsonObject> dispatchConsole(String command) {
+        FeedbackCollector collector = new FeedbackCollector();
+        CompletableFuture<Boolean> dispatched = Scheduling.onGlobal(this.platform, this.timeout, () -> {
+            this.platform.logger().info("assistant runs a console command: /" + command);
+            return this.platform.dispatchConsole(command, collector);
+        });
+        return dispatched.handle((accepted, error) -> {
+            if (error != null) {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause()
+                        : error;
+                this.platform.logger().log(Level.WARNING, "console command failed: " + command, cause);
+                return CompletableFuture.completedFuture(dispatchAnswer("failed", new JsonArray()));
+            }
+            Executor afterWindow = CompletableFuture.delayedExecutor(this.feedbackWindow.toMillis(),
+                    TimeUnit.MILLISECONDS);
+            return CompletableFuture.supplyAsync(() -> {
+                ConsoleDispatch result = collector.result(accepted);
+                JsonArray feedback = new JsonArray();
+                result.feedback().forEach(feedback::add);
+                return dispatchAnswer(accepted ? "dispatched" : "rejected", feedback);
+            }, afterWindow);
+        }).thenCompose(answer -> answer);
     }
 
     private static JsonObject delivered(int count) {

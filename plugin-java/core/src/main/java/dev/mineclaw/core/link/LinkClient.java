@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
@@ -24,6 +25,8 @@ public final class LinkClient implements BridgeLink {
     static final int CLOSE_REPLACED = 4004;
     /** The least pause before reconnecting after {@link #CLOSE_REPLACED}. */
     static final Duration REPLACED_PAUSE = Duration.ofSeconds(60);
+    /** Failed attempts in a row up to which powers of two are logged; after it, every this many. */
+    static final long LOUD_ATTEMPTS = 128;
 
     private final LinkSettings settings;
     private final Handshake.Identity identity;
@@ -36,6 +39,8 @@ public final class LinkClient implements BridgeLink {
     private final Map<String, Handlers.Request> requestHandlers = new ConcurrentHashMap<>();
     private final Map<String, Handlers.Event> eventHandlers = new ConcurrentHashMap<>();
     private final AtomicLong sessions = new AtomicLong();
+    /** Connection attempts that failed since the link was last up (for the log's back-off). */
+    private final AtomicLong failedAttempts = new AtomicLong();
     private final Object lifecycle = new Object();
     private volatile LinkSession current;
     private volatile LinkSession up;
@@ -101,6 +106,13 @@ public final class LinkClient implements BridgeLink {
                 this.logger.fine("link: the close did not complete cleanly: " + exc);
             }
         }
+        // The client's selector thread would otherwise outlive the plugin (and a reload's class loader).
+        this.http.shutdownNow();
+    }
+
+    /** Whether {@link #close()} has stopped the HTTP client and its threads, waiting at most {@code wait}. */
+    boolean httpTerminated(Duration wait) throws InterruptedException {
+        return this.http.awaitTermination(wait);
     }
 
     @Override
@@ -144,7 +156,7 @@ public final class LinkClient implements BridgeLink {
                     if (error == null && this.closed) {
                         socket.abort();
                     } else if (error != null) {
-                        this.logger.info("link: cannot connect to " + this.settings.url() + ": " + rootMessage(error));
+                        logFailedAttempt(rootMessage(error));
                         retryLater(session);
                     }
                 });
@@ -158,6 +170,7 @@ public final class LinkClient implements BridgeLink {
             this.up = session;
             this.backoff.reset();
         }
+        this.failedAttempts.set(0);
         this.logger.info("link: connected to the bridge, session " + sessionId);
         this.listener.linkUp(sessionId);
     }
@@ -171,7 +184,12 @@ public final class LinkClient implements BridgeLink {
                 this.up = null;
             }
         }
-        this.logger.info("link: connection ended: " + reason);
+        if (wasUp) {
+            this.logger.info("link: connection ended: " + reason);
+        } else {
+            // A connection that never became usable (refused handshake, bad token) is a failed attempt.
+            logFailedAttempt(reason);
+        }
         if (opened) {
             this.listener.linkDown(reason);
         }
@@ -197,6 +215,23 @@ public final class LinkClient implements BridgeLink {
         } catch (java.util.concurrent.RejectedExecutionException exc) {
             // Closed concurrently: nothing to reconnect.
         }
+    }
+
+    /**
+     * A bridge that stays down would otherwise add a line every 30 s forever: the 1st, 2nd, 4th,
+     * 8th ... 128th failed attempt in a row is logged at INFO, then every 128th (about an hour
+     * apart at the longest pause); the others at FINE. Each line says how many attempts failed.
+     */
+    private void logFailedAttempt(String why) {
+        long attempt = this.failedAttempts.incrementAndGet();
+        String line = "link: cannot connect to " + this.settings.url() + ": " + why + " (attempt " + attempt
+                + " since the link was last up)";
+        this.logger.log(reportedAttempt(attempt) ? Level.INFO : Level.FINE, line);
+    }
+
+    /** Whether failed attempt number {@code attempt} (from 1) is logged at INFO. */
+    static boolean reportedAttempt(long attempt) {
+        return attempt <= LOUD_ATTEMPTS ? Long.bitCount(attempt) == 1 : attempt % LOUD_ATTEMPTS == 0;
     }
 
     /**

@@ -98,4 +98,17 @@ public interface Platform {
 
     /** Runs {@code command} as the console, capturing what it writes back. Global executor. */
     ConsoleDispatch dispatchConsole(String command);
+
+    /**
+     * Runs {@code command} as the console; what it writes back goes to {@code feedback}, also
+     * after this returns and from any thread (a command may answer later, as many plugin
+     * commands do). Global executor.
+     *
+     * @return whether the server accepted it as a command
+     */
+    default boolean dispatchConsole(String command, FeedbackCollector feedback) {
+        ConsoleDispatch result = dispatchConsole(command);
+        result.feedback().forEach(feedback::add);
+        return result.dispatched();
+    }
 }

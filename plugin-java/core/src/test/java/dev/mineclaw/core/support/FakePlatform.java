@@ -3,6 +3,7 @@ package dev.mineclaw.core.support;
 import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
+import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
@@ -40,6 +41,7 @@ public final class FakePlatform implements Platform {
     private final Map<UUID, BlockLookup> looked = new ConcurrentHashMap<>();
     private final Map<UUID, BlockLookup> feet = new ConcurrentHashMap<>();
     private final List<Integer> lookDistances = new CopyOnWriteArrayList<>();
+    private volatile String lateLine;
 
     /** Sets what the snapshot reads of {@code player} return. */
     public void facts(PlayerRef player, PlayerFacts facts, InventoryFacts inventory, BlockLookup look,
@@ -193,6 +195,24 @@ public final class FakePlatform implements Platform {
     @Override
     public void sendConsole(Component text) {
         this.shown.add(new Shown("console", TextRenderer.plain(text)));
+    }
+
+    /**
+     * Console commands then also answer {@code line} from another thread just after they return,
+     * as a plugin command answering from a scheduled task does.
+     */
+    public void answerLater(String line) {
+        this.lateLine = line;
+    }
+
+    @Override
+    public boolean dispatchConsole(String command, FeedbackCollector feedback) {
+        boolean accepted = Platform.super.dispatchConsole(command, feedback);
+        String late = this.lateLine;
+        if (late != null) {
+            new Thread(() -> feedback.add(late), "fake-late-feedback").start();
+        }
+        return accepted;
     }
 
     @Override
