@@ -1,29 +1,27 @@
 package dev.mineclaw.paper;
 
-import com.mojang.brigadier.Command;
-import com.mojang.brigadier.arguments.StringArgumentType;
-import com.mojang.brigadier.builder.LiteralArgumentBuilder;
-import com.mojang.brigadier.context.CommandContext;
-import com.mojang.brigadier.tree.LiteralCommandNode;
 import dev.mineclaw.core.MineclawCore;
 import dev.mineclaw.core.command.CommandSender;
 import dev.mineclaw.core.platform.Permissions;
+import io.papermc.paper.command.brigadier.BasicCommand;
 import io.papermc.paper.command.brigadier.CommandSourceStack;
-import io.papermc.paper.command.brigadier.Commands;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import org.bukkit.command.ConsoleCommandSender;
+import org.bukkit.command.RemoteConsoleCommandSender;
 import org.bukkit.entity.Player;
 
 /**
- * {@code /mineclaw}, registered through Paper's Brigadier lifecycle API. The tree gives tab
- * completion and hides subcommands a sender lacks the node for; every invocation is forwarded to
- * the core, which checks the node again and shows the bridge's answer.
+ * {@code /mineclaw}, registered through Paper's Brigadier lifecycle API as one command with a
+ * greedy argument whose suggestions come from here. Suggestions list only the subcommands the
+ * sender holds the node for; every invocation is forwarded to the core, which checks the node and
+ * answers a sender without it with the permission line (a tree of literals with permission
+ * requirements would answer Brigadier's "Incorrect argument" instead).
  */
-final class MineclawCommand {
+final class MineclawCommand implements BasicCommand {
     static final String LABEL = "mineclaw";
-    private static final String ARGS = "arguments";
     /** Subcommands with their own node, then the ones open to every sender of the command. */
     private static final List<String> GUARDED = List.of(
             "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny");
@@ -37,55 +35,63 @@ final class MineclawCommand {
         this.core = core;
     }
 
-    /** The {@code /mineclaw} node to hand to {@link Commands#register}. */
-    LiteralCommandNode<CommandSourceStack> node() {
-        LiteralArgumentBuilder<CommandSourceStack> root = Commands.literal(LABEL)
-                .requires(MineclawCommand::playerOrConsole)
-                .executes(context -> forward(context, List.of()));
-        for (String name : GUARDED) {
-            String node = Permissions.nodeForSubcommand(name).orElseThrow();
-            root.then(subcommand(name).requires(source -> source.getSender().hasPermission(node)));
-        }
-        for (String name : OPEN) {
-            root.then(subcommand(name));
-        }
-        return root.build();
-    }
-
-    private LiteralArgumentBuilder<CommandSourceStack> subcommand(String name) {
-        LiteralArgumentBuilder<CommandSourceStack> literal = Commands.literal(name)
-                .executes(context -> forward(context, List.of(name)))
-                .then(Commands.argument(ARGS, StringArgumentType.greedyString())
-                        .suggests((context, builder) -> "listen".equals(name)
-                                ? builder.suggest("on").suggest("off").buildFuture()
-                                : builder.buildFuture())
-                        .executes(context -> forward(context, List.of(name), context.getArgument(ARGS, String.class))));
-        if (VALIDATED.contains(name)) {
-            literal.then(Commands.literal("validate").executes(context -> forward(context, List.of(name, "validate"))));
-        }
-        return literal;
-    }
-
-    private int forward(CommandContext<CommandSourceStack> context, List<String> words) {
-        return forward(context, words, "");
-    }
-
-    private int forward(CommandContext<CommandSourceStack> context, List<String> words, String rest) {
-        List<String> args = new ArrayList<>(words);
-        if (!rest.isBlank()) {
-            args.addAll(Arrays.asList(rest.strip().split("\\s+")));
-        }
-        org.bukkit.command.CommandSender sender = context.getSource().getSender();
+    @Override
+    public void execute(CommandSourceStack source, String[] args) {
+        org.bukkit.command.CommandSender sender = source.getSender();
         CommandSender who = sender instanceof Player player
                 ? CommandSender.player(PaperPlatform.ref(player))
                 : CommandSender.CONSOLE;
+        List<String> words = new ArrayList<>();
+        for (String arg : args) {
+            if (!arg.isBlank()) {
+                words.add(arg.strip());
+            }
+        }
         // The answer arrives later, on the sender's scheduler; the command itself returns at once.
-        this.core.command(who, args);
-        return Command.SINGLE_SUCCESS;
+        this.core.command(who, words);
     }
 
-    // Command blocks and other senders may not speak for the console: only a player or the console.
-    private static boolean playerOrConsole(CommandSourceStack source) {
-        return source.getSender() instanceof Player || source.getSender() instanceof ConsoleCommandSender;
+    @Override
+    public Collection<String> suggest(CommandSourceStack source, String[] args) {
+        org.bukkit.command.CommandSender sender = source.getSender();
+        if (args.length <= 1) {
+            String typed = args.length == 0 ? "" : args[0].toLowerCase(Locale.ROOT);
+            List<String> names = new ArrayList<>();
+            for (String name : subcommands()) {
+                if (name.startsWith(typed) && allowed(sender, name)) {
+                    names.add(name);
+                }
+            }
+            return names;
+        }
+        if (args.length == 2 && allowed(sender, args[0])) {
+            List<String> second = "listen".equals(args[0]) ? List.of("on", "off")
+                    : VALIDATED.contains(args[0]) ? List.of("validate") : List.of();
+            return second.stream().filter(word -> word.startsWith(args[1])).toList();
+        }
+        return List.of();
+    }
+
+    /**
+     * Players, the console and RCON (whose answer, coming after the command returned, is shown in
+     * the server console: RCON only carries what is said during the command). Command blocks and
+     * other senders may not speak for the console.
+     */
+    @Override
+    public boolean canUse(org.bukkit.command.CommandSender sender) {
+        return sender instanceof Player || sender instanceof ConsoleCommandSender
+                || sender instanceof RemoteConsoleCommandSender;
+    }
+
+    private static List<String> subcommands() {
+        List<String> all = new ArrayList<>(OPEN);
+        all.addAll(GUARDED);
+        return all;
+    }
+
+    // Suggestions run where Paper handles the completion request (the player's own thread), where
+    // reading permissions is allowed.
+    private static boolean allowed(org.bukkit.command.CommandSender sender, String subcommand) {
+        return Permissions.nodeForSubcommand(subcommand).map(sender::hasPermission).orElse(true);
     }
 }

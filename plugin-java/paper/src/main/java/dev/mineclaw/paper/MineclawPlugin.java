@@ -49,7 +49,8 @@ public class MineclawPlugin extends JavaPlugin {
         }
         MineclawCommand command = new MineclawCommand(this.core);
         getLifecycleManager().registerEventHandler(LifecycleEvents.COMMANDS, event -> event.registrar()
-                .register(command.node(), "Talk to the Mineclaw bridge (status, approvals, owner commands).", List.of()));
+                .register(MineclawCommand.LABEL, "Talk to the Mineclaw bridge (status, approvals, owner commands).",
+                        List.of(), command));
         this.core.start();
         getLogger().info("Mineclaw " + getPluginMeta().getVersion() + " on " + platform.platformName()
                 + ", linking to " + config.bridgeUrl());

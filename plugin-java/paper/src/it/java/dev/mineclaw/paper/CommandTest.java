@@ -1,0 +1,78 @@
+package dev.mineclaw.paper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import io.papermc.paper.command.brigadier.CommandSourceStack;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import net.kyori.adventure.text.Component;
+import net.kyori.adventure.text.serializer.plain.PlainTextComponentSerializer;
+import org.bukkit.command.CommandSender;
+import org.junit.jupiter.api.Test;
+import org.mockbukkit.mockbukkit.entity.PlayerMock;
+
+/**
+ * /mineclaw through Paper's Brigadier registration in MockBukkit. Not shown here, because
+ * MockBukkit cannot: the console and RCON senders' answers (the core's CommandForwarderTest covers
+ * console answers) and the client-side completion tree (suggest() is exercised directly).
+ */
+class CommandTest {
+    @Test
+    void aPlayersCommandIsForwardedWithTheirPermissions() throws Exception {
+        try (PluginHarness harness = PluginHarness.linked("")) {
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            harness.server.dispatchCommand(steve, "mineclaw status");
+            JsonObject data = harness.next("command").frame().getAsJsonObject("data");
+            JsonArray args = data.getAsJsonArray("args");
+            assertEquals("[\"status\"]", args.toString());
+        }
+    }
+
+    /** Brigadier answered a non-OP with "Incorrect argument"; the core's permission line is right. */
+    @Test
+    void aSubcommandWithoutItsNodeGetsThePermissionLineNotASyntaxError() throws Exception {
+        try (PluginHarness harness = PluginHarness.linked("")) {
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            steve.setOp(false);
+            harness.server.dispatchCommand(steve, "mineclaw reload");
+            harness.server.getScheduler().performTicks(2);
+            Component line = steve.nextComponentMessage();
+            assertNotNull(line, "no answer");
+            String text = PlainTextComponentSerializer.plainText().serialize(line);
+            assertTrue(text.contains("mineclaw.command.reload"), text);
+        }
+    }
+
+    /** A command source for {@code sender}, as Paper hands one to the command. */
+    private static CommandSourceStack source(CommandSender sender) {
+        return (CommandSourceStack) Proxy.newProxyInstance(CommandTest.class.getClassLoader(),
+                new Class<?>[] {CommandSourceStack.class}, (proxy, method, args) -> {
+                    if ("getSender".equals(method.getName())) {
+                        return sender;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    @Test
+    void suggestionsListOnlyTheSubcommandsTheSenderMayUse() throws Exception {
+        try (PluginHarness harness = PluginHarness.linked("")) {
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            steve.setOp(false);
+            PlayerMock alex = harness.server.addPlayer("Alex");
+            alex.setOp(true);
+            MineclawCommand command = new MineclawCommand(null);
+            assertEquals(List.of("status", "approve", "deny"), List.copyOf(command.suggest(source(steve), new String[0])));
+            assertEquals(List.of("reload"), List.copyOf(command.suggest(source(alex), new String[] {"re"})));
+            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
+            assertEquals(List.of("on", "off"), List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
+            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"listen", ""})));
+            assertTrue(command.canUse(steve));
+            assertTrue(command.canUse(harness.server.getConsoleSender()));
+        }
+    }
+}
