@@ -63,7 +63,7 @@ async def baseline_mb() -> float:
 
 async def start_bridge(config: Path) -> tuple[asyncio.subprocess.Process, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
+        sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config), "--port", "0",
         cwd=REPO, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
