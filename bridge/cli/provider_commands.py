@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from bridge.cli.output import refuse_folder
 from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.control.providers import ResolvedModel
@@ -57,6 +58,9 @@ def configured_tools(plane: ControlPlane) -> tuple[ToolSpec, ...]:
 
 
 def run_provider_test(args: argparse.Namespace) -> int:
+    refused = refuse_folder(args.config)
+    if refused is not None:
+        return refused
     console = Console(highlight=False)
     try:
         plane = load_control_plane(args.config)

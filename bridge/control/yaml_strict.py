@@ -31,6 +31,7 @@ from yaml.events import (
 )
 
 from bridge.control.problems import ConfigLoadError, Problem, format_path
+from bridge.control.yaml_errors import plain_yaml_error
 
 PathParts = tuple[str | int, ...]
 
@@ -38,6 +39,7 @@ DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_NODES = 20_000
 MAX_NUMBER_CHARS = 40
+MAX_REFUSALS = 50
 
 # libyaml's parser when PyYAML was built with it: the same events, several times faster.
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -103,23 +105,17 @@ def load_strict_yaml(
     try:
         builder.run(yaml.parse(text, Loader=_PARSER))
     except _Refusal as refusal:
-        line, column = _position(refusal.event)
-        if line is None:
-            line, column = builder.document.locate(refusal.path)
-        problem = Problem(file, line, column, format_path(refusal.path), refusal.message)
-        raise ConfigLoadError([problem]) from None
+        builder.refusals.append(refusal)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = Problem(
-            file,
-            mark.line + 1 if mark else None,
-            mark.column + 1 if mark else None,
-            format_path(builder.path),
-            str(exc.problem or exc.context or "invalid YAML"),
-        )
-        raise ConfigLoadError([problem]) from None
+        plain = plain_yaml_error(exc, text)
+        found = [builder.problem(file, refusal) for refusal in builder.refusals]
+        problem = Problem(file, plain.line, plain.column, format_path(builder.path), plain.message)
+        raise ConfigLoadError([*found, problem]) from None
     except yaml.YAMLError as exc:
         raise ConfigLoadError([Problem(file, None, None, "", f"invalid YAML: {exc}")]) from None
+    if builder.refusals:
+        # Every refused value of the file at once, so one pass fixes them all.
+        raise ConfigLoadError([builder.problem(file, refusal) for refusal in builder.refusals])
     return builder.document
 
 
@@ -130,7 +126,12 @@ def _position(event: Event | None) -> tuple[int | None, int | None]:
 
 
 class _Builder:
-    """Turns a parser event stream into plain values, refusing anything beyond JSON."""
+    """Turns a parser event stream into plain values, refusing anything beyond JSON.
+
+    A refused value (a YAML 1.1 boolean, a tag, a duplicate key...) is recorded and reading goes
+    on, so every such fault of the file is reported together; limits on size and shape, which
+    say the rest cannot be trusted, stop at once.
+    """
 
     def __init__(self, *, max_depth: int, max_nodes: int) -> None:
         self.max_depth = max_depth
@@ -139,6 +140,18 @@ class _Builder:
         self.path: list[str | int] = []
         self.document = YamlDocument(value=None)
         self.events: Any = None
+        self.refusals: list[_Refusal] = []
+
+    def refuse(self, message: str, event: Event | None, path: PathParts) -> None:
+        if len(self.refusals) >= MAX_REFUSALS:
+            raise _Refusal(f"more than {MAX_REFUSALS} refused values; stopped here", event, path)
+        self.refusals.append(_Refusal(message, event, path))
+
+    def problem(self, file: str, refusal: _Refusal) -> Problem:
+        line, column = _position(refusal.event)
+        if line is None:
+            line, column = self.document.locate(refusal.path)
+        return Problem(file, line, column, format_path(refusal.path), refusal.message)
 
     def run(self, events: Any) -> None:
         self.events = iter(events)
@@ -163,6 +176,8 @@ class _Builder:
         self.nodes += 1
         if self.nodes > self.max_nodes:
             raise _Refusal(f"more than {self.max_nodes} YAML nodes", event, path)
+        # Anchors, aliases and tags stop the read: no owner writes them by accident, and an
+        # alias flood (billion laughs) must not turn into a flood of problems.
         if isinstance(event, AliasEvent):
             raise _Refusal("aliases (*name) are not allowed", event, path)
         anchor = getattr(event, "anchor", None)
@@ -205,35 +220,43 @@ class _Builder:
                     raise _Refusal("aliases (*name) are not allowed", key_event, path)
                 raise _Refusal("mapping keys must be plain strings", key_event, path)
             key = self.key(key_event, path)
-            if key in result:
-                raise _Refusal(f"duplicate key {key!r}", key_event, (*path, key))
+            if key is None or key in result:
+                if key is not None:
+                    self.refuse(f"duplicate key {key!r}", key_event, (*path, key))
+                self.node(next(self.events))  # read past the value, keep the first one
+                continue
             self.path.append(key)
             self.document.marks[tuple(self.path)] = _mark(key_event)
             result[key] = self.node(next(self.events))
             self.path.pop()
         raise _Refusal("unterminated mapping", None, tuple(self.path))
 
-    def key(self, event: ScalarEvent, path: PathParts) -> str:
+    def key(self, event: ScalarEvent, path: PathParts) -> str | None:
+        """The key, or ``None`` (refused) when it cannot be one."""
         if event.anchor is not None:
             raise _Refusal("anchors (&name) are not allowed", event, path)
         if event.tag is not None:
             raise _Refusal(f"explicit tags are not allowed ({event.tag})", event, path)
         if not event.style and event.value == "<<":
-            raise _Refusal("merge keys (<<) are not allowed", event, path)
+            self.refuse("merge keys (<<) are not allowed", event, path)
+            return None
         value = self.scalar(event, path)
         if not isinstance(value, str):
-            raise _Refusal(f"mapping key {event.value!r} is not a string; quote it", event, path)
+            self.refuse(f"mapping key {event.value!r} is not a string; quote it", event, path)
+            return None
         return value
 
     def number(self, value: str, event: ScalarEvent, path: PathParts) -> int | float:
         # Python refuses to convert huge digit strings and turns 1e999 into inf; neither is JSON.
         if len(value) > MAX_NUMBER_CHARS:
-            raise _Refusal(f"number longer than {MAX_NUMBER_CHARS} characters", event, path)
+            self.refuse(f"number longer than {MAX_NUMBER_CHARS} characters", event, path)
+            return 0
         if _INT.fullmatch(value):
             return int(value)
         number = float(value)
         if not math.isfinite(number):
-            raise _Refusal("number out of range", event, path)
+            self.refuse("number out of range", event, path)
+            return 0
         return number
 
     def scalar(self, event: ScalarEvent, path: PathParts) -> Any:
@@ -250,12 +273,12 @@ class _Builder:
             return self.number(value, event, path)
         implied = _implied_tag(yaml.ScalarNode, value, (True, False))
         if implied == "tag:yaml.org,2002:bool":
-            raise _Refusal(
+            self.refuse(
                 f"{value!r} is a YAML 1.1 boolean; write true or false, or quote it", event, path
             )
-        if implied != "tag:yaml.org,2002:str":
+        elif implied != "tag:yaml.org,2002:str":
             kind = implied.rsplit(":", 1)[-1]
-            raise _Refusal(
+            self.refuse(
                 f"{value!r} would be read as a YAML {kind}; quote it if it is text", event, path
             )
         return value

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from bridge.control.problems import Problem, format_path
 from bridge.control.tools_file import TOOL_NAME, Handler, ToolsFile
 from bridge.control.tools_file import ToolSpec as ToolEntry
+from bridge.control.validation import plain_message
 from bridge.control.yaml_strict import YamlDocument
 from bridge.errors import ToolError
 from bridge.providers.items import ToolSpec
@@ -55,10 +56,6 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "call_function": "runs_functions",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
-
-
-# pydantic's wording, reworded for someone editing a YAML file.
-_MESSAGES = {"extra_forbidden": "unknown field", "missing": "required field is missing"}
 
 
 class RegistryError(ToolError):
@@ -224,12 +221,12 @@ def _validate_entry(
         return name, ToolEntry.model_validate(raw, strict=True), ()
     except ValidationError as exc:
         problems = []
-        for error in exc.errors(include_input=False):
-            parts = ("tools", name, *(p for p in error["loc"] if isinstance(p, str | int)))
+        for error in exc.errors(include_input=True):
+            inner = tuple(p for p in error["loc"] if isinstance(p, str | int))
+            parts = ("tools", name, *inner)
             line, column = document.locate(parts)
-            message = _MESSAGES.get(error["type"], error["msg"])
+            message = plain_message(ToolEntry, error, inner)
             if error["type"] == "literal_error" and error["loc"][:1] == ("handler",):
                 message = "not a built-in handler; tools.yml cannot add one"
-            message = message.removeprefix("Value error, ")
             problems.append(Problem(file, line, column, format_path(parts), message))
         return name, None, tuple(problems)

@@ -69,7 +69,7 @@ def test_refused_values(text: str, where: str) -> None:
 
 
 def test_wrong_schema_version() -> None:
-    assert problems(ConfigFile, "schema: 2\n") == ["1:schema: Input should be 1"]
+    assert problems(ConfigFile, "schema: 2\n") == ["1:schema: expected 1, got 2"]
 
 
 def test_not_a_mapping() -> None:
