@@ -1,37 +1,47 @@
-"""Function runtime cost: a call with one `api.invoke`, 20 concurrent calls, and the largest
-event-loop stall while 10 runaway Functions are stopped, each against a baseline measured in
-the same run.
+"""Function runtime cost with isolates in worker processes, each figure against a baseline
+measured in the same run.
 
-Run: ``python -m bench.function_bench``. Baselines: creating and hardening one V8 isolate (what
-a call would pay without isolates made ahead), an empty onCall through the same runtime path,
-and the largest gap of an idle heartbeat. Budget (architecture.md): median call with one
-``api.invoke``, fresh isolate included, under 5 ms.
+- A call with one `api.invoke` through a warm worker. Baselines: an empty onCall through the
+  same workers, and the same call through the in-process engine the bridge used before
+  (`V8Engine`, now what runs inside each worker). Budget: median under 5 ms.
+- A worker replaced after a crash: a Function killed at its memory limit, then the time until
+  the next call has run on a worker (the spare takes over; its successor starts meanwhile),
+  and the time a replacement takes from spawn to ready. Budget: median under 150 ms.
+- The largest stall of the bridge's event loop while 10 runaways and 10 crashers run: a 1 ms
+  heartbeat's gaps, p99 and worst, against the same heartbeat idle. Budget: p99 under 10 ms.
+- The bridge's own resident memory before and after all of that (the isolates and whatever
+  they allocate live in the workers).
+
+Run: ``python -m bench.function_bench``. The machine may be shared: read the ratios.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from py_mini_racer import MiniRacer
-
 from bridge.functions.catalogue import FunctionsFile
+from bridge.functions.engine import Engine
 from bridge.functions.host import DryRunHost
 from bridge.functions.limits import FunctionLimits
-from bridge.functions.prelude import PRELUDE
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.v8_engine import V8Engine
+from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.worker_process import WorkerLimits, WorkerProcess
 from bridge.store.audit_sink import MemoryAudit
 
-BUDGET_MEDIAN_MS = 5.0
+BUDGET_CALL_MS = 5.0
+BUDGET_REPLACE_MS = 150.0
+BUDGET_STALL_P99_MS = 10.0
 CALLS = 200
-CONCURRENT = 20
+CRASHES = 15
 RUNAWAYS = 10
+CRASHERS = 10
 SEGMENT_MS = 200
-STALL_ROUNDS = 5
 
 ONE_INVOKE = """async function onCall(ctx, api) {
   const done = await api.invoke({action: 'command.dispatch',
@@ -40,6 +50,14 @@ ONE_INVOKE = """async function onCall(ctx, api) {
 }"""
 EMPTY = "async function onCall(ctx, api) { return {status: 'ok', output: {}}; }"
 RUNAWAY = "async function onCall(ctx, api) { for (;;) {} }"
+# Memory outside the V8 heap, killed at the worker's resident-memory limit within milliseconds.
+OFF_HEAP = """async function onCall(ctx, api) {
+  const held = []; for (;;) held.push(new Intl.Segmenter('en', {granularity: 'word'}));
+}"""
+# V8 aborts the worker (its out-of-memory fatal error): a real crash.
+CRASHER = """async function onCall(ctx, api) {
+  const s = 'a'.repeat(2 ** 27); s.replace(/a/g, () => 'bb'); return {status: 'ok', output: {}};
+}"""
 
 
 def entry(name: str, source: str) -> dict[str, Any]:
@@ -57,127 +75,181 @@ def ms(seconds: float) -> float:
     return seconds * 1000
 
 
-async def timed(call: Callable[[], Awaitable[Any]], engine: V8Engine, count: int) -> list[float]:
-    """Times of `count` calls, each started with the isolates made ahead all ready (calls in a
-    chat arrive seconds apart, so the refill between them is not on the clock)."""
-    times = []
-    for _ in range(count):
-        await engine.wait_ready()
-        started = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - started)
-    return times
+def verdict(value_ms: float, budget_ms: float) -> str:
+    return f"budget {budget_ms} ms: {'within' if value_ms <= budget_ms else 'OVER'}"
 
 
-def isolate_creation(count: int) -> list[float]:
-    """Run in a thread of its own: mini-racer binds an isolate to the loop that creates it."""
-
-    async def create_all() -> list[float]:
-        times = []
-        for _ in range(count):
-            started = time.perf_counter()
-            racer = MiniRacer()
-            await racer.eval_cancelable(PRELUDE)
-            times.append(time.perf_counter() - started)
-            racer.close()
-        return times
-
-    return asyncio.run(create_all())
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-async def heartbeat_gap(during: Awaitable[Any]) -> tuple[float, int, Any]:
-    """Largest gap between 1 ms ticks on this loop while `during` runs."""
-    loop = asyncio.get_running_loop()
-    largest, ticks = 0.0, 0
-    task = asyncio.ensure_future(during)
-    while not task.done():
-        before = loop.time()
-        await asyncio.sleep(0.001)
-        largest = max(largest, loop.time() - before)
-        ticks += 1
-    return largest, ticks, task.result()
-
-
-async def run() -> None:
-    limits = FunctionLimits(sync_segment_ms=SEGMENT_MS)
+def runtime_for(engine: Engine, limits: FunctionLimits) -> FunctionRuntime:
     catalogue = FunctionsFile.model_validate(
         {
             "schema": 1,
             "api_version": 1,
-            "functions": [entry("one", ONE_INVOKE), entry("empty", EMPTY), entry("spin", RUNAWAY)],
+            "functions": [
+                entry("one", ONE_INVOKE),
+                entry("empty", EMPTY),
+                entry("spin", RUNAWAY),
+                entry("off-heap", OFF_HEAP),
+                entry("crash", CRASHER),
+            ],
         }
     )
-    engine = await V8Engine.start(ahead=4)
-    runtime = FunctionRuntime(
+    return FunctionRuntime(
         catalogue=catalogue, limits=limits, engine=engine, host=DryRunHost(), audit=MemoryAudit()
     )
 
+
+async def call(runtime: FunctionRuntime, name: str) -> dict[str, Any]:
+    return await runtime.call_function(name, {}, player="Steve")
+
+
+async def timed(
+    work: Callable[[], Awaitable[Any]], ready: Callable[[], Awaitable[None]], count: int
+) -> list[float]:
+    """Times of `count` calls, each started with the engine's isolates or workers ready (calls
+    in a chat arrive seconds apart, so making the next one ahead is not on the clock)."""
+    times = []
+    for _ in range(count):
+        await ready()
+        started = time.perf_counter()
+        await work()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def heartbeat_gaps(during: Awaitable[Any]) -> tuple[list[float], Any]:
+    """Gaps between 1 ms ticks on this loop while `during` runs."""
+    loop = asyncio.get_running_loop()
+    gaps = []
+    task = asyncio.ensure_future(during)
+    while not task.done():
+        before = loop.time()
+        await asyncio.sleep(0.001)
+        gaps.append(loop.time() - before)
+    return gaps, task.result()
+
+
+def p99(values: list[float]) -> float:
+    return statistics.quantiles(values, n=100)[-1] if len(values) > 1 else values[0]
+
+
+async def warm_calls(pool: WorkerEngine, limits: FunctionLimits) -> float:
+    workers = runtime_for(pool, limits)
+    engine = await V8Engine.start(ahead=4)
+    in_process = runtime_for(engine, limits)
+
     async def one() -> None:
-        result = await runtime.call_function("one", {}, player="Steve")
-        assert result["status"] == "ok", result
+        assert (await call(workers, "one"))["status"] == "ok"
 
     async def empty() -> None:
-        assert (await runtime.call_function("empty", {}, player="Steve"))["status"] == "ok"
+        assert (await call(workers, "empty"))["status"] == "ok"
 
-    await timed(one, engine, 20)  # warm-up: first compilations, allocator growth
+    async def one_in_process() -> None:
+        assert (await call(in_process, "one"))["status"] == "ok"
+
+    await timed(one, pool.wait_ready, 20)  # warm-up: first compilations, allocator growth
+    await timed(one_in_process, engine.wait_ready, 20)
     # Interleaved rounds, so a change in the machine's load hits baseline and figure alike.
-    creations: list[float] = []
     floors: list[float] = []
+    before: list[float] = []
     single: list[float] = []
     for _ in range(CALLS // 10):
-        creations += await asyncio.to_thread(isolate_creation, 3)
-        floors += await timed(empty, engine, 10)
-        single += await timed(one, engine, 10)
-    creation = statistics.median(creations)
-    floor = statistics.median(floors)
-    median = statistics.median(single)
-    p90 = statistics.quantiles(single, n=10)[-1]
-    print(f"baseline  creating + hardening one isolate     median {ms(creation):7.3f} ms")
-    print(f"baseline  empty onCall, isolate made ahead     median {ms(floor):7.3f} ms")
-    print(
-        f"call with one api.invoke, isolate made ahead   median {ms(median):7.3f} ms  "
-        f"p90 {ms(p90):7.3f} ms  = {median / creation:5.2f}x isolate creation, "
-        f"{median / floor:5.2f}x empty onCall  (budget {BUDGET_MEDIAN_MS} ms: "
-        f"{'within' if ms(median) <= BUDGET_MEDIAN_MS else 'OVER'})"
-    )
-
-    batches = []
-    for _ in range(10):
-        await engine.wait_ready()
-        started = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(CONCURRENT)))
-        batches.append(time.perf_counter() - started)
-    batch = statistics.median(batches)
-    print(
-        f"{CONCURRENT} concurrent calls (4 isolates ready)          median batch "
-        f"{ms(batch):7.3f} ms = {batch / median:5.2f}x one call, "
-        f"{ms(batch) / CONCURRENT:6.3f} ms per call"
-    )
-
-    idle_gaps, stalls, ticks, stopped_after = [], [], [], []
-    for _ in range(STALL_ROUNDS):
-        idle_gap, _, _ = await heartbeat_gap(asyncio.sleep(SEGMENT_MS / 1000 * 2))
-        spinning = asyncio.gather(
-            *(runtime.call_function("spin", {}, player="Steve") for _ in range(RUNAWAYS))
-        )
-        started = time.perf_counter()
-        stall, beats, results = await heartbeat_gap(spinning)
-        stopped_after.append(time.perf_counter() - started)
-        codes = {result["output"]["error_code"] for result in results}
-        assert codes == {"sync_time_limit"}, codes
-        idle_gaps.append(idle_gap)
-        stalls.append(stall)
-        ticks.append(beats)
-    idle = statistics.median(idle_gaps)
-    stall = statistics.median(stalls)
-    print(f"baseline  idle heartbeat, largest gap          median {ms(idle):7.3f} ms")
-    print(
-        f"{RUNAWAYS} runaways stopped (limit {SEGMENT_MS} ms), largest loop stall median "
-        f"{ms(stall):7.3f} ms (worst {ms(max(stalls)):7.3f}) = {stall / idle:5.2f}x idle; "
-        f"{min(ticks)}+ ticks while they ran; all stopped after "
-        f"{ms(statistics.median(stopped_after)):6.1f} ms"
-    )
+        before += await timed(one_in_process, engine.wait_ready, 10)
+        floors += await timed(empty, pool.wait_ready, 10)
+        single += await timed(one, pool.wait_ready, 10)
     await engine.aclose()
+    floor, old, median = (statistics.median(v) for v in (floors, before, single))
+    p90 = statistics.quantiles(single, n=10)[-1]
+    print(f"baseline  one api.invoke, in-process engine    median {ms(old):7.3f} ms")
+    print(f"baseline  empty onCall, warm worker            median {ms(floor):7.3f} ms")
+    print(
+        f"call with one api.invoke, warm worker          median {ms(median):7.3f} ms  "
+        f"p90 {ms(p90):7.3f} ms  = {median / old:5.2f}x in-process, {median / floor:5.2f}x "
+        f"empty onCall  ({verdict(ms(median), BUDGET_CALL_MS)})"
+    )
+    return median
+
+
+async def replacement(pool: WorkerEngine, limits: FunctionLimits) -> None:
+    update = {"worker_memory_mb": 128, "sync_segment_ms": 5_000}
+    runtime = runtime_for(pool, limits.model_copy(update=update))
+    after_crash: list[float] = []
+    for _ in range(CRASHES):
+        await pool.wait_ready()
+        result = await call(runtime, "off-heap")
+        assert result["output"]["error_code"] == "memory_limit", result
+        started = time.perf_counter()
+        assert (await call(runtime, "empty"))["status"] == "ok"
+        after_crash.append(time.perf_counter() - started)
+    spawns = []
+    for _ in range(CRASHES):
+        started = time.perf_counter()
+        worker = await pool.on_pool(WorkerProcess.spawn(WorkerLimits()))
+        spawns.append(time.perf_counter() - started)
+        await pool.on_pool(worker.close())
+    median = statistics.median(after_crash)
+    spawn = statistics.median(spawns)
+    print(f"baseline  a worker started, spawn to ready     median {ms(spawn):7.3f} ms")
+    print(
+        f"call right after a worker was killed           median {ms(median):7.3f} ms  "
+        f"worst {ms(max(after_crash)):7.3f} ms = {median / spawn:5.2f}x a fresh spawn  "
+        f"({verdict(ms(median), BUDGET_REPLACE_MS)})"
+    )
+
+
+async def storm(pool: WorkerEngine, limits: FunctionLimits) -> None:
+    runaways = runtime_for(pool, limits)
+    # A segment limit long enough for V8 to reach its fatal error, and no memory watch.
+    update = {"worker_memory_mb": 4_096, "sync_segment_ms": 10_000}
+    crashers = runtime_for(pool, limits.model_copy(update=update))
+    await pool.wait_ready()
+    idle, _ = await heartbeat_gaps(asyncio.sleep(2))
+    replaced = pool.replaced
+    calls = [call(runaways, "spin") for _ in range(RUNAWAYS)]
+    calls += [call(crashers, "crash") for _ in range(CRASHERS)]
+    started = time.perf_counter()
+    gaps, results = await heartbeat_gaps(asyncio.gather(*calls))
+    took = time.perf_counter() - started
+    codes: dict[str, int] = {}
+    for result in results:
+        code = result["output"].get("error_code", "ok")
+        codes[code] = codes.get(code, 0) + 1
+    print(
+        f"baseline  idle heartbeat                       p99 gap {ms(p99(idle)):7.3f} ms  "
+        f"worst {ms(max(idle)):7.3f} ms"
+    )
+    print(
+        f"{RUNAWAYS} runaways + {CRASHERS} crashers ({took:4.1f} s, {pool.replaced - replaced} "
+        f"workers replaced, results {codes})"
+    )
+    print(
+        f"  bridge loop while they ran                   p99 gap {ms(p99(gaps)):7.3f} ms  "
+        f"worst {ms(max(gaps)):7.3f} ms = {p99(gaps) / p99(idle):5.2f}x idle p99  "
+        f"({verdict(ms(p99(gaps)), BUDGET_STALL_P99_MS)})"
+    )
+
+
+async def run() -> None:
+    limits = FunctionLimits(sync_segment_ms=SEGMENT_MS)
+    rss_before_pool = rss_mb()
+    pool = await WorkerEngine.start(PoolSettings(workers=2))
+    try:
+        await warm_calls(pool, limits)
+        rss_before = rss_mb()
+        await replacement(pool, limits)
+        await storm(pool, limits)
+        rss_after = rss_mb()
+    finally:
+        await pool.aclose()
+    print(
+        f"bridge RSS: {rss_before_pool:6.1f} MB before the pool, {rss_before:6.1f} MB after the "
+        f"warm calls, {rss_after:6.1f} MB after the crashes and runaways "
+        f"(= {rss_after / rss_before:4.2f}x)"
+    )
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
 """A Function worker process: `python -I -m bridge.functions.worker_main DATA_MB CPU_S`.
 
 Started by `worker_pool.py` with a clean environment and only its three standard descriptors
-(stdin and stdout are the protocol pipe, stderr diagnostics). Before anything loads V8 it
-lowers its own priority to the lowest and sets its OS limits, because a V8 fatal error or a
-runaway builtin cannot be stopped from inside the process that hosts the isolate: the bridge
-watches from outside, and these limits are the floor under that watch.
+(stdin and stdout are the protocol pipe, stderr diagnostics). Before anything loads V8 it sets
+its OS limits, and before it accepts any script it drops to the lowest priority. A V8 fatal
+error or a runaway builtin cannot be stopped from inside the process that hosts the isolate:
+the bridge watches from outside, and these limits are the floor under that watch.
 
 - `RLIMIT_DATA` (DATA_MB): private writable memory. Not the address space: V8 reserves about
   1.4 TB of virtual addresses for its sandbox, so `RLIMIT_AS` cannot be set usefully. Below
@@ -48,8 +48,7 @@ _PROTOCOL_OUT = 1
 
 
 def set_os_limits(data_mb: int, cpu_s: int) -> None:
-    """Lowest priority and the resource limits above; all before V8 is loaded."""
-    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    """The resource limits above; all before V8 is loaded."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_DATA, (data_mb * 1024 * 1024,) * 2)
@@ -130,13 +129,21 @@ async def _main() -> int:
     from bridge.functions.v8_engine import V8Engine
 
     try:
-        # The process is already at the lowest priority; the engine thread inherits it.
-        engine = await V8Engine.start(ahead=1, nice=0)
+        # Two made ahead, though a worker runs one call at a time: with one, taking it would
+        # start making the next at once, on the engine thread the call's own segments need;
+        # with two, the next one is made once the call is over.
+        engine = await V8Engine.start(ahead=2, nice=0)
         await engine.wait_ready()
     except SandboxError as exc:
         _send(Fatal(message=str(exc)[:4_000]))
         return 1
     resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE_AFTER_START, _NOFILE_AFTER_START))
+    # The lowest priority from here on, before any owner script runs. Not earlier: a worker
+    # replacing a crashed one should not crawl through its start on a busy machine.
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    for thread_id in os.listdir("/proc/self/task"):
+        # Threads V8 and the engine already started keep their own priority on Linux.
+        os.setpriority(os.PRIO_PROCESS, int(thread_id), 19)
     _send(Ready(pid=os.getpid()))
     try:
         await engine.run(_Server(engine).serve())
