@@ -60,11 +60,17 @@ class ToolCall(_Item):
 
 
 class ToolResult(_Item):
-    """The output the bridge produced for the tool call with the same ``call_id``."""
+    """The output the bridge produced for the tool call with the same ``call_id``.
+
+    ``personal``: the output is about the asking player (a snapshot of them, their items, what
+    they look at); the session replays it only in that player's later turns
+    (`bridge.turns.session`).
+    """
 
     kind: Literal["tool_result"] = "tool_result"
     call_id: str
     output: str
+    personal: bool = False
 
 
 Item = Annotated[

@@ -82,7 +82,9 @@ class ToolInvoker:
             player_name=context.player.name,
         )
         outcome = await self.invoke(call.name, call.arguments, call_context)
-        return ToolResult(call_id=call.call_id, output=outcome.to_json())
+        tool = self.tools.tools.get(call.name)
+        personal = tool is not None and tool.personal
+        return ToolResult(call_id=call.call_id, output=outcome.to_json(), personal=personal)
 
     async def invoke(self, name: str, arguments: str | Any, context: CallContext) -> ToolOutcome:
         """One call; ``arguments`` is JSON text (from a model) or an already parsed value."""

@@ -57,6 +57,10 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 
+PERSONAL_HANDLERS = frozenset({"player_snapshot", "item_inspect", "block_inspect"})
+"""Handlers whose results describe the asking player (position, health, items, what they look
+at): the session keeps such a result for that player's later turns only."""
+
 
 class RegistryError(ToolError):
     """Code bound a handler name that is not a built-in (a programming error, not config)."""
@@ -86,6 +90,10 @@ class BoundTool:
     @property
     def effect(self) -> Effect:
         return BUILTIN_EFFECTS[self.entry.handler]
+
+    @property
+    def personal(self) -> bool:
+        return self.entry.handler in PERSONAL_HANDLERS
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,9 @@ def transcript(turns: Sequence[CompletedTurn], previous_summary: str | None) -> 
                 lines.append(f"[assistant] {escape_line_breaks(item.text)}")
             elif isinstance(item, ToolCall):
                 lines.append(f"[tool call {item.name}] {escape_line_breaks(item.arguments)}")
+            elif isinstance(item, ToolResult) and item.personal:
+                # The summary is replayed to every player: a result about one stays out of it.
+                lines.append(f"[tool result] (about {turn.player}; not kept in the summary)")
             elif isinstance(item, ToolResult):
                 output = item.output[:TOOL_OUTPUT_CHARS_IN_TRANSCRIPT]
                 lines.append(f"[tool result] {escape_line_breaks(output)}")

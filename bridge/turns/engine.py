@@ -173,7 +173,9 @@ class TurnEngine:
         self._activity.claim("turn")
         # History and session id are read together, now: a clear between this and the turn's
         # first step must not run the turn on the new session while it is filed under the old.
-        projection = self._session.projection(snapshot.limits.max_messages)
+        projection = self._session.projection(
+            snapshot.limits.max_messages, for_player=request.player.name
+        )
         context = TurnContext(self._turn_ids(), projection.session_id, request.player)
         # Line breaks a player typed (U+2028 and the like) are escaped before the text enters
         # any transcript: one chat message stays one line of that player's.
@@ -385,7 +387,7 @@ class TurnEngine:
             self._audit.record("tool.failure", {**base, "reason": str(exc)})
             return ToolResult(call_id=call.call_id, output=f"error: {exc}")
         if result.call_id != call.call_id:
-            result = ToolResult(call_id=call.call_id, output=result.output)
+            result = result.model_copy(update={"call_id": call.call_id})
         self._audit.record("tool.result", {**base, "output_chars": len(result.output)})
         return result
 

@@ -13,22 +13,38 @@ the turn boundaries; a publish extends it by the new turn, so a projection is a 
 counts and one slice instead of a walk over every turn of a full history. The last projection
 is kept too: after a turn is published the compaction check projects the new state, and the
 next turn's first request projects the same state again.
+
+Tool results marked ``personal`` (snapshots of the asking player) belong to the player whose
+turn made them: a projection for another player replays the call and a result that says it
+was withheld, so Guest's request never carries Steve's position, health or items.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
 
-from bridge.providers.items import Item
+from bridge.providers.items import Item, ToolResult
 from bridge.turns.tokens import TokenCalibration, raw_tokens, raw_tokens_of_text
 
 
 def new_session_id() -> str:
     return "s-" + secrets.token_urlsafe(12)
+
+
+def withheld(result: ToolResult, owner: str) -> ToolResult:
+    """What another player's turn sees of a personal result: that the tool ran, not its output."""
+    note = f"withheld: this result was about {owner} and is shown only in {owner}'s turns"
+    output = json.dumps({"ok": True, "result": {"withheld": note}})
+    return ToolResult(call_id=result.call_id, output=output, personal=True)
+
+
+def _has_personal(turn: CompletedTurn) -> bool:
+    return any(isinstance(item, ToolResult) and item.personal for item in turn.items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +89,8 @@ class _TurnIndex:
     items: tuple[Item, ...]
     item_ends: tuple[int, ...]
     token_ends: tuple[int, ...]
+    personal_turns: tuple[int, ...] = ()
+    """Positions of the turns that hold a personal tool result."""
 
     @classmethod
     def of(cls, state: SessionState) -> _TurnIndex:
@@ -82,15 +100,20 @@ class _TurnIndex:
             tuple(chain.from_iterable(turn.items for turn in turns)),
             tuple(accumulate((len(turn.items) for turn in turns), initial=0)),
             tuple(accumulate((turn.raw_tokens for turn in turns), initial=0)),
+            tuple(n for n, turn in enumerate(turns) if _has_personal(turn)),
         )
 
     def extended(self, state: SessionState, turn: CompletedTurn) -> _TurnIndex:
         """The index of `state`, which is this index's state plus `turn`."""
+        personal = self.personal_turns
+        if _has_personal(turn):
+            personal = (*personal, len(state.turns) - 1)
         return _TurnIndex(
             state,
             self.items + turn.items,
             (*self.item_ends, self.item_ends[-1] + len(turn.items)),
             (*self.token_ends, self.token_ends[-1] + turn.raw_tokens),
+            personal,
         )
 
 
@@ -104,8 +127,8 @@ class PublicSession:
         self._id_factory = id_factory
         self.calibration = calibration or TokenCalibration()
         self._state = SessionState(session_id=id_factory())
-        # (state, max_messages, projection of that state) of the last projection made.
-        self._projected: tuple[SessionState, int, ContextProjection] | None = None
+        # (state, max_messages, first turn replayed, projection) of the last projection made.
+        self._projected: tuple[SessionState, int, int, ContextProjection] | None = None
         self._index: _TurnIndex | None = None
 
     @property
@@ -148,16 +171,42 @@ class PublicSession:
         self._projected = None
         self._state = new
 
-    def projection(self, max_messages: int) -> ContextProjection:
+    def projection(self, max_messages: int, *, for_player: str | None = None) -> ContextProjection:
         """The summary plus the newest whole turns whose items fit in `max_messages`.
 
         Whole turns only, so a tool call is never replayed without its result. The newest
         turn is always included, even alone past the limit, so the model sees what it did last.
+        For a turn of ``for_player``, personal tool results of other players' turns are
+        withheld; without a player (token estimates) every item is counted as it is.
         """
         state = self._state
+        first, projection = self._full_projection(state, max_messages)
+        if for_player is None:
+            return projection
+        index = self._index_of(state)
+        others = [
+            n for n in index.personal_turns if n >= first and state.turns[n].player != for_player
+        ]
+        if not others:
+            return projection
+        items = list(projection.items)
+        offset = index.item_ends[first]
+        for n in others:
+            turn = state.turns[n]
+            start = index.item_ends[n] - offset
+            for position, item in enumerate(turn.items, start):
+                if isinstance(item, ToolResult) and item.personal:
+                    items[position] = withheld(item, turn.player)
+        return ContextProjection(
+            state.session_id, state.summary, tuple(items), projection.raw_tokens
+        )
+
+    def _full_projection(
+        self, state: SessionState, max_messages: int
+    ) -> tuple[int, ContextProjection]:
         kept = self._projected
         if kept is not None and kept[0] is state and kept[1] == max_messages:
-            return kept[2]
+            return kept[2], kept[3]
         budget = max_messages - (1 if state.summary else 0)
         index = self._index_of(state)
         ends = index.item_ends
@@ -169,8 +218,8 @@ class PublicSession:
         if state.summary:
             tokens += raw_tokens_of_text(state.summary)
         projection = ContextProjection(state.session_id, state.summary, items, tokens)
-        self._projected = (state, max_messages, projection)
-        return projection
+        self._projected = (state, max_messages, first, projection)
+        return first, projection
 
     def _index_of(self, state: SessionState) -> _TurnIndex:
         index = self._index

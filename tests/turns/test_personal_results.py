@@ -1,0 +1,152 @@
+"""Tool results about one player are replayed in that player's later turns only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bridge.control.yaml_strict import load_strict_yaml
+from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
+from bridge.store.audit_sink import MemoryAudit
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.redaction import Redactor
+from bridge.tools.registry import CallContext, ToolRegistry
+from bridge.turns.compaction import transcript
+from bridge.turns.ports import PlayerRef
+from bridge.turns.session import CompletedTurn, PublicSession
+
+from .conftest import Harness, make_snapshot
+from .fakes import STEVE, ScriptedModel, answer, tool_calls
+
+GUEST = PlayerRef(uuid="00000000-0000-0000-0000-000000000003", name="Guest")
+
+SNAPSHOT = json.dumps(
+    {"ok": True, "result": {"position": [120, 64, -35], "health": 7, "items": ["Diamond Sword"]}}
+)
+LIST = json.dumps({"ok": True, "result": {"players": ["Steve", "Guest"]}})
+
+
+def steves_turn() -> CompletedTurn:
+    return CompletedTurn(
+        "t-1",
+        "Steve",
+        (
+            PlayerMessage(player="Steve", text="where am I?"),
+            ToolCall(call_id="c1", name="player_snapshot", arguments="{}"),
+            ToolResult(call_id="c1", output=SNAPSHOT, personal=True),
+            ToolCall(call_id="c2", name="online_players", arguments="{}"),
+            ToolResult(call_id="c2", output=LIST),
+            AssistantText(text="You are near spawn."),
+        ),
+    )
+
+
+def outputs(items: tuple[object, ...]) -> list[str]:
+    return [item.output for item in items if isinstance(item, ToolResult)]
+
+
+def session_with(*turns: CompletedTurn) -> PublicSession:
+    session = PublicSession(id_factory=lambda: "s-1")
+    for turn in turns:
+        assert session.publish(turn, session_id="s-1")
+    return session
+
+
+def test_the_asker_sees_their_own_snapshot_again() -> None:
+    session = session_with(steves_turn())
+    assert outputs(session.projection(240, for_player="Steve").items) == [SNAPSHOT, LIST]
+
+
+def test_another_player_sees_that_the_tool_ran_but_not_what_it_returned() -> None:
+    session = session_with(steves_turn())
+    items = session.projection(240, for_player="Guest").items
+    calls = [item.name for item in items if isinstance(item, ToolCall)]
+    assert calls == ["player_snapshot", "online_players"]
+    withheld, shared = outputs(items)
+    assert shared == LIST
+    assert "120" not in withheld and "Diamond Sword" not in withheld and "health" not in withheld
+    assert "withheld" in withheld and "Steve" in withheld
+    # Every call still has its result, so the request stays valid for both protocols.
+    results = [item.call_id for item in items if isinstance(item, ToolResult)]
+    assert results == ["c1", "c2"]
+
+
+def test_withholding_never_changes_the_session_or_the_shared_projection() -> None:
+    session = session_with(steves_turn())
+    session.projection(240, for_player="Guest")
+    assert outputs(session.projection(240).items) == [SNAPSHOT, LIST]
+    assert outputs(session.state.turns[0].items) == [SNAPSHOT, LIST]
+    assert outputs(session.projection(240, for_player="Steve").items) == [SNAPSHOT, LIST]
+
+
+def test_later_turns_keep_the_rule_as_the_session_grows() -> None:
+    guest = CompletedTurn(
+        "t-2",
+        "Guest",
+        (PlayerMessage(player="Guest", text="hi"), AssistantText(text="Hello Guest.")),
+    )
+    session = session_with(steves_turn(), guest)
+    session.publish(steves_turn(), session_id="s-1")
+    assert SNAPSHOT not in outputs(session.projection(240, for_player="Guest").items)
+    assert outputs(session.projection(240, for_player="Steve").items).count(SNAPSHOT) == 2
+
+
+def test_the_compaction_transcript_leaves_personal_results_out() -> None:
+    text = transcript([steves_turn()], None)
+    assert "Diamond Sword" not in text and "120" not in text
+    assert "(about Steve; not kept in the summary)" in text
+    assert "Guest" in text  # the shared result stays
+
+
+TOOLS_YML = """\
+schema: 1
+tools:
+  player_snapshot:
+    handler: player_snapshot
+    description: Look at the asking player.
+    parameters: {type: object}
+  online_players:
+    handler: online_players
+    description: Who is online.
+    parameters: {type: object}
+"""
+
+
+async def test_a_snapshot_from_steves_turn_never_reaches_a_request_guest_started(
+    harness: Harness,
+) -> None:
+    async def snapshot(arguments: dict[str, Any], context: CallContext) -> Any:
+        return {"player": context.player_name, "position": [120, 64, -35], "health": 7}
+
+    async def online(arguments: dict[str, Any], context: CallContext) -> Any:
+        return {"players": ["Steve", "Guest"]}
+
+    document = load_strict_yaml(TOOLS_YML.encode(), "tools.yml")
+    registry, _ = ToolRegistry.from_document(
+        document, {"player_snapshot": snapshot, "online_players": online}
+    )
+    invoker = ToolInvoker(
+        registry.for_player(frozenset()),
+        cooldowns=Cooldowns(cooldown_ms=0),
+        redactor=Redactor(),
+        audit=MemoryAudit(),
+    )
+    model = ScriptedModel(
+        [
+            tool_calls(("c1", "player_snapshot", "{}"), ("c2", "online_players", "{}")),
+            answer("You are near spawn."),
+            answer("Hello Guest."),
+            answer("Still near spawn."),
+        ]
+    )
+    snap = make_snapshot(model, runner=invoker, tools=invoker.tools.specs)
+    await harness.run(snap, "where am I?", STEVE)
+    await harness.run(snap, "where is Steve?", GUEST)
+    await harness.run(snap, "and now?", STEVE)
+
+    guest_request = json.dumps([item.model_dump() for item in model.requests[2].items])
+    assert "player_snapshot" in guest_request  # the call is there
+    assert "-35" not in guest_request and '\\"health\\"' not in guest_request
+    assert "Guest" in guest_request  # the shared result is there
+    steve_request = json.dumps([item.model_dump() for item in model.requests[3].items])
+    assert "-35" in steve_request  # Steve's own later turn keeps it
