@@ -197,7 +197,10 @@ class Runtime:
                 raise ConfigError(f"config.yml: {exc}") from exc
 
         # One read of the folder, checked and then published by the store.
-        return self.store.reload(check)
+        plane = self.store.reload(check)
+        for warning in plane.warnings:  # serve prints the first plane's; these are the news
+            log.warning("%s", warning)
+        return plane
 
     # ---- what the chat path and the commands read
 
@@ -361,9 +364,11 @@ class Runtime:
         try:
             self.snapshot(())
         except NotConfiguredError as exc:
-            if self._warned_version != plane.version:  # once per plane, not per preparation
-                self._warned_version = plane.version
+            # Once per plane, not per preparation; and not at all when the plane's own warnings
+            # (printed at start, logged on reload) already name the missing key with its line.
+            if self._warned_version != plane.version and not _key_warned(plane):
                 log.warning("turns will fail until this is fixed: %s", exc)
+            self._warned_version = plane.version
 
     def _invoker(self, plane: ControlPlane, granted: frozenset[str]) -> ToolInvoker:
         """The turn's tool runner, shared by every turn with the same registry and permission
@@ -488,3 +493,7 @@ class _CachedClient:
     settings: ProviderSettings
     identity: IdentitySettings
     client: ProviderClient
+
+
+def _key_warned(plane: ControlPlane) -> bool:
+    return any(p.warning and p.path.endswith(".api_key") for p in plane.warnings)

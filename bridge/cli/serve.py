@@ -65,6 +65,9 @@ def run_serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # The library's own lines ("server listening", "server closing") repeat what serve prints
+    # itself; its warnings and errors still show.
+    logging.getLogger("websockets").setLevel(logging.WARNING)
     config_dir: Path = args.config
     # Without --init, a folder that is not a configuration folder (a mistyped --config) is
     # refused rather than filled with new files and a token.

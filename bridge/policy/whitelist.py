@@ -30,6 +30,7 @@ import re2
 
 from bridge.errors import ToolError
 from bridge.policy.invisible import describe, first_invisible
+from bridge.regex_errors import re2_error_text
 
 Executor = Literal["player", "console"]
 
@@ -101,10 +102,7 @@ def check_rule(pattern: str) -> None:
     try:
         re2.compile(pattern, options=_options())
     except re2.error as exc:
-        detail = exc.args[0] if exc.args else exc
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        raise InvalidRule(f"not a valid RE2 pattern: {detail}") from None
+        raise InvalidRule(f"not a valid RE2 pattern: {re2_error_text(exc)}") from None
 
 
 class RuleSet:

@@ -24,6 +24,7 @@ from typing import Any
 import re2
 
 from bridge.control.files import read_at_most
+from bridge.regex_errors import re2_error_text
 from bridge.tools import workspace_paths as paths
 from bridge.tools.redaction import Redactor
 from bridge.tools.results import ErrorCode, ToolFailure
@@ -159,7 +160,7 @@ class Workspace:
         except re2.error as exc:
             raise ToolFailure(
                 ErrorCode.INVALID_ARGUMENTS,
-                f"pattern is not a valid RE2 regular expression ({exc}); "
+                f"pattern is not a valid RE2 regular expression ({re2_error_text(exc)}); "
                 "escape special characters to search for them literally",
             ) from None
         parts = paths.split_path(path, max_depth=self.limits.max_depth)
