@@ -12,10 +12,7 @@ verdict is always on the wire before it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import NotConfiguredError, Runtime
@@ -40,7 +37,6 @@ class ChatPath:
     def __init__(self, runtime: Runtime, output: LinkTurnOutput) -> None:
         self._runtime = runtime
         self._output = output
-        self._notices: set[asyncio.Task[None]] = set()
 
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         runtime = self._runtime
@@ -78,10 +74,11 @@ class ChatPath:
         except NotConfiguredError as exc:
             if implicit:  # ordinary chat in listen mode: no public "not configured" per line
                 return PASS
-            # The question was public, so the answer that there is no assistant is public too.
+            # Only the asker learns there is no assistant yet; the question stays ordinary chat.
+            # The cooldowns start as for a turn, so a run of wakes cannot become a run of notices.
+            runtime.gates.admit(player_uuid=request.player.uuid)
             line = runtime.text("errors.not_configured", {**player, "reason": str(exc)})
-            self._after_verdict(self._output.broadcast(line))
-            return accepted
+            return ChatVerdict(decision="pass", ai_prefix=False, notice=line)
         except MineclawError as exc:
             log.error("no turn for %s: %s", request.player.name, exc)
             line = runtime.text("errors.invalid_request", {**player, "reason": "internal error"})
@@ -102,14 +99,3 @@ class ChatPath:
         runtime.turn_player = turn.player
         runtime.gates.admit(player_uuid=request.player.uuid)
         return accepted
-
-    def _after_verdict(self, send: Coroutine[Any, Any, None]) -> None:
-        async def deliver() -> None:
-            try:
-                await send
-            except MineclawError as exc:
-                log.info("chat notice not delivered: %s", exc)
-
-        task = asyncio.create_task(deliver())
-        self._notices.add(task)
-        task.add_done_callback(self._notices.discard)

@@ -8,7 +8,9 @@ Values are secrets, so no problem ever quotes one.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from bridge.control.files import read_regular_file
@@ -27,6 +29,21 @@ def read_env_file(directory: Path) -> dict[str, str]:
     return {} if data is None else parse_env(data)
 
 
+def env_file_exposure(directory: Path) -> str | None:
+    """Why ``.env`` is readable by other users (group or others may read it), or ``None``."""
+    try:
+        info = os.lstat(directory / ENV_FILE)
+    except OSError:
+        return None  # missing or unreadable: the reader reports what matters
+    if not stat.S_ISREG(info.st_mode) or not info.st_mode & 0o044:
+        return None
+    mode = stat.S_IMODE(info.st_mode)
+    return (
+        f"readable by other users of this machine (mode {mode:o}); it holds secrets: "
+        f"run chmod 600 {directory / ENV_FILE}"
+    )
+
+
 def parse_env(data: bytes) -> dict[str, str]:
     """Parse ``.env`` content; ``ConfigLoadError`` lists every bad line."""
     try:
@@ -37,6 +54,7 @@ def parse_env(data: bytes) -> dict[str, str]:
         raise ConfigLoadError([problem]) from None
     text = text.removeprefix("\ufeff")
     values: dict[str, str] = {}
+    defined_at: dict[str, int] = {}
     problems: list[Problem] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -52,10 +70,15 @@ def parse_env(data: bytes) -> dict[str, str]:
         except ValueError as exc:
             problems.append(Problem(ENV_FILE, number, None, name, str(exc)))
             continue
-        if name in values:
-            problems.append(Problem(ENV_FILE, number, None, name, "defined more than once"))
+        if values.get(name):
+            first = defined_at[name]
+            message = f"defined more than once (line {first} also sets it); keep one of them"
+            problems.append(Problem(ENV_FILE, number, None, name, message))
             continue
+        # An empty earlier line is a placeholder (older `init` wrote `OPENAI_API_KEY=`): a value
+        # appended below it fills it rather than clashing with it.
         values[name] = value
+        defined_at[name] = number
     if problems:
         raise ConfigLoadError(problems)
     return values

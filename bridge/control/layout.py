@@ -38,7 +38,9 @@ DEFAULT_SKILL_FILES: tuple[str, ...] = (
 ENV_TEMPLATE = (
     "# Secrets for the control-plane files, read as NAME=value. Referenced from YAML as ${NAME}.\n"
     "# Variables set in the bridge's environment take precedence over this file.\n"
-    "OPENAI_API_KEY=\n"
+    "# Keep this file private (chmod 600): the bridge warns when other users can read it.\n"
+    "# Remove the # below and put your key after the =, e.g. OPENAI_API_KEY=sk-...\n"
+    "# OPENAI_API_KEY=\n"
 )
 
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from bridge.control.config_file import ConfigFile
 from bridge.control.env_references import env_reference_warnings
-from bridge.control.envfile import read_env_file
+from bridge.control.envfile import ENV_FILE, env_file_exposure, read_env_file
 from bridge.control.files import identity_of, read_regular_file, recording_reads
 from bridge.control.layout import (
     CONFIG_FILE,
@@ -162,6 +162,9 @@ class _Loader:
             self.dotenv = read_env_file(directory)
         except ConfigLoadError as exc:
             self.problems.extend(exc.problems)
+        exposure = env_file_exposure(directory)
+        if exposure is not None:
+            self.warnings.append(Problem(ENV_FILE, None, None, "", exposure, warning=True))
         self.environ = merged_environment(process_environ, self.dotenv)
 
     def load(self, version: int) -> ControlPlane:

@@ -182,17 +182,26 @@ async def test_a_wake_pattern_that_matches_nothing_or_everything_stops_the_start
         Runtime.open(config, environ={})
 
 
-async def test_a_missing_api_key_answers_publicly_that_the_assistant_is_not_configured(
+async def test_a_missing_api_key_answers_the_asker_privately_under_the_cooldowns(
     tmp_path: Path, provider: ScriptedProvider
 ) -> None:
+    # Old behaviour: every @ai broadcast "(the assistant is not configured yet)" to all players,
+    # with no cooldown, so a few players could fill everyone's chat with it.
     config = tmp_path / "config"
-    write_config(config, provider.port, key="${MISSING_TEST_KEY}")
+    cooldowns = "schema: 1\nrate_limits:\n  player_cooldown_ms: 600000\n  global_cooldown_ms: 0\n"
+    write_config(config, provider.port, cooldowns, key="${MISSING_TEST_KEY}")
     app = await open_app(config, provider)
     try:
         verdict = await app.chat("@ai hello")
-        assert verdict.decision == "accept"
-        line = await app.link.wait_for(lambda n, d: n == "output.chat")
-        assert line.target == "broadcast" and "not configured" in rendered(line.text)
+        assert verdict.decision == "pass" and verdict.notice is not None
+        assert "not configured" in rendered(verdict.notice)
+        again = await app.chat("@ai hello?")
+        assert again.decision == "refuse" and again.notice is not None
+        assert "Please wait" in rendered(again.notice)
+        other = await app.chat("@ai and me?", player=ALEX)
+        assert other.notice is not None and "not configured" in rendered(other.notice)
+        await asyncio.sleep(0)
+        assert app.link.of("output.chat") == []  # nothing was said to everyone
         assert provider.requests == [] and not app.runtime.activity.busy
         status = " ".join(await app.command("status"))
         assert "MISSING_TEST_KEY is not set" in status
