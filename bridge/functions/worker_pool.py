@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETIRE_AFTER_CALLS = 1_000
-_RESPAWN_BACKOFF_S = 1.0
+_RESPAWN_BACKOFF_S = (1.0, 60.0)
+"""First and longest wait before starting a worker again after a start failed."""
 _DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024
 
 
@@ -111,6 +112,7 @@ class WorkerEngine:
         self._spawning = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last_failure = ""
+        self._backoff_s = _RESPAWN_BACKOFF_S[0]
         self.replaced = 0
         """Workers started to replace one that died or was killed (benchmarks, tests)."""
 
@@ -208,12 +210,16 @@ class WorkerEngine:
         try:
             worker = await WorkerProcess.spawn(self._settings.limits)
         except EngineUnavailable as exc:
+            # Logged once per distinct failure; retried less and less often.
+            if str(exc) != self._last_failure:
+                logger.error("could not start a Function worker: %s", exc)
             self._last_failure = str(exc)
-            logger.error("could not start a Function worker: %s", exc)
-            await asyncio.sleep(_RESPAWN_BACKOFF_S)
+            await asyncio.sleep(self._backoff_s)
+            self._backoff_s = min(self._backoff_s * 2, _RESPAWN_BACKOFF_S[1])
             self._spawning -= 1
             self._refill()
             return
+        self._backoff_s = _RESPAWN_BACKOFF_S[0]
         self._spawning -= 1
         if self._closed:
             await worker.close()

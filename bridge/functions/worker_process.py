@@ -240,12 +240,15 @@ class WorkerProcess:
 
     def fatal_line(self) -> str:
         """The most telling line of the worker's stderr (V8's fatal-error headline)."""
-        lines = [line.strip(" #") for line in self._tail.decode("utf-8", "replace").splitlines()]
-        for line in lines:
+        text = self._tail.decode("utf-8", "replace")
+        lines = [line.strip(" #") for line in text.splitlines() if line.strip(" #")]
+        for index, line in enumerate(lines):
             if "Fatal" in line or "Error" in line or "error" in line:
+                # V8 sometimes heads its report with a line ending in ":"; say what follows.
+                if line.endswith(":") and index + 1 < len(lines):
+                    line = f"{line} {lines[index + 1]}"
                 return line[:300]
-        meaningful = [line for line in lines if line]
-        return meaningful[-1][:300] if meaningful else "no diagnostics"
+        return lines[-1][:300] if lines else "no diagnostics"
 
     # ---- internals
 

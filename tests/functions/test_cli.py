@@ -156,3 +156,19 @@ def test_run_refuses_bad_input(config: Path, capsys: pytest.CaptureFixture[str])
     assert code == 1 and "invalid_arguments" in out and "count" in out
     code, out = cli(capsys, "functions", "run", "nope", "--as", "Steve", "--config", str(config))
     assert code == 1 and "unknown_function" in out
+
+
+def test_run_survives_a_v8_fatal_error_in_its_worker(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The dry run uses the same workers as the bridge: V8 aborting ends the worker, not the
+    # command (in-process, this ended the whole Python process with exit 133).
+    settings = yaml.safe_load((config / "config.yml").read_text())
+    settings["functions"].update(sync_segment_ms=10_000, worker_memory_mb=4_096)
+    (config / "config.yml").write_text(yaml.safe_dump(settings))
+    crash = "const s = 'a'.repeat(2 ** 27); s.replace(/a/g, () => 'bb'); return 1;"
+    write_functions(config, function(body(crash), name="crash"))
+    code, out = cli(capsys, "functions", "run", "crash", "--as", "Steve", "--config", str(config))
+    assert code == 1, out
+    assert "memory_limit" in out or "engine_crashed" in out, out
+    assert "Fatal" in out, out

@@ -45,6 +45,8 @@ async def attack(
         WITNESS,
         limits=limits,
     )
+    # Workers lost by an earlier test are replaced first: the witness must not wait for one.
+    await asyncio.wait_for(engine.wait_ready(), WAIT_S)
     async with Heartbeat() as heart:
         call = asyncio.ensure_future(rt.call_function("f", {}, player=ONLINE))
         witness = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
