@@ -464,12 +464,17 @@ class TurnEngine:
             # Which model answered: the snapshot's own, or the fallback the turn went on with.
             model_ref=snapshot.routes[progress.route].model_ref,
             control_version=snapshot.control_version,
-            items=tuple(
-                snapshot.redactor.redact_json(item.model_dump(mode="json")) for item in items
-            ),
+            items=tuple(item.model_dump(mode="json") for item in items),
         )
+
+        def append_redacted() -> None:
+            # Every item redacted whole before it is stored; in the worker thread, off the loop.
+            redact = snapshot.redactor.redact_json
+            redacted = tuple(redact(item) for item in archived.items)
+            self._archive.append(archived.model_copy(update={"items": redacted}))
+
         try:
-            await asyncio.to_thread(self._archive.append, archived)
+            await asyncio.to_thread(append_redacted)
         except StoreError as exc:
             log.error("turn %s could not be archived: %s", context.turn_id, exc)
             return await self._drop(
