@@ -178,6 +178,10 @@ class ChatCompletionsReader:
         if self._response_id is None:
             self._response_id = chunk.get("id")
         usage = chunk.get("usage")
+        if not usage:
+            # Groq reports usage inside its own x_groq object on the last chunk.
+            extension = chunk.get("x_groq")
+            usage = extension.get("usage") if isinstance(extension, dict) else None
         if usage:
             self._usage = usage_from(usage)
         choices = chunk.get("choices")
@@ -205,6 +209,8 @@ class ChatCompletionsReader:
                 out.append(ReasoningDelta(reasoning))
             fragments = delta.get("tool_calls")
             if fragments:
+                if isinstance(fragments, dict):  # TGI sends one call as an object, not a list
+                    fragments = (fragments,)
                 for fragment in fragments:
                     self._tool_fragment(fragment, out)
         finish = choice.get("finish_reason")
