@@ -8,15 +8,24 @@ admitted wake fixes its snapshot and starts the turn before the verdict is retur
 check, the admission and the start happen with no await in between, so two messages arriving
 together cannot both start a turn. The turn's first output needs a provider round trip, so the
 verdict is always on the wire before it.
+
+The plugin waits only so long for a verdict; when it gives up it sends ``chat.expired`` with the
+request's id, having already treated the message as unanswered (a wake was cancelled with the
+offline line). A turn that message started is then stopped, and a message whose expiry arrives
+before its request is not started at all, so the assistant never answers a line nobody saw.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections import deque
+from typing import Any
 
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import NotConfiguredError, Runtime
 from bridge.errors import ConfigError, MineclawError
+from bridge.link.handler import CURRENT_REQUEST_ID
 from bridge.link.messages import ChatRequest, ChatVerdict, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
@@ -27,6 +36,8 @@ from bridge.turns.wake import EmptyWake, ImplicitWake
 log = logging.getLogger(__name__)
 
 PASS = ChatVerdict(decision="pass", ai_prefix=False, notice=None)
+# Expiries kept for requests not (yet) seen: far more than the plugin can have in flight.
+EXPIRED_KEPT = 256
 
 
 def _refuse(notice: Text) -> ChatVerdict:
@@ -37,8 +48,34 @@ class ChatPath:
     def __init__(self, runtime: Runtime, output: LinkTurnOutput) -> None:
         self._runtime = runtime
         self._output = output
+        self._turns: dict[str, asyncio.Task[Any]] = {}
+        self._expired: deque[str] = deque(maxlen=EXPIRED_KEPT)
+
+    def expired(self, request_id: str) -> None:
+        """``chat.expired``: stop the turn that request started, or never start one for it."""
+        task = self._turns.pop(request_id, None)
+        if task is None:
+            self._expired.append(request_id)
+            return
+        runtime = self._runtime
+        if runtime.turn is task and runtime.engine.stop():
+            log.info("chat %s: the plugin gave up on its verdict; turn stopped", request_id)
+            runtime.audit.record("chat.expired", {"request": request_id})
 
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        request_id = CURRENT_REQUEST_ID.get()
+        if request_id is not None and request_id in self._expired:
+            # The plugin has already given up on this message: nothing may answer it.
+            return PASS
+        verdict = self._decide(request)
+        task = self._runtime.turn
+        if request_id is not None and verdict.decision == "accept" and task is not None:
+            if not task.done() and task not in self._turns.values():
+                self._turns[request_id] = task
+                task.add_done_callback(lambda _: self._turns.pop(request_id, None))
+        return verdict
+
+    def _decide(self, request: ChatRequest) -> ChatVerdict:
         runtime = self._runtime
         try:
             rules = runtime.wake_rules()

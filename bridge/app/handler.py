@@ -104,3 +104,6 @@ class AppHandler:
     async def on_player_quit(self, player: PlayerRef) -> None:
         self.link_tools.player_quit(player)
         self.notices.quit(player)
+
+    async def on_chat_expired(self, request_id: str) -> None:
+        self.chat.expired(request_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextvars import ContextVar
 from typing import Protocol
 
 from bridge.errors import LinkError
@@ -29,6 +30,12 @@ logger = logging.getLogger(__name__)
 
 NOT_CONFIGURED = "(the assistant is not configured yet)"
 COMMAND_UNAVAILABLE = "This command is not available yet: the assistant is not configured."
+
+
+# The id of the plugin request a handler is answering, set by the server around each ``on_chat``
+# and ``on_command`` call (each runs in its own task), so a later ``chat.expired`` naming that id
+# can be matched to what the handler did with the message.
+CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("link_request_id", default=None)
 
 
 class Link(Protocol):
@@ -76,6 +83,10 @@ class LinkHandler(Protocol):
 
     async def on_player_quit(self, player: PlayerRef) -> None: ...
 
+    async def on_chat_expired(self, request_id: str) -> None:
+        """The plugin gave up on the verdict of chat request ``request_id``: drop that message."""
+        ...
+
 
 class PlaceholderHandler:
     """A stand-in for the turn engine, so the link works end to end before the engine exists.
@@ -116,6 +127,9 @@ class PlaceholderHandler:
         pass
 
     async def on_player_quit(self, player: PlayerRef) -> None:
+        pass
+
+    async def on_chat_expired(self, request_id: str) -> None:
         pass
 
     async def _broadcast_not_configured(self, link: Link) -> None:

@@ -223,6 +223,16 @@ class PlayerEvent(WireModel):
     player: PlayerRef
 
 
+class ChatExpired(WireModel):
+    """The data of ``chat.expired``: the plugin stopped waiting for this ``chat`` request's verdict.
+
+    The plugin already treated the message as unanswered (an ordinary one passed untouched, a wake
+    was cancelled with the offline line), so whatever the verdict was, the bridge must drop it.
+    """
+
+    request: Id
+
+
 # ---- bridge to plugin
 
 
@@ -519,6 +529,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("command", _R, CommandRequest),
             ("player.join", _E, PlayerEvent),
             ("player.quit", _E, PlayerEvent),
+            ("chat.expired", _E, ChatExpired),
             ("output.chat.result", _A, OutputChatResult),
             ("players.list.result", _A, PlayersListResult),
             ("command.dispatch.result", _A, CommandDispatchResult),

@@ -22,8 +22,15 @@ from websockets.http11 import Request, Response
 
 from bridge.errors import LinkError
 from bridge.link.codes import CloseCode, ErrorCode
-from bridge.link.handler import LinkHandler
-from bridge.link.messages import ChatRequest, CommandRequest, Hello, PlayerEvent, WireModel
+from bridge.link.handler import CURRENT_REQUEST_ID, LinkHandler
+from bridge.link.messages import (
+    ChatExpired,
+    ChatRequest,
+    CommandRequest,
+    Hello,
+    PlayerEvent,
+    WireModel,
+)
 from bridge.link.protocol import (
     AnswerReceived,
     Event,
@@ -163,6 +170,7 @@ class _Connection:
         try:
             # Bounded, so a stuck handler cannot hold one of the plugin's in-flight slots forever.
             async with asyncio.timeout(self.answer_timeout):
+                CURRENT_REQUEST_ID.set(request.id)
                 if isinstance(request.data, ChatRequest):
                     answer: WireModel = await self.handler.on_chat(request.data)
                 elif isinstance(request.data, CommandRequest):
@@ -193,11 +201,14 @@ class _Connection:
         while True:
             event = await self.plugin_events.get()
             data = event.data
-            assert isinstance(data, PlayerEvent)
             try:
-                if event.type == "player.join":
+                if isinstance(data, ChatExpired):
+                    await self.handler.on_chat_expired(data.request)
+                elif event.type == "player.join":
+                    assert isinstance(data, PlayerEvent)
                     await self.handler.on_player_join(data.player)
                 else:
+                    assert isinstance(data, PlayerEvent)
                     await self.handler.on_player_quit(data.player)
             except Exception:
                 logger.exception("handler for %s %s failed", event.type, event.id)

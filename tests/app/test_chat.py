@@ -10,6 +10,7 @@ import pytest
 
 from bridge.app.runtime import Runtime
 from bridge.errors import ConfigError
+from bridge.link.handler import CURRENT_REQUEST_ID
 
 from .conftest import ALEX, INSTANCE_B, STEVE, App, hello, open_app, rendered, write_config
 from .scripted_provider import ScriptedProvider
@@ -254,3 +255,46 @@ async def test_player_markup_reaches_only_the_provider_and_model_markup_only_the
     assert "click" not in reply.text.template and "click" in reply.text.model["message"]
     user = [m for m in app.provider.bodies()[0]["messages"] if m["role"] == "user"]
     assert user[0]["name"] == "Steve"
+
+
+async def test_a_wake_the_plugin_stopped_waiting_for_is_stopped_and_never_answered(
+    app: App,
+) -> None:
+    # Old behaviour: the plugin told Steve "offline, not sent" while the bridge answered anyway.
+    held = app.provider.held("An answer ", "nobody asked for")
+    token = CURRENT_REQUEST_ID.set("p-41")
+    try:
+        assert (await app.chat("@ai slow one")).decision == "accept"
+    finally:
+        CURRENT_REQUEST_ID.reset(token)
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    await app.handler.on_chat_expired("p-41")
+    await app.turn_done()
+    said = [rendered(chat.text) for chat in app.link.of("output.chat")]
+    assert not any("nobody asked for" in line for line in said), said
+    assert app.runtime.session.state.turns == () and app.runtime.archive.all_turns() == []
+
+
+async def test_a_wake_whose_expiry_came_first_starts_no_turn(app: App) -> None:
+    await app.handler.on_chat_expired("p-42")
+    token = CURRENT_REQUEST_ID.set("p-42")
+    try:
+        verdict = await app.chat("@ai too late already")
+    finally:
+        CURRENT_REQUEST_ID.reset(token)
+    assert verdict.decision == "pass"
+    assert app.provider.requests == [] and not app.runtime.activity.busy
+
+
+async def test_an_expiry_for_another_request_leaves_the_turn_alone(app: App) -> None:
+    app.provider.answer("Still ", "answered")
+    token = CURRENT_REQUEST_ID.set("p-43")
+    try:
+        await app.chat("@ai hello")
+    finally:
+        CURRENT_REQUEST_ID.reset(token)
+    await app.handler.on_chat_expired("p-99")
+    await app.turn_done()
+    await app.link.wait_for(
+        lambda n, d: n == "output.chat" and "answered" in d.text.model.get("message", "")
+    )

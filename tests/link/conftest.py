@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from bridge.link.handler import Link, PlaceholderHandler
+from bridge.link.handler import CURRENT_REQUEST_ID, Link, PlaceholderHandler
 from bridge.link.messages import ChatRequest, ChatVerdict, Hello
 from bridge.link.server import LinkServer, LinkSettings
 
@@ -30,6 +30,8 @@ class RecordingHandler(PlaceholderHandler):
         self.hellos: list[Hello] = []
         self.fail_chat = False
         self.stall_chat = False
+        self.chat_ids: list[str | None] = []
+        self.expired: asyncio.Queue[str] = asyncio.Queue()
 
     async def on_connected(self, link: Link, hello: Hello) -> None:
         await super().on_connected(link, hello)
@@ -42,7 +44,11 @@ class RecordingHandler(PlaceholderHandler):
         self.connected.clear()
         self.disconnected.set()
 
+    async def on_chat_expired(self, request_id: str) -> None:
+        self.expired.put_nowait(request_id)
+
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        self.chat_ids.append(CURRENT_REQUEST_ID.get())
         if self.fail_chat:
             raise RuntimeError("handler bug")
         if self.stall_chat:

@@ -214,6 +214,16 @@ async def test_ordinary_chat_passes_and_commands_say_not_available(plugin: FakeP
     assert answer["data"]["lines"] == [{"template": COMMAND_UNAVAILABLE}]
 
 
+async def test_a_chat_the_plugin_stopped_waiting_for_reaches_the_handler_by_its_id(
+    plugin: FakePlugin, handler: RecordingHandler
+) -> None:
+    await plugin.send(chat("good morning", id="c7"))
+    assert (await plugin.recv())["re"] == "c7"
+    assert handler.chat_ids == ["c7"]
+    await plugin.send(frame("chat.expired", {"request": "c7"}, id="e1"))
+    assert await asyncio.wait_for(handler.expired.get(), WAIT) == "c7"
+
+
 # ---- the bridge's own requests
 
 

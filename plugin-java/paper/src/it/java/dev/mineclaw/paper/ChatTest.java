@@ -133,4 +133,21 @@ class ChatTest {
             assertEquals(0, harness.next("chat").frame().getAsJsonObject("data").getAsJsonArray("granted").size());
         }
     }
+
+    /** The verdict came after the plugin gave up: the bridge is told, so it drops the message. */
+    @Test
+    void aLateVerdictIsReportedToTheBridgeAndTheWakeIsCancelledWithTheOfflineLine() throws Exception {
+        try (PluginHarness harness = PluginHarness.linked("verdict-timeout-ms: 50\n")) {
+            // The bridge never answers, so every verdict is late.
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            assertTrue(fireAsync(harness, event(true, steve, "@ai slow bridge")).isCancelled());
+            String chatId = harness.next("chat").frame().get("id").getAsString();
+            JsonObject expired = harness.next("chat.expired").frame().getAsJsonObject("data");
+            assertEquals(chatId, expired.get("request").getAsString());
+            harness.server.getScheduler().performTicks(2);
+            Component notice = steve.nextComponentMessage();
+            assertNotNull(notice);
+            assertTrue(plain(notice).contains("offline"), plain(notice));
+        }
+    }
 }

@@ -56,8 +56,10 @@ final class PluginHarness implements AutoCloseable {
     static PluginHarness linked(String extraYaml) throws Exception {
         TestBridge bridge = new TestBridge(TOKEN).begin();
         ServerMock server = MockBukkit.mock();
+        // A long verdict wait unless the test sets its own, so a verdict is never late by accident.
+        String verdict = extraYaml.contains("verdict-timeout-ms") ? "" : "verdict-timeout-ms: 2000\n";
         PluginHarness harness = new PluginHarness(server, bridge, "bridge-url: " + bridge.url() + "\n"
-                + "token: " + TOKEN + "\n" + "verdict-timeout-ms: 2000\n" + extraYaml);
+                + "token: " + TOKEN + "\n" + verdict + extraYaml);
         bridge.nextHello();
         harness.awaitLog("linked to the bridge");
         return harness;

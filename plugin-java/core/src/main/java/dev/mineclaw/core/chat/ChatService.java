@@ -25,6 +25,7 @@ import net.kyori.adventure.text.Component;
  */
 public final class ChatService {
     private static final int TEXT_MAX = 4096;
+    private static final long SAFETY_MARGIN_MS = 100;
 
     private final BridgeLink link;
     private final Messages messages;
@@ -74,8 +75,11 @@ public final class ChatService {
         if (!up) {
             return CompletableFuture.completedFuture(noVerdict(prefixed));
         }
+        // The link's own timer ends the wait at the verdict timeout (and then tells the bridge the
+        // chat expired), so a verdict is either used or reported late, never both. The margin
+        // here only bounds the wait should a link never complete its future.
         return this.link.request("chat", chatData(player, granted, text), this.verdictTimeout)
-                .completeOnTimeout(null, this.verdictTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .completeOnTimeout(null, this.verdictTimeout.toMillis() + SAFETY_MARGIN_MS, TimeUnit.MILLISECONDS)
                 .handle((answer, error) -> {
                     if (error != null || answer == null) {
                         if (error != null) {

@@ -151,10 +151,17 @@ final class LinkSession implements WebSocket.Listener {
             return answer;
         }
         try {
-            entry.attachTimer(this.client.scheduler().schedule(
-                    () -> this.pending.expire(id,
-                            LinkException.timeout(type + " got no answer in " + timeout.toMillis() + " ms")),
-                    timeout.toMillis(), TimeUnit.MILLISECONDS));
+            entry.attachTimer(this.client.scheduler().schedule(() -> {
+                if (this.pending.expire(id,
+                        LinkException.timeout(type + " got no answer in " + timeout.toMillis() + " ms"))
+                        && "chat".equals(type)) {
+                    // The chat was treated as unanswered (passed, or a wake cancelled with the
+                    // offline line): the bridge must not answer it now with a late verdict.
+                    JsonObject expired = new JsonObject();
+                    expired.addProperty("request", id);
+                    event(MessageTypes.CHAT_EXPIRED, expired);
+                }
+            }, timeout.toMillis(), TimeUnit.MILLISECONDS));
         } catch (RejectedExecutionException exc) {
             this.pending.take(id);
             answer.completeExceptionally(LinkException.disconnected("the link is closed"));

@@ -92,13 +92,15 @@ final class PendingRequests {
         return take(id);
     }
 
-    /** Times out request {@code id} if it is still in flight. */
-    void expire(String id, LinkException failure) {
+    /** Fails {@code id} with {@code failure} if it is still in flight; returns whether it was. */
+    boolean expire(String id, LinkException failure) {
         Pending pending = this.inFlight.remove(id);
         if (pending != null) {
             this.expired.put(id, Boolean.TRUE);
             pending.answer().completeExceptionally(failure);
+            return true;
         }
+        return false;
     }
 
     /** Whether {@code id} timed out earlier, so its answer is merely late. */

@@ -12,6 +12,12 @@ import java.util.function.Consumer;
  * event, and the schema of its data and of its answer's data (docs/protocol.md).
  */
 public final class MessageTypes {
+    /**
+     * The plugin stopped waiting for a {@code chat} verdict: {@code {"request": "<the chat's id>"}}.
+     * The message was already treated as unanswered, so the bridge drops it.
+     */
+    public static final String CHAT_EXPIRED = "chat.expired";
+
     /** The suffix of an answer's type. */
     public static final String RESULT_SUFFIX = ".result";
     /** The type of an error frame. */
@@ -50,6 +56,10 @@ public final class MessageTypes {
         });
         event(toBridge, "player.join", MessageTypes::playerOnly);
         event(toBridge, "player.quit", MessageTypes::playerOnly);
+        event(toBridge, CHAT_EXPIRED, data -> {
+            data.only(Set.of("request"), Set.of("request"));
+            data.string("request", 1, 64, FrameCodec.ID);
+        });
 
         event(toPlugin, "hello.challenge", data -> {
             data.only(Set.of("nonce", "protocol", "bridge_version"), Set.of("nonce", "protocol", "bridge_version"));
