@@ -31,6 +31,7 @@ difference, so a rule set with any of them searches string by string.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -251,6 +252,18 @@ class Redactor:
             else:
                 merged.append((start, end, kind))
         return merged
+
+
+def complete_words(text: str) -> str:
+    """``text`` up to and with its last whitespace character ("" when it has none).
+
+    What may be shown of a text that goes on past its end (a stream still arriving, a file cut
+    at a size limit): its last word may be the head of a secret that no rule recognises yet."""
+    match = _UP_TO_LAST_SPACE.match(text)
+    return "" if match is None else match.group(0)
+
+
+_UP_TO_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
 
 
 def _collect_strings(value: Any, into: list[str]) -> None:

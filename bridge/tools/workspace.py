@@ -15,7 +15,6 @@ starts inside a secret and no pattern can test a guess at one.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ import re2
 from bridge.control.files import read_at_most
 from bridge.regex_errors import re2_error_text
 from bridge.tools import workspace_paths as paths
-from bridge.tools.redaction import Redactor
+from bridge.tools.redaction import Redactor, complete_words
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace_paths import Budget
 
@@ -40,7 +39,6 @@ GREP_CONTEXT_BEFORE = 60
 GREP_WINDOW_BYTES = 16 * 1024
 GREP_WINDOW_OVERLAP = 2 * 1024
 _LINES_PER_BUDGET_CHECK = 256
-_UP_TO_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,14 +315,8 @@ def _read_text(fd: int, shown: str, redactor: Redactor) -> tuple[str, bool]:
         raise ToolFailure(ErrorCode.NOT_A_FILE, f"'{shown}' is not a text file")
     text = data.decode("utf-8", errors="replace")
     if cut:
-        text = text[: _last_space(text)]
+        text = complete_words(text)
     return redactor.redact_text(text), cut
-
-
-def _last_space(text: str) -> int:
-    """The index just after the last whitespace character of ``text`` (0 when there is none)."""
-    match = _UP_TO_LAST_SPACE.match(text)
-    return 0 if match is None else match.end()
 
 
 def _char_boundary(data: bytes, index: int) -> int:

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bridge.errors import MineclawError
+from bridge.tools.redaction import complete_words
 from bridge.turns.output_text import action_bar_tail
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class ActionBarStream:
             return
         shown = self._text
         if self._redact is not None:
-            shown = self._redact(shown[: _after_last_space(shown)])
+            shown = self._redact(complete_words(shown))
         frame = action_bar_tail(shown, self._max_chars)
         if not frame:
             return
@@ -58,11 +59,3 @@ class ActionBarStream:
             await self._send(frame)
         except MineclawError as exc:
             log.debug("action-bar frame skipped: %s", exc)
-
-
-def _after_last_space(text: str) -> int:
-    """The index just after the last whitespace character of ``text`` (0 when there is none)."""
-    for index in range(len(text) - 1, -1, -1):
-        if text[index].isspace():
-            return index + 1
-    return 0

@@ -77,3 +77,12 @@ def test_a_match_across_a_window_edge_is_found(tmp_path: Path) -> None:
         (tmp_path / "edge.txt").write_text(line + "\n")
         result = Workspace(tmp_path).grep("find-me-across-the-edge", budget=Budget.of(60))
         assert len(result["matches"]) == 1, start
+
+
+def test_line_numbers_after_a_redacted_key_block_are_the_files(tmp_path: Path) -> None:
+    body = "\n".join("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" for _ in range(5))
+    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
+    (tmp_path / "k.txt").write_text(f"top\n{pem}\nneedle here\n")
+    result = Workspace(tmp_path).grep("needle", "k.txt", budget=Budget.of(60))
+    [match] = result["matches"]
+    assert match["line"] == 9

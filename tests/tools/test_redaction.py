@@ -171,3 +171,20 @@ def test_pathological_input_is_linear_not_catastrophic() -> None:
     # Classic backtracking bait for the assignment rules; RE2 handles it in one pass.
     text = "password" + "=" * 20_000 + "a" * 50_000
     assert Redactor().redact_text(text).startswith("password")
+
+
+def test_a_placeholder_keeps_the_line_breaks_it_replaced() -> None:
+    text = f"before\n{PEM}\nafter"
+    redacted = Redactor().redact_text(text)
+    assert redacted.count("\n") == text.count("\n")
+    assert redacted.splitlines()[-1] == "after"
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [("one two thr", "one two "), ("ends\n", "ends\n"), ("nospace", ""), ("", "")],
+)
+def test_complete_words_drops_a_word_that_may_go_on(text: str, complete: str) -> None:
+    from bridge.tools.redaction import complete_words
+
+    assert complete_words(text) == complete
