@@ -134,3 +134,28 @@ async def test_an_in_stream_error_is_redacted_before_the_clip(replay_server: Rep
     for cut, final in found:
         leaked = {piece for piece in fragments(key) if piece in final.reason}
         assert not leaked, f"cut after {cut}: {leaked}"
+
+
+async def test_provider_test_never_prints_a_piece_of_an_echoed_header_token(
+    replay_server: ReplayServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bridge.cli import main
+
+    from .test_provider_cli import write_config
+
+    config = write_config(tmp_path / "cfg", replay_server.base_url, "openai_chat_completions")
+    providers = config / "providers.yml"
+    header = '    extra_headers:\n      X-Gateway-Auth: "Bearer ${GATEWAY_TOKEN}"\n'
+    text = providers.read_text().replace("    retry:\n", header + "    retry:\n")
+    providers.write_text(text)
+    (config / ".env").write_text(f"GATEWAY_TOKEN={GATEWAY_TOKEN}\n")
+    bodies = echo_bodies(GATEWAY_TOKEN, "gateway refused token ")
+    replay_server.script(
+        *(Reply(status=401, content_type="application/json", chunks=[b]) for _, b in bodies)
+    )
+    for cut, _ in bodies:
+        argv = ["provider", "test", "--config", str(config), "hi"]
+        code = await asyncio.wait_for(asyncio.to_thread(main, argv), timeout=60)
+        out = capsys.readouterr().out
+        assert code == 1 and "HTTP 401" in out, out
+        assert not {p for p in fragments(GATEWAY_TOKEN) if p in out}, (cut, out)
