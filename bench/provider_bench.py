@@ -6,7 +6,10 @@ benchmark takes the median process CPU time per stream over several rounds (afte
 and prints the ratio bridge / SDK. Goals: 0.2 or less on the long reasoning stream, 0.5 or
 less on the short ones.
 
-Run: ``python -m bench.provider_bench [--rounds N] [--per-round K]``.
+Then it times ``[DONE]`` to the turn's final event with the server holding the body open
+(``bench.done_latency``; goal under 1 ms at p99).
+
+Run: ``python -m bench.provider_bench [--rounds N] [--per-round K] [--done-turns T]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from openai import AsyncOpenAI
 from pydantic import SecretStr
 
+from bench import done_latency
 from bridge.providers.client import ProviderClient
 from bridge.providers.events import Completed
 from bridge.providers.items import ApiType, PlayerMessage, ProviderRequest
@@ -128,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--done-turns", type=int, default=300)
     args = parser.parse_args(argv)
     server = subprocess.Popen(
         [sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -135,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        return asyncio.run(_bench(port, args.rounds, args.per_round))
+        cpu = asyncio.run(_bench(port, args.rounds, args.per_round))
+        return cpu | done_latency.report(args.done_turns)
     finally:
         with contextlib.suppress(Exception):
             assert server.stdin is not None
