@@ -147,6 +147,16 @@ class RunCommand:
         if not self._plugin.has(APPROVALS):
             why = "the server's plugin cannot ask players to confirm"
             return self._refused(context, canonical, why)
+        if self._redactor is not None:
+            # The prompt shows the command to another player, who must see all of what they
+            # confirm: a command holding a secret is refused rather than shown or half-hidden.
+            if self._redactor.redact_text(canonical) != canonical:
+                why = (
+                    "the command holds what looks like a secret, and asking another player "
+                    "to confirm it would show it to them"
+                )
+                return self._refused(context, canonical, why)
+            intent = self._redactor.redact_text(intent)
         subject = Subject("command", target.uuid, canonical)
         prompt, buttons, display = confirmation_prompt(
             self._messages,

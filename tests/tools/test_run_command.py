@@ -293,3 +293,20 @@ async def test_cancelling_the_turn_during_a_prompt_closes_it() -> None:
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, WAIT)
     assert harness.broker.open_prompts == 0 and harness.dispatched == []
+
+
+async def test_a_command_holding_a_secret_is_never_shown_to_another_player() -> None:
+    harness = Harness(answer="approve")
+    key = "sk-proj-" + "Qw3Er5Ty7Ui9Op1As3Df5Gh"
+    result = await harness.run(command=f"msg Alex the key is {key}", player="Alex")
+    assert result["status"] == "refused" and "secret" in result["reason"]
+    assert list(harness.link.sent("approval.show")) == [] and harness.dispatched == []
+    assert key not in str(harness.audit.events)
+
+
+async def test_the_intent_shown_with_the_prompt_is_redacted() -> None:
+    harness = Harness(answer="approve")
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    await harness.run(command="spawn", intent=f"Alex asked, token {key}", player="Alex")
+    [show] = harness.link.sent("approval.show")
+    assert key not in show.model_dump_json()
