@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bridge.cli import build_parser
+
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "docs" / "install.md"
 JAVA_MAIN = sorted(ROOT.glob("plugin-java/*/src/main/java/**/*.java"))
@@ -54,3 +56,19 @@ def test_the_ai_prefix_is_promised_only_for_listen_mode() -> None:
     for paragraph in INSTALL.read_text(encoding="utf-8").split("\n\n"):
         if "`[AI]`" in paragraph and "@ai" in paragraph:
             assert "listen mode" in paragraph, paragraph
+
+
+def test_the_systemd_unit_runs_serve_as_the_cli_accepts_it() -> None:
+    text = _section("On a plain server")
+    [unit] = re.findall(r"```ini\n(.*?)```", text, re.DOTALL)
+    settings = dict(
+        line.split("=", 1) for line in unit.splitlines() if "=" in line and not line.startswith("#")
+    )
+    assert settings["User"] and settings["Restart"] == "on-failure"
+    assert settings["WantedBy"] == "multi-user.target"
+    words = settings["ExecStart"].split()
+    assert words[0].endswith("/mineclaw-bridge") and words[1] == "serve"
+    args = build_parser().parse_args(words[1:])
+    assert args.handler.__name__ == "run_serve" and str(args.config) in settings["ReadWritePaths"]
+    # The exit codes the unit does not restart on are the README's "needs the owner" codes.
+    assert settings["RestartPreventExitStatus"].split() == ["1", "2"]

@@ -1,0 +1,97 @@
+"""The bridge as a normal Python package: the wheel `python -m build` makes holds the command,
+the package and every shipped default file, and works installed on its own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULTS = ROOT / "bridge" / "control" / "defaults"
+TIMEOUT_S = 600  # a hang guard only
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy, so the build's scratch folders never land in the checkout.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "bridge", source / "bridge", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    dist = tmp_path_factory.mktemp("dist")
+    result = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [built] = dist.glob("mineclaw_bridge-*.whl")
+    return built
+
+
+def test_the_wheel_holds_the_package_the_command_and_every_default(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        scripts = archive.read(entry_points).decode()
+    assert "mineclaw-bridge = bridge.cli:main" in scripts
+    shipped = {
+        str(path.relative_to(ROOT))
+        for path in DEFAULTS.rglob("*")
+        if path.is_file() and path.suffix != ".pyc"
+    }
+    assert shipped and not shipped - names, f"defaults missing from the wheel: {shipped - names}"
+    assert "bridge/cli/__init__.py" in names
+    assert not any(name.startswith(("tests/", "bench/")) for name in names)
+
+
+def test_the_installed_wheel_writes_and_validates_a_configuration(
+    wheel: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"]
+        + ["--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert install.returncode == 0, install.stderr
+    command = target / "bin" / "mineclaw-bridge"
+    assert command.is_file()
+    # Only the installed copy of the package may be found: not the checkout's.
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    config = tmp_path / "config"
+    for argv in (["init", str(config)], ["validate", "--config", str(config)]):
+        result = subprocess.run(
+            [sys.executable, str(command), *argv],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            cwd=tmp_path,
+            env=env,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    for path in DEFAULTS.rglob("*"):
+        if path.is_file() and path.suffix not in (".py", ".pyc"):
+            written = config / path.relative_to(DEFAULTS)
+            assert written.read_bytes() == path.read_bytes(), written
+    where = subprocess.run(
+        [sys.executable, "-c", "import bridge; print(bridge.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(target), where
