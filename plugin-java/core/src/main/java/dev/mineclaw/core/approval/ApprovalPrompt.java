@@ -1,5 +1,6 @@
 package dev.mineclaw.core.approval;
 
+import dev.mineclaw.core.text.TemplateRules;
 import dev.mineclaw.core.text.Text;
 import dev.mineclaw.core.text.TextRenderer;
 import java.util.ArrayList;
@@ -20,32 +21,23 @@ import net.kyori.adventure.text.minimessage.tag.standard.StandardTags;
  * Builds an approval prompt by code: the prompt text, a new line, then one button per answer,
  * each running {@code /mineclaw <answer> <token>[ <option>]} when clicked.
  *
- * <p>The buttons are the only clickable parts. Templates are the owner's, but a prompt's
- * templates go through a MiniMessage instance without the {@code click} and {@code insert} tags
- * (they stay literal text), values are unparsed, model text is the restricted renderer's, and
- * every click event and shift-click insertion left anywhere in the rendered tree is removed
- * before the code-built ones are added. So no Text can make a player run a command, or put one
- * in their chat box, by clicking a prompt.
+ * <p>The buttons are the only clickable parts, and their hover text the only hover. Templates
+ * are the owner's, but a prompt's templates go through the restricted template rules
+ * ({@link TemplateRules}: style tags and placeholders) plus {@code <newline>}, which the bridge
+ * puts between the prompt and the assistant's stated intent; every other tag stays literal
+ * text. Values are unparsed, model text is the restricted renderer's, and every click event and
+ * shift-click insertion left anywhere in the rendered tree is removed before the code-built ones
+ * are added. So no Text can make a player run a command, or put one in their chat box, by
+ * clicking a prompt.
  */
 public final class ApprovalPrompt {
     public static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9_-]{22,64}");
     public static final Pattern OPTION = Pattern.compile("[a-z0-9_-]{1,32}");
     public static final Set<String> ANSWERS = Set.of("approve", "deny");
 
-    /** Everything of full MiniMessage that cannot act on a click. */
+    /** The template rules, and the line break between the prompt and the intent. */
     private final MiniMessage promptParser = MiniMessage.builder()
-            .tags(TagResolver.resolver(
-                    StandardTags.color(),
-                    StandardTags.decorations(),
-                    StandardTags.hoverEvent(),
-                    StandardTags.keybind(),
-                    StandardTags.translatable(),
-                    StandardTags.font(),
-                    StandardTags.gradient(),
-                    StandardTags.rainbow(),
-                    StandardTags.transition(),
-                    StandardTags.reset(),
-                    StandardTags.newline()))
+            .tags(TagResolver.resolver(TemplateRules.STYLES, StandardTags.newline()))
             .build();
     private final TextRenderer renderer;
 

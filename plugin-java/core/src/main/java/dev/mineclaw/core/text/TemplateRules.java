@@ -36,7 +36,7 @@ public final class TemplateRules {
     private static final Pattern ARGUMENT = Pattern.compile("#[0-9a-fA-F]{6}|[a-z_]+");
 
     /** The style tags a template may use, as a resolver for rendering. */
-    static final TagResolver STYLES = TagResolver.resolver(
+    public static final TagResolver STYLES = TagResolver.resolver(
             StandardTags.color(),
             StandardTags.decorations(),
             StandardTags.reset(),

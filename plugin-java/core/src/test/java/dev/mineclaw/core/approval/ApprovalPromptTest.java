@@ -13,6 +13,7 @@ import java.util.Map;
 import net.kyori.adventure.text.Component;
 import net.kyori.adventure.text.event.ClickEvent;
 import net.kyori.adventure.text.event.HoverEvent;
+import net.kyori.adventure.text.format.NamedTextColor;
 import org.junit.jupiter.api.Test;
 
 class ApprovalPromptTest {
@@ -88,12 +89,19 @@ class ApprovalPromptTest {
     }
 
     @Test
-    void stylingAndHoverInTheOwnersTemplateSurvive() {
-        Component prompt = this.prompts.render(Text.of("<hover:show_text:'details'><red>Run it?</red></hover>"),
+    void stylingSurvivesButOnlyTheButtonsHaveAHover() {
+        // A hover in a template (even hidden in a quoted argument) stays text; the buttons'
+        // hover, set by code from the assistant's intent, is the only one.
+        Component prompt = this.prompts.render(
+                Text.of("<red>Run it?</red> <hover:show_text:'<b>details'>x</hover><newline><gray>why"),
                 List.of(button("approve", null)), TOKEN);
-        boolean hovered = flatten(prompt).stream().anyMatch(part -> part.hoverEvent() != null
-                && TextRenderer.plain((Component) part.hoverEvent().value()).equals("details"));
-        assertTrue(hovered);
+        List<String> hovers = flatten(prompt).stream().filter(part -> part.hoverEvent() != null)
+                .map(part -> TextRenderer.plain((Component) part.hoverEvent().value())).toList();
+        assertEquals(List.of("hover approve"), hovers);
+        assertTrue(TextRenderer.plain(prompt).startsWith("Run it? <hover:show_text:'<b>details'>x</hover>\nwhy\n"),
+                TextRenderer.plain(prompt));
+        boolean red = flatten(prompt).stream().anyMatch(part -> part.color() == NamedTextColor.RED);
+        assertTrue(red);
     }
 
     @Test
