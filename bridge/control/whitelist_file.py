@@ -8,6 +8,7 @@ in any namespace; it has a default list, and ``never: []`` switches it off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
@@ -24,25 +25,22 @@ from bridge.policy.whitelist import (
 )
 
 
-def _valid_rule(pattern: str) -> str:
-    try:
-        check_rule(pattern)
-    except InvalidRule as exc:
-        raise ValueError(str(exc)) from None
-    return pattern
+def _item(check: Callable[[str], None]) -> AfterValidator:
+    """A pydantic validator running ``check``, whose `InvalidRule` becomes the field's error."""
 
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except InvalidRule as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
-def _valid_root(root: str) -> str:
-    try:
-        check_never_root(root)
-    except InvalidRule as exc:
-        raise ValueError(str(exc)) from None
-    return root
+    return AfterValidator(validate)
 
 
 # Checked per item so an error names the exact rule (and its line).
-Rule = Annotated[str, AfterValidator(_valid_rule)]
-NeverRoot = Annotated[str, AfterValidator(_valid_root)]
+Rule = Annotated[str, _item(check_rule)]
+NeverRoot = Annotated[str, _item(check_never_root)]
 
 
 class WhitelistFile(StrictModel):
