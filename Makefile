@@ -19,13 +19,15 @@ SHARED_PAPER ?= $(wildcard ../shared/paper-api)
 M2_REPO ?= $(HOME)/.m2/repository
 PAPERMC_PROBE := https://repo.papermc.io/repository/maven-public/io/papermc/paper/paper-api/maven-metadata.xml
 PAPER_JAR = $(M2_REPO)/io/papermc/paper/paper-api/$(1)/paper-api-$(1).jar
+# True when the Paper modules can resolve paper-api: installed locally, or PaperMC answers.
+PAPER_REACHABLE = test -f $(call PAPER_JAR,1.21.4-R0.1-SNAPSHOT) || curl -sfI -m 10 -o /dev/null $(PAPERMC_PROBE)
 # shared file stem -> version string (the compile API, MockBukkit's two, the newest)
 PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.21.11-R0.1-SNAPSHOT \
 	paper-api-26.1.2-src:26.1.2.build.72-stable paper-api-26.2.build.92-stable:26.2.build.92-stable
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run test install java plugin paper-api paper-reachable check lint typecheck pytest bench clean
+.PHONY: run test install java plugin paper-api check lint typecheck pytest bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
@@ -43,7 +45,7 @@ $(STAMP): pyproject.toml
 
 java: paper-api
 	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
-	@if $(MAKE) -s paper-reachable; then $(MVN) -Ppaper install; else \
+	@if $(PAPER_REACHABLE); then $(MVN) -Ppaper install; else \
 	  echo "not built: the Paper adapter (plugin-java/paper, its MockBukkit suites, the link check): neither the PaperMC repository nor ../shared/paper-api is reachable" >&2; \
 	  $(MVN) install; fi
 
@@ -68,10 +70,6 @@ ifneq ($(SHARED_PAPER),)
 	  $(INSTALL_FILE) -Dfile=$(SHARED_PAPER)/$$stem.jar -DpomFile=plugin-java/target/paper-api-poms/$$version.pom \
 	    || exit 1; done
 endif
-
-# Succeeds when the Paper modules can resolve paper-api: installed locally, or PaperMC answers.
-paper-reachable:
-	@test -f $(call PAPER_JAR,1.21.4-R0.1-SNAPSHOT) || curl -sfI -m 10 -o /dev/null $(PAPERMC_PROBE)
 
 check: lint typecheck
 

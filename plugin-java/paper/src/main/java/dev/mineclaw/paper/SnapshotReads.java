@@ -8,7 +8,6 @@ import dev.mineclaw.core.platform.ItemFacts;
 import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.SightLine;
 import dev.mineclaw.core.text.TextRenderer;
-import io.papermc.paper.datacomponent.DataComponentType;
 import io.papermc.paper.datacomponent.DataComponentTypes;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,6 +23,7 @@ import org.bukkit.enchantments.Enchantment;
 import org.bukkit.entity.Player;
 import org.bukkit.inventory.ItemStack;
 import org.bukkit.inventory.PlayerInventory;
+import org.bukkit.inventory.meta.Damageable;
 import org.bukkit.inventory.meta.ItemMeta;
 import org.bukkit.potion.PotionEffect;
 import org.bukkit.util.Vector;
@@ -101,19 +101,28 @@ final class SnapshotReads {
         for (Map.Entry<Enchantment, Integer> entry : item.getEnchantments().entrySet()) {
             enchantments.add(new ItemFacts.Enchantment(entry.getKey().getKey().asString(), entry.getValue()));
         }
+        Durability durability = durability(item, meta);
         return new ItemFacts(item.getType().getKey().asString(), item.getAmount(), customName, enchantments,
-                component(item, DataComponentTypes.DAMAGE), component(item, DataComponentTypes.MAX_DAMAGE));
+                durability.damage(), durability.max());
     }
 
     /**
-     * A whole-number data component: the item's own value or its type's default (a diamond
-     * sword's max_damage is its type's, not set on the stack), 0 when the item has none.
-     * (ItemMeta's hasMaxDamage only sees a max_damage set on the stack, as custom items do.)
+     * Damage and durability from the item's data components ({@code damage}, {@code max_damage}):
+     * the stack's own value or its type's default, so a plain diamond sword has 1561. Where a
+     * server reports no component (test servers), the type's durability and the meta's damage
+     * stand in. (ItemMeta#hasMaxDamage only sees a max_damage set on the stack, as custom items
+     * do, which left every ordinary tool without durability.)
      */
-    private static int component(ItemStack item, DataComponentType.Valued<Integer> type) {
-        Integer value = item.getData(type);
-        return value == null ? 0 : value;
+    @SuppressWarnings("deprecation") // getMaxDurability: the fallback only, for servers without components
+    private static Durability durability(ItemStack item, ItemMeta meta) {
+        Integer max = item.getData(DataComponentTypes.MAX_DAMAGE);
+        Integer damage = item.getData(DataComponentTypes.DAMAGE);
+        int maxDamage = max != null ? max : item.getType().getMaxDurability();
+        int taken = damage != null ? damage : meta instanceof Damageable damageable ? damageable.getDamage() : 0;
+        return new Durability(taken, maxDamage);
     }
+
+    private record Durability(int damage, int max) {}
 
     private SightLine.Blocks blocks(World world) {
         return new SightLine.Blocks() {
