@@ -26,14 +26,14 @@ EXIT_USAGE = 2
 PIPE_WIDTH = 1_000
 
 
-def make_console(*, stderr: bool = False) -> Console:
+def make_console(*, stderr: bool = False, highlight: bool = True) -> Console:
     """A console that fits the terminal, or never wraps when the output is not a terminal."""
     stream: TextIO = sys.stderr if stderr else sys.stdout
     if stream.isatty():
-        return Console(stderr=stderr)
+        return Console(stderr=stderr, highlight=highlight)
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
-    return Console(stderr=stderr, width=width, soft_wrap=False)
+    return Console(stderr=stderr, width=width, soft_wrap=False, highlight=highlight)
 
 
 def refuse_folder(directory: Path) -> int | None:

@@ -38,6 +38,7 @@ from bridge.functions.results import (
     parse_return,
 )
 from bridge.store.audit_sink import AuditSink, JSONValue
+from bridge.unicode_text import valid_json_text
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,8 @@ class Invocation:
         cap = 4_096 + 3 * limits.result_chars * (limits.operations_per_call + 2)
         if text is not None and len(text) <= cap:
             try:
-                return _State.model_validate_json(text)
+                # A thrown string with a lone surrogate arrives as a JSON escape of one.
+                return _State.model_validate_json(valid_json_text(text))
             except ValidationError:
                 pass
         raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered with"))

@@ -39,6 +39,7 @@ from bridge.functions.worker_protocol import (
     decode_to_worker,
     encode,
 )
+from bridge.unicode_text import valid_text
 
 if TYPE_CHECKING:
     from bridge.functions.v8_engine import V8Engine, V8Sandbox
@@ -108,9 +109,11 @@ class _Server:
             _send(Answer(seq=frame.seq, ok=False, error_code="terminated", message="terminated"))
             return
         except SandboxError as exc:
-            _send(Answer(seq=frame.seq, ok=False, error_code=exc.code, message=str(exc)[:4_000]))
+            # A JavaScript string may hold a lone surrogate, which no frame can carry.
+            message = valid_text(str(exc)[:4_000])
+            _send(Answer(seq=frame.seq, ok=False, error_code=exc.code, message=message))
             return
-        _send(Answer(seq=frame.seq, ok=True, value=value))
+        _send(Answer(seq=frame.seq, ok=True, value=None if value is None else valid_text(value)))
 
     async def _release(self) -> None:
         if self._running is not None:

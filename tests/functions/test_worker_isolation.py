@@ -255,3 +255,16 @@ async def test_workers_run_under_their_os_limits(lone_worker: WorkerEngine) -> N
     assert table["Max data size"][0] == str(1_024 * 1024 * 1024)
     assert table["Max cpu time"][0] == "600"
     assert int(table["Max open files"][0]) <= 64
+
+
+@pytest.mark.parametrize(
+    "source",
+    [body('throw "\\ud800 lone";'), 'throw "\\ud800 lone";\n' + body("return 1;")],
+    ids=["in-onCall", "top-level"],
+)
+async def test_a_thrown_lone_surrogate_is_a_script_error(engine: WorkerEngine, source: str) -> None:
+    # No frame (nor audit record, nor request) can carry a lone surrogate: it becomes U+FFFD.
+    rt, _, _ = runtime(engine, function(source))
+    result = await asyncio.wait_for(rt.call_function("f", {}, player=ONLINE), WAIT_S)
+    assert output(result)["error_code"] == "script_error"
+    assert "\ufffd lone" in output(result)["message"]
