@@ -44,7 +44,9 @@ def check_syntax(source: str) -> SourceSyntaxError | None:
     except JSEvalException as exc:
         if _MARKER in str(exc):
             return None
-        return SourceSyntaxError(1, None, str(exc).splitlines()[0][:300])
+        # Not a parse error yet no run: the parser itself gave up (nesting too deep for it).
+        first = re.sub(r"^\S*:\d+: ", "", str(exc).splitlines()[0] if str(exc) else "")
+        return SourceSyntaxError(1, None, f"the engine cannot parse this source: {first[:300]}")
     finally:
         racer.close()
     return SourceSyntaxError(1, None, "the syntax check did not stop where it should")

@@ -93,6 +93,13 @@ def test_the_syntax_check_runs_nothing(source: str) -> None:
         assert error is None
 
 
+def test_a_source_too_deep_to_parse_is_reported_not_a_crash() -> None:
+    error = check_syntax("async function onCall() { return " + "[" * 200_000 + "]" * 200_000 + "}")
+    assert (
+        error is not None and "cannot parse" in error.message and "undefined" not in error.message
+    )
+
+
 def test_the_syntax_check_reads_the_source_as_the_runtime_does() -> None:
     # A top-level return is legal in a function body but not in the script the runtime runs.
     error = check_syntax("return 1;\nasync function onCall(ctx, api) {}")
