@@ -44,9 +44,7 @@ def check_syntax(source: str) -> SourceSyntaxError | None:
     except JSEvalException as exc:
         if _MARKER in str(exc):
             return None
-        # Not a parse error yet no run: the parser itself gave up (nesting too deep for it).
-        first = re.sub(r"^\S*:\d+: ", "", str(exc).splitlines()[0] if str(exc) else "")
-        return SourceSyntaxError(1, None, f"the engine cannot parse this source: {first[:300]}")
+        return _parse_error(str(exc), source)
     finally:
         racer.close()
     return SourceSyntaxError(1, None, "the syntax check did not stop where it should")
@@ -55,8 +53,9 @@ def check_syntax(source: str) -> SourceSyntaxError | None:
 def _parse_error(text: str, source: str) -> SourceSyntaxError:
     lines = text.splitlines()
     match = _HEADER.match(lines[0]) if lines else None
-    if match is None:
-        return SourceSyntaxError(1, None, (lines[0] if lines else "syntax error")[:300])
+    if match is None:  # the parser itself gave up, e.g. nesting too deep for its stack
+        first = re.sub(r"^\S*:\d+: ", "", lines[0] if lines else "no reason given")
+        return SourceSyntaxError(1, None, f"the engine cannot parse this source: {first[:300]}")
     source_lines = max(source.count("\n") + 1, 1)
     line = int(match.group(1)) - 1  # the marker line comes first
     column = None
