@@ -48,6 +48,7 @@ from bridge.link.messages import (
 )
 from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import ApprovalBroker, ApprovalError, Subject
+from bridge.policy.invisible import describe, first_invisible
 from bridge.tools.invoke import ToolInvoker
 from bridge.tools.plugin_access import APPROVALS, PluginAccess
 from bridge.tools.registry import CallContext
@@ -272,6 +273,11 @@ def _wire_command(command: str) -> str:
         )
     if not wire.isprintable():
         raise OperationRefused("invalid_input", "the command has line breaks or control characters")
+    hidden = first_invisible(wire)
+    if hidden is not None:
+        raise OperationRefused(
+            "invalid_input", f"the command contains the invisible character {describe(hidden)}"
+        )
     return wire
 
 

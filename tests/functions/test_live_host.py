@@ -167,12 +167,17 @@ async def test_bad_commands_are_refused_before_the_link(engine: Engine) -> None:
         plugin = await live.connect()
         too_long = _dispatch("console", "say " + "x" * 300)
         broken = _dispatch("console", "say hi\nop Steve", name="broken")
-        runtime = _runtime(live, engine, too_long, broken)
+        # A Hangul filler passes str.isprintable; it is refused by name all the same.
+        hidden = _dispatch("console", "say hi\u3164there", name="hidden")
+        runtime = _runtime(live, engine, too_long, broken, hidden)
         long_result = await _call(runtime, "dispatch")
         broken_result = await _call(runtime, "broken")
+        hidden_result = await _call(runtime, "hidden")
     assert long_result.result["output"]["code"] == "invalid_input"
     assert "256" in long_result.result["output"]["message"]
     assert broken_result.result["output"]["code"] == "invalid_input"
+    assert hidden_result.result["output"]["code"] == "invalid_input"
+    assert "U+3164" in hidden_result.result["output"]["message"]
     assert plugin.sent("command.dispatch") == []
 
 
