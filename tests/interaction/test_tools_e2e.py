@@ -355,6 +355,28 @@ async def test_model_text_in_a_prompt_cannot_add_a_button(tmp_path: Path) -> Non
         assert (await asyncio.wait_for(call, EVENT_TIMEOUT))["result"]["status"] == "denied"
 
 
+async def test_no_prompt_is_shown_for_a_command_on_the_never_list(tmp_path: Path) -> None:
+    async with world(tmp_path) as w:
+        since = len(w.testkit.events)
+        for command in (
+            "minecraft:op Steve",
+            "execute as Alex run op Steve",
+            "luckperms:lp user Steve permission set *",
+        ):
+            outcome = await w.call("run_command", {**_for_alex(), "command": command})
+            assert outcome["result"]["status"] == "refused", outcome
+            assert "never list" in outcome["result"]["reason"]
+        hidden = await w.call("run_command", _for_alex("give Alex\u3164 minecraft:bread 2"))
+        assert "U+3164" in hidden["result"]["reason"]
+        # A refusal asks nobody, so an ordinary command of the same turn is still asked.
+        call, prompt = await _prompted(w, _for_alex())
+        await w.command("Alex", *prompt.click("deny"), ref="n1")
+        assert (await asyncio.wait_for(call, EVENT_TIMEOUT))["result"]["status"] == "denied"
+        shown = [e for e in w.testkit.events[since:] if e.get("event") == "approval"]
+        assert len(shown) == 1
+        assert not [e for e in w.testkit.events[since:] if e.get("event") == "dispatch"]
+
+
 async def test_a_target_who_leaves_during_the_prompt_is_offline(tmp_path: Path) -> None:
     async with world(tmp_path) as w:
         call, prompt = await _prompted(w, _for_alex())
