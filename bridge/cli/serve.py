@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
+
+_MAX_OPEN_FILES = 1 << 20
+"""The soft limit asked for when the hard limit is unlimited (Linux refuses infinity)."""
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -59,6 +63,23 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def raise_open_file_limit() -> None:
+    """Raise this process's open-file soft limit to its hard limit.
+
+    Many systems start services with a soft limit of 1024, which a burst of connections (or a
+    busy server's files and sockets) can reach long before the hard limit would; the link caps
+    its unauthenticated connections, and this keeps the rest of the bridge clear of that ceiling.
+    """
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = _MAX_OPEN_FILES if hard == resource.RLIM_INFINITY else hard
+        if soft == resource.RLIM_INFINITY or soft >= wanted:
+            return
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (OSError, ValueError) as exc:
+        logging.getLogger(__name__).warning("could not raise the open-file limit: %s", exc)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO,
@@ -68,6 +89,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # The library's own lines ("server listening", "server closing") repeat what serve prints
     # itself; its warnings and errors still show.
     logging.getLogger("websockets").setLevel(logging.WARNING)
+    raise_open_file_limit()
     config_dir: Path = args.config
     # Without --init, a folder that is not a configuration folder (a mistyped --config) is
     # refused rather than filled with new files and a token.
@@ -93,6 +115,9 @@ def run_serve(args: argparse.Namespace) -> int:
         host=args.host or link.host,
         port=link.port if args.port is None else args.port,
         max_frame_bytes=link.max_frame_bytes,
+        handshake_timeout=link.handshake_timeout_ms / 1000,
+        max_unauthenticated=link.max_unauthenticated,
+        max_unauthenticated_per_address=link.max_unauthenticated_per_address,
     )
     if not is_loopback_host(settings.host):
         print(

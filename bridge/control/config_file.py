@@ -118,6 +118,9 @@ class LinkConfig(StrictModel):
     host: str = Field(default="127.0.0.1", min_length=1, max_length=253)
     port: int = Field(default=25580, ge=1, le=65_535)
     max_frame_bytes: int = Field(default=65_536, ge=1024, le=16 * 1024 * 1024)
+    handshake_timeout_ms: int = Field(default=5000, ge=100, le=60_000)
+    max_unauthenticated: int = Field(default=512, ge=1, le=4096)
+    max_unauthenticated_per_address: int = Field(default=256, ge=1, le=4096)
 
     @field_validator("host")
     @classmethod

@@ -3,15 +3,17 @@
 It moves frames between one plugin connection and the protocol core, runs the handler for each
 request, and matches the bridge's own requests with their answers. Hardening lives here: loopback
 by default, browser ``Origin`` refused before the upgrade, no compression, a frame cap (1009
-above it), ping keep-alive, a handshake deadline (4003) and one authenticated connection at a
-time (the older one is closed with 4004).
+above it), ping keep-alive, a handshake deadline (4003), one authenticated connection at a
+time (the older one is closed with 4004), and caps on the connections that have not
+authenticated yet (`bridge.link.admission`): a flood of idle sockets closes its own oldest ones
+and is logged as one summary line per interval, while the plugin can still get in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -21,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from bridge.errors import LinkError
+from bridge.link.admission import Admission, RefusalLog
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.handler import CURRENT_REQUEST_ID, LinkHandler
 from bridge.link.messages import (
@@ -56,10 +59,14 @@ class LinkSettings:
 
     Defaults: ``host`` 127.0.0.1 (loopback only), ``port`` 25580 (0 picks a free one), ``path``
     ``/link``, ``max_frame_bytes`` 65536, ``ping_interval`` and ``ping_timeout`` 20 s,
-    ``handshake_timeout`` 10 s, ``request_timeout`` 10 s (the bridge's own requests wait this
-    long for the plugin; a handler answering the plugin gets as long, then ``UNAVAILABLE``),
-    ``max_requests_in_flight`` 256 (the plugin's unanswered requests), ``close_timeout`` 10 s
-    (how long a close waits for the peer's acknowledgement before dropping the socket).
+    ``handshake_timeout`` 5 s (for the HTTP upgrade, and again for the ``hello``),
+    ``request_timeout`` 10 s (the bridge's own requests wait this long for the plugin; a handler
+    answering the plugin gets as long, then ``UNAVAILABLE``), ``max_requests_in_flight`` 256 (the
+    plugin's unanswered requests), ``close_timeout`` 10 s (how long a close waits for the peer's
+    acknowledgement before dropping the socket), ``max_unauthenticated`` 512 and
+    ``max_unauthenticated_per_address`` 256 (connections held before their ``hello``; past a cap
+    an older one is closed), ``refusal_log_interval`` 10 s (one summary line per interval about
+    connections closed or refused before authenticating).
     """
 
     host: str = "127.0.0.1"
@@ -68,10 +75,13 @@ class LinkSettings:
     max_frame_bytes: int = 65536
     ping_interval: float = 20.0
     ping_timeout: float = 20.0
-    handshake_timeout: float = 10.0
+    handshake_timeout: float = 5.0
     request_timeout: float = 10.0
     max_requests_in_flight: int = 256
     close_timeout: float = 10.0
+    max_unauthenticated: int = 512
+    max_unauthenticated_per_address: int = 256
+    refusal_log_interval: float = 10.0
 
 
 class LinkRequestError(LinkError):
@@ -97,8 +107,11 @@ class _Connection:
         handler: LinkHandler,
         *,
         answer_timeout: float,
+        refusals: RefusalLog,
     ) -> None:
         self.ws = ws
+        self.refusals = refusals
+        self.authenticated = False
         self.core = core
         self.handler = handler
         self.answer_timeout = answer_timeout
@@ -135,7 +148,15 @@ class _Connection:
             elif isinstance(event, RequestFailed):
                 self._settle(event.re, None, LinkRequestError(event.code, event.message))
             elif isinstance(event, HandshakeFailed):
-                logger.warning("link handshake from %s refused: %s", self.peer, event.reason)
+                self.refusals.note(
+                    "hellos refused", "link handshake from %s refused: %s", self.peer, event.reason
+                )
+            elif isinstance(event, FaultAnswered) and not self.authenticated:
+                self.refusals.note(
+                    "frames refused before the hello",
+                    "link frame from %s refused: %s %s",
+                    *(self.peer, event.code, event.message),
+                )
             elif isinstance(event, FaultAnswered):
                 logger.warning(
                     "link frame from %s refused: %s %s", self.peer, event.code, event.message
@@ -145,6 +166,7 @@ class _Connection:
                     "plugin reported %s: %s (re %s)", event.code, event.message, event.re
                 )
             elif isinstance(event, HandshakeCompleted):
+                self.authenticated = True
                 hello = event.hello
                 logger.info(
                     "plugin %s %s on %s (instance %s) linked from %s, session %s",
@@ -235,6 +257,13 @@ class LinkServer:
         self._current: _Connection | None = None
         self._connect_lock = asyncio.Lock()
         self._connections: set[_Connection] = set()
+        settings = self.settings
+        self._admission: Admission[ServerConnection] = Admission(
+            max_total=settings.max_unauthenticated,
+            max_per_address=settings.max_unauthenticated_per_address,
+        )
+        self._refusals = RefusalLog(logger, interval=settings.refusal_log_interval)
+        self._summaries: asyncio.Task[None] | None = None
 
     # ---- lifecycle
 
@@ -253,15 +282,21 @@ class LinkServer:
                 open_timeout=settings.handshake_timeout,
                 close_timeout=settings.close_timeout,
                 server_header=None,
+                create_connection=_guarded_connection(self._admit, self._admission.release),
+                logger=_QuietHandshakes(logging.getLogger("websockets.server"), self),
             )
         except OSError as exc:
             where = f"{settings.host}:{settings.port}"
             raise LinkServerError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        self._summaries = asyncio.create_task(self._summarise_refusals())
 
     async def close(self) -> None:
         """Close every connection with 1000 (also those still in the handshake), stop listening."""
         if self._server is None:
             return
+        if self._summaries is not None:
+            self._summaries.cancel()
+            self._summaries = None
         self._server.close(close_connections=False)  # stop accepting; we close ours with 1000
         for connection in self._connections:
             connection.core.close(CloseCode.NORMAL, "bridge shutting down")
@@ -296,6 +331,11 @@ class LinkServer:
     @property
     def connected(self) -> bool:
         return self._current is not None
+
+    @property
+    def unauthenticated(self) -> int:
+        """Connections held now that have not proven the token yet (at most the caps)."""
+        return len(self._admission)
 
     async def request(
         self, name: str, data: WireModel, *, timeout: float | None = None
@@ -340,13 +380,37 @@ class LinkServer:
 
     # ---- connections
 
+    def _admit(self, ws: ServerConnection) -> None:
+        peer = ws.transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        for victim in self._admission.admit(ws, address):
+            # A reset, not a close handshake: the slot and the descriptor are free at once.
+            self._refusals.note("closed past the caps")
+            victim.evicted = True  # type: ignore[attr-defined]
+            victim.transport.abort()
+
+    def note_refusal(self, reason: str) -> None:
+        """Count a refusal for the interval's summary line (used by the websockets logger)."""
+        self._refusals.note(reason)
+
+    async def _summarise_refusals(self) -> None:
+        while True:
+            await asyncio.sleep(self._refusals.interval)
+            self._refusals.summarise()
+
     def _check_request(self, ws: ServerConnection, request: Request) -> Response | None:
+        self._admission.upgraded(ws)
         if "Origin" in request.headers:
             # Browsers always send Origin; the plugin never does. Refusing it keeps web pages
             # on this machine from talking to the link.
-            logger.warning("link upgrade with Origin %r refused", request.headers["Origin"])
+            self._refusals.note(
+                "browser origins refused",
+                "link upgrade with Origin %r refused",
+                request.headers["Origin"],
+            )
             return ws.respond(HTTPStatus.FORBIDDEN, "browser origins are refused\n")
         if request.path != self.settings.path:
+            self._refusals.note("upgrades to another path refused")
             return ws.respond(HTTPStatus.NOT_FOUND, f"the link is at {self.settings.path}\n")
         return None
 
@@ -358,7 +422,11 @@ class LinkServer:
             max_requests_in_flight=self.settings.max_requests_in_flight,
         )
         connection = _Connection(
-            ws, core, self._handler, answer_timeout=self.settings.request_timeout
+            ws,
+            core,
+            self._handler,
+            answer_timeout=self.settings.request_timeout,
+            refusals=self._refusals,
         )
         self._connections.add(connection)
         try:
@@ -375,10 +443,15 @@ class LinkServer:
             async with asyncio.timeout(self.settings.handshake_timeout):
                 while core.state is State.AWAITING_HELLO:
                     core.receive(await connection.ws.recv())
+                    if core.hello is not None:  # set with State.OPEN, only on success
+                        # At once, before any await: a flood must not evict it from here on.
+                        self._admission.release(connection.ws)
                     connection.dispatch(core.events_received())
                     await connection.flush()
         except TimeoutError:
-            logger.warning("link handshake from %s timed out", connection.peer)
+            self._refusals.note(
+                "handshakes timed out", "link handshake from %s timed out", connection.peer
+            )
             core.close(CloseCode.HANDSHAKE_FAILED, "handshake timeout")
             await connection.flush()
             return False
@@ -422,5 +495,50 @@ class LinkServer:
             if self._current is connection:
                 self._current = None
                 await self._handler.on_disconnected()
-        code, reason = connection.ws.close_code, connection.ws.close_reason
-        logger.info("link from %s closed (%s %s)", connection.peer, code, reason or "")
+        if connection.authenticated:  # the others are counted, not logged one by one
+            code, reason = connection.ws.close_code, connection.ws.close_reason
+            logger.info("link from %s closed (%s %s)", connection.peer, code, reason or "")
+
+
+def _guarded_connection(
+    admit: Callable[[ServerConnection], None], release: Callable[[ServerConnection], None]
+) -> type[ServerConnection]:
+    """A websockets connection class that reports itself to the admission from TCP accept on."""
+
+    class GuardedConnection(ServerConnection):
+        evicted = False
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            admit(self)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            release(self)
+            super().connection_lost(exc)
+
+    return GuardedConnection
+
+
+class _QuietHandshakes(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The websockets logger, minus one line per failed opening handshake.
+
+    websockets logs every opening handshake that fails (garbage instead of an HTTP request, a
+    peer gone mid-request) as an error with a traceback, and every upgrade as "connection
+    open": kilobytes per connection under a flood. Those peers have not authenticated, so the
+    failures are counted into the summary line instead, and the opens are left to the link's
+    own line for the plugin that authenticates.
+    """
+
+    def __init__(self, logger: logging.Logger, server: LinkServer) -> None:
+        super().__init__(logger, {})
+        self._server = server
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if msg == "connection open":
+            return  # said once per plugin by the link's own "linked from" line
+        if msg == "opening handshake failed":
+            connection = kwargs.get("extra", {}).get("websocket")
+            if not getattr(connection, "evicted", False):  # those were counted already
+                self._server.note_refusal("opening handshakes failed")
+            return
+        super().log(level, msg, *args, **kwargs)

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import socket
 import sys
@@ -99,17 +100,28 @@ class BridgeProcess:
         self.token_file = Path()
 
     @classmethod
-    async def start(cls, config_dir: Path, *, port: int | None = None) -> BridgeProcess:
+    async def start(
+        cls, config_dir: Path, *, port: int | None = None, open_files: int | None = None
+    ) -> BridgeProcess:
+        """``open_files`` starts the bridge with that open-file soft limit (the hard one kept),
+        as many service managers do with 1024."""
         # --init: most tests start from a folder that does not exist yet.
         args = [sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config_dir)]
         if port is not None:
             args += ["--port", str(port)]
+
+        def lower_soft_limit() -> None:
+            if open_files is not None:
+                _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, hard))
+
         process = await asyncio.create_subprocess_exec(
             *args,
             cwd=REPO,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            preexec_fn=lower_soft_limit if open_files is not None else None,
         )
         bridge = cls(process)
         try:
