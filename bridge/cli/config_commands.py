@@ -27,6 +27,7 @@ from bridge.control.layout import (
     TOOLS_FILE,
     WHITELIST_FILE,
     YAML_FILES,
+    default_bytes,
 )
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
@@ -166,8 +167,8 @@ def _load_whitelist(directory: Path) -> Whitelist:
     data = read_regular_file(
         directory / WHITELIST_FILE, label=WHITELIST_FILE, max_bytes=MAX_YAML_BYTES[WHITELIST_FILE]
     )
-    if data is None:
-        raise ConfigLoadError([Problem(WHITELIST_FILE, None, None, "", "not found")])
+    if data is None:  # as the bridge does: the built-in default stands in for a missing file
+        data = default_bytes(WHITELIST_FILE)
     document = load_strict_yaml(data, WHITELIST_FILE)
     model, problems = validate_document(WhitelistFile, document, WHITELIST_FILE)
     if model is None:

@@ -219,3 +219,13 @@ def test_an_unknown_handler_exits_1_in_both_validate_commands(
     assert code == 1, out
     code, out = run(capsys, "tools", "validate", "--config", str(config_dir))
     assert code == 1, out
+
+
+def test_whitelist_check_uses_the_built_in_default_like_the_bridge(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (config_dir / "whitelist.yml").unlink()
+    code, out = run(
+        capsys, "whitelist", "check", "--as", "player", "list", "--config", str(config_dir)
+    )
+    assert code in (0, 1) and "canonical: list" in out, out
