@@ -1,6 +1,7 @@
 package dev.mineclaw.paper;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,7 +12,9 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 import net.kyori.adventure.text.Component;
 import net.kyori.adventure.text.serializer.plain.PlainTextComponentSerializer;
+import org.bukkit.command.BlockCommandSender;
 import org.bukkit.command.CommandSender;
+import org.bukkit.command.RemoteConsoleCommandSender;
 import org.junit.jupiter.api.Test;
 import org.mockbukkit.mockbukkit.entity.PlayerMock;
 
@@ -58,6 +61,14 @@ class CommandTest {
                 });
     }
 
+    /** A sender of a kind MockBukkit has no class for (RCON, a command block). */
+    private static CommandSender sender(Class<? extends CommandSender> kind) {
+        return kind.cast(Proxy.newProxyInstance(CommandTest.class.getClassLoader(), new Class<?>[] {kind},
+                (proxy, method, args) -> {
+                    throw new UnsupportedOperationException(method.getName());
+                }));
+    }
+
     @Test
     void suggestionsListOnlyTheSubcommandsTheSenderMayUse() throws Exception {
         try (PluginHarness harness = PluginHarness.linked("")) {
@@ -73,6 +84,9 @@ class CommandTest {
             assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"listen", ""})));
             assertTrue(command.canUse(steve));
             assertTrue(command.canUse(harness.server.getConsoleSender()));
+            // RCON could not use /mineclaw; command blocks still may not speak for the console.
+            assertTrue(command.canUse(sender(RemoteConsoleCommandSender.class)));
+            assertFalse(command.canUse(sender(BlockCommandSender.class)));
         }
     }
 }

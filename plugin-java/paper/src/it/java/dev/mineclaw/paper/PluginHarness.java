@@ -2,15 +2,13 @@ package dev.mineclaw.paper;
 
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.support.LogLines;
 import dev.mineclaw.core.support.TestBridge;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import org.mockbukkit.mockbukkit.MockBukkit;
 import org.mockbukkit.mockbukkit.ServerMock;
@@ -27,7 +25,7 @@ final class PluginHarness implements AutoCloseable {
     final ServerMock server;
     final TestBridge bridge;
     final MineclawPlugin plugin;
-    private final BlockingQueue<String> log = new LinkedBlockingQueue<>();
+    private final LogLines log;
 
     private PluginHarness(ServerMock server, TestBridge bridge, String linkYaml) throws IOException {
         this.server = server;
@@ -36,20 +34,7 @@ final class PluginHarness implements AutoCloseable {
         Files.createDirectories(folder);
         Files.writeString(folder.resolve("plugin-link.yml"), linkYaml, StandardCharsets.UTF_8);
         this.plugin = MockBukkit.load(MineclawPlugin.class);
-        this.plugin.getLogger().addHandler(new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                PluginHarness.this.log.add(record.getLevel() + " " + record.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        });
+        this.log = LogLines.on(this.plugin.getLogger());
     }
 
     /** A server with the plugin linked to a fresh bridge (waits until the link is up). */
@@ -79,9 +64,9 @@ final class PluginHarness implements AutoCloseable {
     String awaitLog(String part) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (System.nanoTime() < end) {
-            String line = this.log.poll(100, TimeUnit.MILLISECONDS);
-            if (line != null && line.contains(part)) {
-                return line;
+            LogRecord line = this.log.poll(100);
+            if (line != null && line.getMessage().contains(part)) {
+                return line.getMessage();
             }
             // The link's callbacks log from its own thread; ticks let scheduled work run.
             this.server.getScheduler().performOneTick();

@@ -6,37 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.support.FakePlatform;
+import dev.mineclaw.core.support.LogLines;
 import dev.mineclaw.core.text.TextRenderer;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** command.dispatch as the console: every command leaves a server-log line, late feedback is kept. */
 class ConsoleDispatchTest {
     private final FakePlatform platform = new FakePlatform();
-    private final List<String> log = new CopyOnWriteArrayList<>();
-    private final Handler handler = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            ConsoleDispatchTest.this.log.add(record.getLevel() + " " + record.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private LogLines log;
 
     private JsonObject dispatch(String command) throws Exception {
-        this.platform.logger().addHandler(this.handler);
+        this.log = LogLines.on(this.platform.logger());
         BridgeRequests requests = new BridgeRequests(this.platform, new TextRenderer(),
                 Duration.ofSeconds(10), Duration.ofSeconds(2));
         JsonObject data = new JsonObject();
@@ -47,14 +31,17 @@ class ConsoleDispatchTest {
 
     @AfterEach
     void detach() {
-        this.platform.logger().removeHandler(this.handler);
+        if (this.log != null) {
+            this.platform.logger().removeHandler(this.log);
+        }
     }
 
     @Test
     void eachConsoleCommandIsNamedInTheServerLog() throws Exception {
         JsonObject answer = dispatch("say hello");
         assertEquals("dispatched", answer.get("dispatch_status").getAsString());
-        assertTrue(this.log.contains("INFO assistant runs a console command: /say hello"), this.log.toString());
+        List<String> lines = this.log.lines();
+        assertTrue(lines.contains("INFO assistant runs a console command: /say hello"), lines.toString());
     }
 
     @Test

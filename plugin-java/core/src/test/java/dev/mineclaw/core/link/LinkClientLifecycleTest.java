@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mineclaw.core.support.LogLines;
 import dev.mineclaw.core.support.RecordingListener;
 import dev.mineclaw.core.support.TestBridge;
 import java.net.ServerSocket;
@@ -12,10 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -54,28 +51,14 @@ class LinkClientLifecycleTest {
         Logger logger = Logger.getLogger("lifecycle-backoff-" + port);
         logger.setUseParentHandlers(false);
         logger.setLevel(Level.ALL);
-        BlockingQueue<LogRecord> records = new LinkedBlockingQueue<>();
-        logger.addHandler(new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                records.add(record);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        });
+        LogLines records = LogLines.on(logger);
         LinkClient client = client(URI.create("ws://127.0.0.1:" + port + "/link"), logger);
         client.start();
         List<Integer> loud = new ArrayList<>();
         int seen = 0;
         try {
             while (seen < 20) {
-                LogRecord record = records.poll(10, TimeUnit.SECONDS);
+                LogRecord record = records.poll(10_000);
                 assertTrue(record != null, "the client stopped retrying");
                 Matcher matcher = ATTEMPT.matcher(record.getMessage());
                 if (matcher.find()) {
