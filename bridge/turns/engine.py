@@ -59,6 +59,7 @@ from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
+from bridge.unicode_text import valid_text
 
 log = logging.getLogger(__name__)
 
@@ -385,9 +386,14 @@ class TurnEngine:
             result = await snapshot.tool_runner.run(call, context)
         except ToolError as exc:
             self._audit.record("tool.failure", {**base, "reason": str(exc)})
-            return ToolResult(call_id=call.call_id, output=f"error: {exc}")
+            return ToolResult(call_id=call.call_id, output=valid_text(f"error: {exc}"))
         if result.call_id != call.call_id:
             result = result.model_copy(update={"call_id": call.call_id})
+        # A tool's output enters the session here: a lone surrogate in it (a Function's string,
+        # a file's name) would make every later request of the session fail to encode.
+        output = valid_text(result.output)
+        if output is not result.output:
+            result = result.model_copy(update={"output": output})
         self._audit.record("tool.result", {**base, "output_chars": len(result.output)})
         return result
 
