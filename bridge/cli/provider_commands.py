@@ -32,6 +32,7 @@ from bridge.providers.events import (
 from bridge.providers.factory import client_for
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import PlayerMessage, ProviderRequest, ToolSpec
+from bridge.unicode_text import valid_json_text, valid_text
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the configuration is invalid or the request failed
@@ -112,17 +113,18 @@ async def _stream(
                 if not in_reasoning:
                     console.print("[dim italic]reasoning:[/dim italic] ", end="")
                     in_reasoning = True
-                console.print(escape(event.text), style="dim italic", end="")
+                console.print(escape(valid_text(event.text)), style="dim italic", end="")
                 continue
             if in_reasoning:
                 console.print()
                 in_reasoning = False
             if isinstance(event, TextDelta):
-                console.print(escape(event.text), end="")
+                console.print(escape(valid_text(event.text)), end="")
             elif isinstance(event, ToolCallDone):
                 call = event.call
+                name, arguments = valid_text(call.name), valid_json_text(call.arguments)
                 console.print(
-                    f"\n[cyan]tool call[/cyan] {escape(call.name)}({escape(call.arguments)}) "
+                    f"\n[cyan]tool call[/cyan] {escape(name)}({escape(arguments)}) "
                     "[dim](not run)[/dim]"
                 )
             elif isinstance(event, Completed):
@@ -139,7 +141,9 @@ async def _stream(
             elif isinstance(event, Failed):
                 console.print()
                 hint = " (may succeed if retried)" if event.retryable else ""
-                console.print(f"[red]error:[/red] {escape(plane.redact(event.reason))}{hint}")
+                console.print(
+                    f"[red]error:[/red] {escape(plane.redact(valid_text(event.reason)))}{hint}"
+                )
                 return EXIT_FAILED
     console.print("[red]error:[/red] the stream ended without a result")
     return EXIT_FAILED

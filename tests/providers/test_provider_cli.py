@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,21 @@ async def test_missing_key_names_the_variable_and_sends_nothing(
     out = capsys.readouterr().out
     assert code == 1 and "MINECLAW_TEST_UNSET_KEY" in out
     assert replay_server.requests == []
+
+
+async def test_text_with_lone_surrogates_is_shown_replaced(
+    replay_server: ReplayServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # json.dumps escapes each lone half: valid bytes on the wire, invalid text once decoded.
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"reasoning_content": "hm \udfff"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "Hi \ud800!"}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    body = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks] + [b"data: [DONE]\n\n"]
+    replay_server.script(Reply(chunks=body))
+    config = write_config(tmp_path / "cfg", replay_server.base_url, "openai_chat_completions")
+    code = await run_cli("provider", "test", "--config", str(config), "hello")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Hi \ufffd!" in out and "hm \ufffd" in out
