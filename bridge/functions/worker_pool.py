@@ -231,17 +231,30 @@ class WorkerEngine:
         await self._slots.acquire()
         try:
             while True:
-                try:
-                    worker = await asyncio.wait_for(self._idle.get(), SPAWN_TIMEOUT_S)
-                except TimeoutError:
-                    raise EngineUnavailable(
-                        f"no Function worker is ready: {self._last_failure or 'none started'}"
-                    ) from None
+                worker = await self._next_idle()
                 if worker.alive:
                     return WorkerSandbox(self, worker, heap_bytes, memory_bytes)
         except BaseException:
             self._slots.release()
             raise
+
+    async def _next_idle(self) -> WorkerProcess:
+        """The next idle worker; a caller cancelled just as one arrived puts it back."""
+        assert self._idle is not None
+        getting = asyncio.ensure_future(self._idle.get())
+        try:
+            await asyncio.wait({getting}, timeout=SPAWN_TIMEOUT_S)
+        except asyncio.CancelledError:
+            if getting.done() and not getting.cancelled():
+                self._idle.put_nowait(getting.result())
+            getting.cancel()
+            raise
+        if not getting.done():
+            getting.cancel()
+            raise EngineUnavailable(
+                f"no Function worker is ready: {self._last_failure or 'none started'}"
+            )
+        return getting.result()
 
     def give_back(self, worker: WorkerProcess) -> None:
         """A call ended: its worker goes back to the idle queue or is retired."""

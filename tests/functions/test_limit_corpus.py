@@ -51,6 +51,9 @@ async def run_runaway(
     rt, _, _ = runtime(
         engine, function(source or body(js), capabilities=CAPS), WITNESS, limits=limits
     )
+    # A worker stopped at a limit is replaced, not reused: let the replacements of earlier
+    # tests' workers start first, so the witness never waits for one.
+    await asyncio.wait_for(engine.wait_ready(), WAIT_S)
     async with Heartbeat() as heart:
         runaway = asyncio.ensure_future(rt.call_function("f", {}, player=ONLINE))
         witness = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
