@@ -274,7 +274,10 @@ async def test_a_provider_failing_three_times_drops_the_turn_and_tells_the_playe
         w.provider.fail(500, times=3)
         since = w.mark()
         assert (await w.chat("Steve", "@ai doomed question"))["outcome"] == "public"
-        await w.message("Steve", "could not answer right now", since)
+        # The player's line by failure class, never the provider's text; Steve is an operator,
+        # so he also gets one line with the provider's own error.
+        await w.message("Steve", "model provider is busy", since)
+        await w.message("Steve", "failed (busy): HTTP 500 server_error: scripted failure", since)
         assert len(w.provider.requests) == 4  # one, then three attempts: no more
         assert not [m for m in w.messages(since) if m["to"] == "*"]  # no invented reply
 
