@@ -74,6 +74,16 @@ class Sandbox(Protocol):
         task terminates the running JavaScript.
         """
 
+    async def evaluate_then(
+        self, script: str, follow: str, *, timeout_s: float, repeat_while: str, limit: int
+    ) -> str | None:
+        """`script`, then `follow` (each one segment) until `follow` produces something other
+        than `repeat_while` or has run `limit` times; the last value of `follow`.
+
+        One exchange where the engine is in another process: the runtime's steps ride along
+        with the segment they follow instead of costing a round trip each.
+        """
+
     async def dispose(self) -> None:
         """Terminate anything still running and free the context. Safe to call twice."""
 

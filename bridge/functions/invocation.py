@@ -71,6 +71,8 @@ _MIB = 1024 * 1024
 # A pending step is answered again after the checkpoint, which runs right after the task that
 # answered; more pending answers than this mean a driver that will never report.
 _MAX_PENDING_POLLS = 1_000
+_STEP = "__mineclaw.step()"
+_PENDING = '{"pending":true}'
 
 
 class _Stop(Exception):
@@ -172,9 +174,7 @@ class Invocation:
             f"\n;__mineclaw.start({_js_string(json.dumps(context))}, "
             f"{_js_string(json.dumps(config))});"
         )
-        state = self._read_state(await self._segment(sandbox, self.source + start))
-        if not state.requests and not state.done:
-            state = await self._step(sandbox)
+        state = await self._then_step(sandbox, self.source + start)
         while True:
             settlements = self._admit_all(state)
             if state.done:
@@ -197,12 +197,23 @@ class Invocation:
                 f"{_js_string(json.dumps(payload))});"
                 for op_id, ok, payload in ready
             )
-            await self._segment(sandbox, script)
-            state = await self._step(sandbox)
+            state = await self._then_step(sandbox, script)
+
+    async def _then_step(self, sandbox: Sandbox, script: str) -> _State:
+        """Run `script`, then step until the driver reports (in one exchange with a worker)."""
+        text = await sandbox.evaluate_then(
+            script,
+            _STEP,
+            timeout_s=self.limits.sync_segment_ms / 1000,
+            repeat_while=_PENDING,
+            limit=_MAX_PENDING_POLLS,
+        )
+        state = self._read_state(text)
+        return await self._step(sandbox) if state.pending else state
 
     async def _step(self, sandbox: Sandbox) -> _State:
         for _ in range(_MAX_PENDING_POLLS):
-            state = self._read_state(await self._segment(sandbox, "__mineclaw.step()"))
+            state = self._read_state(await self._segment(sandbox, _STEP))
             if not state.pending:
                 return state
         raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver never reported"))

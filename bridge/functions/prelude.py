@@ -172,15 +172,13 @@ _DRIVER = """
       if (typeof onCall !== "function") {
         done = true;
         failure = {code: "script_error", message: "on_call does not define onCall(ctx, api)"};
-        return snapshot();
+        return;
       }
       let promise;
-      try { promise = onCall(ctx, api); } catch (e) { fail(e); mark(); return snapshot(); }
+      try { promise = onCall(ctx, api); } catch (e) { fail(e); mark(); return; }
       apply(then, P.resolve(promise), [finish, fail]);
+      // What onCall posted before its first await is reported by the step that follows.
       mark();
-      // What onCall posted before its first await: most Functions start with an api.invoke,
-      // which Python can begin without waiting for another step.
-      return snapshot();
     },
     settle(id, ok, payloadText) {
       const entry = pending[id];

@@ -82,6 +82,17 @@ class V8Sandbox:
             return await self._evaluate(script, timeout_s)
         return await self._engine.on_engine(self._evaluate(script, timeout_s))
 
+    async def evaluate_then(
+        self, script: str, follow: str, *, timeout_s: float, repeat_while: str, limit: int
+    ) -> str | None:
+        await self.evaluate(script, timeout_s=timeout_s)
+        value = None
+        for _ in range(limit):
+            value = await self.evaluate(follow, timeout_s=timeout_s)
+            if value != repeat_while:
+                break
+        return value
+
     async def dispose(self) -> None:
         # Not awaited to the end: freeing a context blocks the engine thread for a millisecond
         # or two, which the caller need not wait for. The engine keeps track of it.

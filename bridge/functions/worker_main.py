@@ -104,7 +104,17 @@ class _Server:
         try:
             if self._sandbox is None:
                 self._sandbox = await self._engine.fresh(heap_bytes=frame.heap_bytes)
-            value = await self._sandbox.evaluate(frame.script, timeout_s=frame.timeout_ms / 1000)
+            timeout_s = frame.timeout_ms / 1000
+            if frame.follow is None:
+                value = await self._sandbox.evaluate(frame.script, timeout_s=timeout_s)
+            else:
+                value = await self._sandbox.evaluate_then(
+                    frame.script,
+                    frame.follow,
+                    timeout_s=timeout_s,
+                    repeat_while=frame.repeat_while,
+                    limit=frame.follow_limit,
+                )
         except asyncio.CancelledError:
             _send(Answer(seq=frame.seq, ok=False, error_code="terminated", message="terminated"))
             return

@@ -86,6 +86,26 @@ class WorkerSandbox:
             memory_bytes=self._memory_bytes,
         )
 
+    async def evaluate_then(
+        self, script: str, follow: str, *, timeout_s: float, repeat_while: str, limit: int
+    ) -> str | None:
+        if not self._pool.is_pool_thread():
+            return await self._pool.on_pool(
+                self.evaluate_then(
+                    script, follow, timeout_s=timeout_s, repeat_while=repeat_while, limit=limit
+                )
+            )
+        worker = self._worker
+        if worker is None:
+            raise SandboxProtocolError("sandbox already disposed")
+        return await worker.evaluate(
+            script,
+            timeout_s=timeout_s,
+            heap_bytes=self._heap_bytes,
+            memory_bytes=self._memory_bytes,
+            follow=(follow, repeat_while, limit),
+        )
+
     async def dispose(self) -> None:
         worker, self._worker = self._worker, None
         if worker is None:

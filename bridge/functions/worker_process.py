@@ -153,9 +153,19 @@ class WorkerProcess:
             return 0.0
 
     async def evaluate(
-        self, script: str, *, timeout_s: float, heap_bytes: int, memory_bytes: int
+        self,
+        script: str,
+        *,
+        timeout_s: float,
+        heap_bytes: int,
+        memory_bytes: int,
+        follow: tuple[str, str, int] | None = None,
     ) -> str | None:
-        """One segment, watched as described above. Raises a `SandboxError`."""
+        """One segment, watched as described above. Raises a `SandboxError`.
+
+        `follow` is `(script, repeat_while, limit)` for `Sandbox.evaluate_then`. Those segments
+        are meant to be quick (the runtime's steps): the exchange as a whole gets two segment
+        limits before the worker is killed."""
         loop = asyncio.get_running_loop()
         if not self.alive:
             raise self._lost_error()
@@ -168,9 +178,14 @@ class WorkerProcess:
             timeout_ms=max(1, round(timeout_s * 1000)),
             heap_bytes=heap_bytes,
         )
+        if follow is not None:
+            frame = frame.model_copy(
+                update={"follow": follow[0], "repeat_while": follow[1], "follow_limit": follow[2]}
+            )
+        allowed_s = timeout_s * (1 if follow is None else 2)
         try:
             self._write(encode(frame))
-            deadline = loop.time() + timeout_s + ANSWER_GRACE_S
+            deadline = loop.time() + allowed_s + ANSWER_GRACE_S
             while not answer.done():
                 remaining = deadline - loop.time()
                 if remaining <= 0:

@@ -48,6 +48,11 @@ class Eval(_Frame):
     script: str
     timeout_ms: int = Field(ge=1, le=3_600_000)
     heap_bytes: int = Field(ge=1)
+    follow: str | None = None
+    """Evaluated after `script`, each time as a segment of its own, while it produces
+    `repeat_while` (at most `follow_limit` times); the answer is its last value."""
+    repeat_while: str = ""
+    follow_limit: int = Field(default=1, ge=1, le=10_000)
 
 
 class Terminate(_Frame):
