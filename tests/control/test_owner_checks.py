@@ -9,22 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli import main
 from bridge.functions.syntax import check_syntax
 
+from .conftest import Cli
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "240")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 BROKEN_FUNCTION = """\
@@ -45,33 +34,29 @@ functions:
 
 
 def test_a_syntax_error_in_an_enabled_function_fails_validate_at_its_line(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
+    config_dir: Path, cli: Cli
 ) -> None:
     (config_dir / "functions.yml").write_text(BROKEN_FUNCTION.format(enabled="true"))
-    code, out = run(capsys, "validate", "--config", str(config_dir))
+    code, out = cli("validate", "--config", str(config_dir))
     assert code == 1, out
     # `const text = ;` is line 11 of functions.yml, line 2 of the source.
     assert "line 11" in out and "syntax error at line 2" in out and "Unexpected token" in out
     assert "invalid: 1 error(s)" in out
-    code, out = run(capsys, "functions", "validate", "--config", str(config_dir))
+    code, out = cli("functions", "validate", "--config", str(config_dir))
     assert code == 1, out
     assert "functions.yml:11" in out and "syntax error" in out
     assert "invalid" in out
 
 
-def test_a_syntax_error_in_a_disabled_function_is_a_warning(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_syntax_error_in_a_disabled_function_is_a_warning(config_dir: Path, cli: Cli) -> None:
     (config_dir / "functions.yml").write_text(BROKEN_FUNCTION.format(enabled="false"))
-    code, out = run(capsys, "validate", "--config", str(config_dir))
+    code, out = cli("validate", "--config", str(config_dir))
     assert code == 0, out
     assert "syntax error" in out and "disabled" in out
 
 
-def test_the_shipped_functions_compile(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = run(capsys, "functions", "validate", "--config", str(config_dir))
+def test_the_shipped_functions_compile(config_dir: Path, cli: Cli) -> None:
+    code, out = cli("functions", "validate", "--config", str(config_dir))
     assert code == 0, out
     assert "syntax error" not in out
 
@@ -113,22 +98,20 @@ def test_the_syntax_check_reads_the_source_as_the_runtime_does() -> None:
     [("$OPENAI_API_KEY", "$OPENAI_API_KEY"), ("%OPENAI_API_KEY%", "'%OPENAI_API_KEY%'")],
 )
 def test_env_references_in_other_forms_are_warned_about(
-    config_dir: Path, capsys: pytest.CaptureFixture[str], written: str, yaml: str
+    config_dir: Path, cli: Cli, written: str, yaml: str
 ) -> None:
     providers = config_dir / "providers.yml"
     text = providers.read_text()
     assert "${OPENAI_API_KEY}" in text
     providers.write_text(text.replace("${OPENAI_API_KEY}", yaml))
-    code, out = run(capsys, "validate", "--config", str(config_dir))
+    code, out = cli("validate", "--config", str(config_dir))
     assert code == 0, out
     assert f"{written} is not an environment reference" in out
     assert "write ${OPENAI_API_KEY}" in out
 
 
-def test_validate_refuses_a_missing_folder_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = run(capsys, "validate", "--config", str(tmp_path / "nope"))
+def test_validate_refuses_a_missing_folder_in_one_line(tmp_path: Path, cli: Cli) -> None:
+    code, out = cli("validate", "--config", str(tmp_path / "nope"))
     assert code == 2
     assert out.strip().count("\n") == 0, out
     assert "does not exist" in out and " ok" not in out
@@ -144,17 +127,17 @@ def test_validate_refuses_a_missing_folder_in_one_line(
     ],
 )
 def test_a_folder_with_none_of_the_files_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+    tmp_path: Path, cli: Cli, argv: tuple[str, ...]
 ) -> None:
     (tmp_path / "notes.txt").write_text("not a configuration folder\n")
-    code, out = run(capsys, *argv, "--config", str(tmp_path))
+    code, out = cli(*argv, "--config", str(tmp_path))
     assert code == 2, out
     assert "holds none of the configuration files" in out
     assert "valid" not in out
 
 
-def test_validate_refuses_the_root_folder(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run(capsys, "validate", "--config", "/")
+def test_validate_refuses_the_root_folder(cli: Cli) -> None:
+    code, out = cli("validate", "--config", "/")
     assert code == 2 and "holds none of the configuration files" in out
 
 
@@ -185,19 +168,17 @@ def test_serve_does_not_fill_a_mistyped_folder(tmp_path: Path) -> None:
     assert sorted(os.listdir(existing)) == ["notes.txt"]
 
 
-def test_init_takes_config_like_every_command(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = run(capsys, "init", "--config", str(tmp_path / "cfg"))
+def test_init_takes_config_like_every_command(tmp_path: Path, cli: Cli) -> None:
+    code, out = cli("init", "--config", str(tmp_path / "cfg"))
     assert code == 0 and (tmp_path / "cfg" / "config.yml").is_file(), out
-    code, out = run(capsys, "init", str(tmp_path / "a"), "--config", str(tmp_path / "b"))
+    code, out = cli("init", str(tmp_path / "a"), "--config", str(tmp_path / "b"))
     assert code == 2 and "give one" in out
 
 
 def test_tools_validate_says_what_it_checks_offline_and_what_waits_for_the_link(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
+    config_dir: Path, cli: Cli
 ) -> None:
-    code, out = run(capsys, "tools", "validate", "--config", str(config_dir))
+    code, out = cli("tools", "validate", "--config", str(config_dir))
     assert code == 0, out
     for unfinished in ("not_built", "not built", "not wired"):
         assert unfinished not in out
@@ -207,25 +188,21 @@ def test_tools_validate_says_what_it_checks_offline_and_what_waits_for_the_link(
     assert "Checked here:" in out and "Checked once the plugin is linked" in out
 
 
-def test_an_unknown_handler_exits_1_in_both_validate_commands(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unknown_handler_exits_1_in_both_validate_commands(config_dir: Path, cli: Cli) -> None:
     tools = config_dir / "tools.yml"
     tools.write_text(
         tools.read_text() + "  shell:\n    handler: shell\n    description: x\n"
         "    parameters: {type: object}\n"
     )
-    code, out = run(capsys, "validate", "--config", str(config_dir))
+    code, out = cli("validate", "--config", str(config_dir))
     assert code == 1, out
-    code, out = run(capsys, "tools", "validate", "--config", str(config_dir))
+    code, out = cli("tools", "validate", "--config", str(config_dir))
     assert code == 1, out
 
 
 def test_whitelist_check_uses_the_built_in_default_like_the_bridge(
-    config_dir: Path, capsys: pytest.CaptureFixture[str]
+    config_dir: Path, cli: Cli
 ) -> None:
     (config_dir / "whitelist.yml").unlink()
-    code, out = run(
-        capsys, "whitelist", "check", "--as", "player", "list", "--config", str(config_dir)
-    )
+    code, out = cli("whitelist", "check", "--as", "player", "list", "--config", str(config_dir))
     assert code in (0, 1) and "canonical: list" in out, out

@@ -8,16 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli import main
 from bridge.control import ConfigLoadError, load_control_plane
 
+from .conftest import Cli
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "240")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def problems_of(config_dir: Path, name: str, text: str) -> list[str]:
@@ -106,21 +101,15 @@ def test_the_readme_states_the_exit_code_rule() -> None:
     assert "problems" in rows["1"] and "could not run" in rows["2"]
 
 
-def _exit(capsys: pytest.CaptureFixture[str], *argv: str) -> int:
-    code = main(list(argv))
-    capsys.readouterr()
-    return code
-
-
 def test_every_command_follows_the_exit_code_rule(
-    config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    config_dir: Path, tmp_path: Path, cli: Cli
 ) -> None:
     cfg = str(config_dir)
     missing = str(tmp_path / "missing")
     # 0: done, nothing wrong.
-    assert _exit(capsys, "validate", "--config", cfg) == 0
-    assert _exit(capsys, "tools", "validate", "--config", cfg) == 0
-    assert _exit(capsys, "functions", "validate", "--config", cfg) == 0
+    assert cli("validate", "--config", cfg)[0] == 0
+    assert cli("tools", "validate", "--config", cfg)[0] == 0
+    assert cli("functions", "validate", "--config", cfg)[0] == 0
     # 2: could not run as asked.
     for argv in (
         ("validate",),
@@ -131,19 +120,15 @@ def test_every_command_follows_the_exit_code_rule(
         ("whitelist", "check", "--as", "player", "list"),
         ("provider", "test", "hello"),
     ):
-        assert _exit(capsys, *argv, "--config", missing) == 2, argv
-    assert _exit(capsys, "tools", "call", "nosuchtool", "--config", cfg) == 2
-    assert _exit(capsys, "tools", "call", "run_command", "--config", cfg) == 2
-    assert (
-        _exit(
-            capsys, "functions", "run", "starter-kit", "--args", "{", "--as", "S", "--config", cfg
-        )
-        == 2
-    )
+        assert cli(*argv, "--config", missing)[0] == 2, argv
+    assert cli("tools", "call", "nosuchtool", "--config", cfg)[0] == 2
+    assert cli("tools", "call", "run_command", "--config", cfg)[0] == 2
+    bad_args = ("functions", "run", "starter-kit", "--args", "{", "--as", "S")
+    assert cli(*bad_args, "--config", cfg)[0] == 2
     # 1: ran and found problems.
     (config_dir / "whitelist.yml").write_text("schema: 1\nplayer: ['(x']\n")
-    assert _exit(capsys, "whitelist", "check", "--as", "player", "x", "--config", cfg) == 1
-    assert _exit(capsys, "validate", "--config", cfg) == 1
+    assert cli("whitelist", "check", "--as", "player", "x", "--config", cfg)[0] == 1
+    assert cli("validate", "--config", cfg)[0] == 1
     (config_dir / "functions.yml").write_text("schema: 1\napi_version: 1\nfunctions: 3\n")
-    assert _exit(capsys, "functions", "run", "starter-kit", "--as", "Steve", "--config", cfg) == 1
-    assert _exit(capsys, "functions", "validate", "--config", cfg) == 1
+    assert cli("functions", "run", "starter-kit", "--as", "Steve", "--config", cfg)[0] == 1
+    assert cli("functions", "validate", "--config", cfg)[0] == 1
