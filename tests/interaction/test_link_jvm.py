@@ -68,11 +68,12 @@ async def test_the_testkit_links_gets_verdicts_and_relinks_after_the_bridge_is_k
         woken = await chat(testkit, "@ai hello", "c1")
         assert woken["outcome"] == "public"
         assert "@ai hello" in woken["shown"]
+        # No provider key: only the asker is told, never the whole server.
         await testkit.wait_event(
             lambda e: (
                 e.get("event") == "message"
                 and NOT_CONFIGURED in e.get("text", "")
-                and e.get("to") == "*"
+                and e.get("to") == "Steve"
             )
         )
 
