@@ -10,6 +10,7 @@ import com.google.gson.JsonObject;
 import dev.mineclaw.core.support.TestBridge;
 import io.papermc.paper.chat.ChatRenderer;
 import io.papermc.paper.event.player.AsyncChatEvent;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,7 @@ import net.kyori.adventure.audience.Audience;
 import net.kyori.adventure.chat.SignedMessage;
 import net.kyori.adventure.text.Component;
 import net.kyori.adventure.text.serializer.plain.PlainTextComponentSerializer;
+import org.bukkit.event.player.PlayerCommandSendEvent;
 import org.junit.jupiter.api.Test;
 import org.mockbukkit.mockbukkit.entity.PlayerMock;
 
@@ -148,6 +150,20 @@ class ChatTest {
             Component notice = steve.nextComponentMessage();
             assertNotNull(notice);
             assertTrue(plain(notice).contains("offline"), plain(notice));
+        }
+    }
+
+    /** Paper resends the command tree after a permission change (LuckPerms does the same). */
+    @Test
+    void permissionsAreReadAgainWhenPaperResendsTheCommandTree() throws Exception {
+        try (PluginHarness harness = PluginHarness.linked("")) {
+            harness.answerChat(PluginHarness.verdict("pass", false));
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            steve.addAttachment(harness.plugin, "mineclaw.command.reload", true);
+            harness.server.getPluginManager().callEvent(new PlayerCommandSendEvent(steve, new ArrayList<>()));
+            fireAsync(harness, event(true, steve, "@ai reload please"));
+            JsonArray granted = harness.next("chat").frame().getAsJsonObject("data").getAsJsonArray("granted");
+            assertTrue(granted.toString().contains("mineclaw.command.reload"), granted.toString());
         }
     }
 }
