@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .files import PAPER, PAPER_POM
+from .files import PAPER, PAPER_POM, PARENT_POM
 
 SOURCES = PAPER / "src" / "main" / "java"
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -77,3 +77,14 @@ def test_only_the_core_is_bundled_and_paper_api_is_provided() -> None:
         for dep in pom.iterfind("m:dependencies/m:dependency", POM_NS)
     }
     assert scopes == {"paper-api": "provided", "mineclaw-core": None}
+
+
+def test_the_jar_is_java_21_bytecode_so_paper_1_21_loads_it() -> None:
+    # Paper 1.21.x runs on Java 21 and cannot load classes compiled for 25.
+    parent = ElementTree.parse(PARENT_POM).getroot()
+    assert parent.findtext("m:properties/m:maven.compiler.release", namespaces=POM_NS) == "21"
+    for pom in (PAPER_POM, PARENT_POM.parent / "core" / "pom.xml"):
+        release = (
+            ElementTree.parse(pom).getroot().find("m:properties/m:maven.compiler.release", POM_NS)
+        )
+        assert release is None, f"{pom} overrides the Java release"
