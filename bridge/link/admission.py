@@ -23,7 +23,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 C = TypeVar("C", bound=Hashable)
@@ -32,15 +31,29 @@ IDLE_GRACE_S = 1.0
 """A connection that has not sent its upgrade request after this long is idle, not slow."""
 
 
-@dataclass(slots=True)
-class _Entry:
-    address: str
-    accepted_at: float
-    upgraded: bool = False
+class _Address(Generic[C]):
+    """One address's connections, each oldest first: those that have sent nothing yet, and
+    those that sent their upgrade (ordered by when they did)."""
+
+    __slots__ = ("idle", "upgraded")
+
+    def __init__(self) -> None:
+        self.idle: dict[C, float] = {}
+        self.upgraded: dict[C, float] = {}
+
+    def __len__(self) -> int:
+        return len(self.idle) + len(self.upgraded)
+
+
+def _first(held: dict[C, float], spare: C) -> C | None:
+    # Insertion order is age; the spare (the newcomer) is the newest, so this stops at once.
+    return next((connection for connection in held if connection != spare), None)
 
 
 class Admission(Generic[C]):
-    """The unauthenticated connections held now, oldest first."""
+    """The unauthenticated connections held now. Every operation is O(1) in the caps (the
+    total cap looks for the busiest address, O(addresses)), since a flood calls it thousands of
+    times a second."""
 
     def __init__(
         self,
@@ -52,58 +65,62 @@ class Admission(Generic[C]):
         self.max_total = max(1, max_total)
         self.max_per_address = max(1, min(max_per_address, self.max_total))
         self._monotonic = monotonic
-        self._held: dict[C, _Entry] = {}  # insertion order is age
-        self._per_address: Counter[str] = Counter()
+        self._where: dict[C, str] = {}
+        self._addresses: dict[str, _Address[C]] = {}
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._where)
 
     def __contains__(self, connection: object) -> bool:
-        return connection in self._held
+        return connection in self._where
 
     def admit(self, connection: C, address: str) -> list[C]:
         """Hold ``connection``; returns the older connections to close now to stay in the caps."""
-        self._held[connection] = _Entry(address, self._monotonic())
-        self._per_address[address] += 1
+        self._where[connection] = address
+        held = self._addresses.setdefault(address, _Address())
+        held.idle[connection] = self._monotonic()
         victims: list[C] = []
-        while self._per_address[address] > self.max_per_address:
+        while len(held) > self.max_per_address:
             victims.append(self._evict(address, spare=connection))
-        while len(self._held) > self.max_total:
-            busiest = max(self._per_address, key=lambda a: self._per_address[a])
+        while len(self._where) > self.max_total:
+            busiest = max(self._addresses, key=lambda a: len(self._addresses[a]))
             victims.append(self._evict(busiest, spare=connection))
         return victims
 
     def upgraded(self, connection: C) -> None:
         """The connection sent its WebSocket upgrade request: it is not idle."""
-        entry = self._held.get(connection)
-        if entry is not None:
-            entry.upgraded = True
+        address = self._where.get(connection)
+        if address is not None:
+            held = self._addresses[address]
+            accepted_at = held.idle.pop(connection, None)
+            if accepted_at is not None:
+                held.upgraded[connection] = accepted_at
 
     def release(self, connection: C) -> None:
         """The connection authenticated or closed: it no longer counts."""
-        entry = self._held.pop(connection, None)
-        if entry is None:
+        address = self._where.pop(connection, None)
+        if address is None:
             return
-        self._per_address[entry.address] -= 1
-        if not self._per_address[entry.address]:
-            del self._per_address[entry.address]
+        held = self._addresses[address]
+        held.idle.pop(connection, None)
+        held.upgraded.pop(connection, None)
+        if not held:
+            del self._addresses[address]
 
     def _evict(self, address: str, *, spare: C) -> C:
-        stale_before = self._monotonic() - IDLE_GRACE_S
-        oldest: C | None = None
-        for connection, entry in self._held.items():
-            if entry.address != address or connection == spare:
-                continue
-            if not entry.upgraded and entry.accepted_at <= stale_before:
-                oldest = connection
-                break
-            if oldest is None:
-                oldest = connection
+        held = self._addresses[address]
+        idle, spoke = _first(held.idle, spare), _first(held.upgraded, spare)
+        if idle is not None and held.idle[idle] <= self._monotonic() - IDLE_GRACE_S:
+            victim: C | None = idle  # silent past the grace: not a plugin on its way in
+        elif idle is None or (spoke is not None and held.upgraded[spoke] <= held.idle[idle]):
+            victim = spoke
+        else:
+            victim = idle
         # The caps are at least 1, so another connection of this address exists whenever
         # its count is over one; only a cap of 1 with no other can leave the newcomer itself.
-        victim = spare if oldest is None else oldest
-        self.release(victim)
-        return victim
+        chosen = spare if victim is None else victim
+        self.release(chosen)
+        return chosen
 
 
 class RefusalLog:
