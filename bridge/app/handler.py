@@ -48,6 +48,7 @@ class AppHandler:
         # Operators online hear the provider's own error when turns fail at the provider.
         self.notices = OperatorNotices(
             runtime,
+            send=self.output.send_soon,
             audit=runtime.audit,
             redact=lambda text: redactor_for(runtime.plane).redact_text(text),
         )

@@ -11,14 +11,12 @@ every failure whole.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection
 from typing import Protocol
 
 from bridge.errors import LinkError, MineclawError
-from bridge.link.handler import Link
 from bridge.link.messages import OutputChat, PlayerRef, Text
 from bridge.providers.errors import clip
 from bridge.store.audit_sink import AuditSink
@@ -33,32 +31,32 @@ MAX_ERROR_CHARS = 240
 
 
 class NoticeHost(Protocol):
-    link: Link | None
-
     def text(self, key: str, values: dict[str, str] | None = None, **model: str) -> Text: ...
 
 
 class OperatorNotices:
     """``seen``/``quit``/``link_down`` keep the set of operators online; ``notify`` is the turn
-    engine's provider-failure listener. ``redact`` cuts secrets out of the provider's text."""
+    engine's provider-failure listener. ``send`` is the turn output's ``send_soon`` (raises
+    ``LinkError`` when the link is down); ``redact`` cuts secrets out of the provider's text."""
 
     def __init__(
         self,
         host: NoticeHost,
         *,
+        send: Callable[..., None],
         audit: AuditSink,
         redact: Callable[[str], str],
         monotonic: Callable[[], float] = time.monotonic,
         interval_s: float = NOTICE_INTERVAL_S,
     ) -> None:
         self._host = host
+        self._send = send
         self._audit = audit
         self._redact = redact
         self._monotonic = monotonic
         self._interval_s = interval_s
         self._operators: dict[str, str] = {}  # uuid -> name
         self._last_told: dict[str, float] = {}
-        self._sending: set[asyncio.Task[None]] = set()
 
     @property
     def operators(self) -> dict[str, str]:
@@ -81,16 +79,22 @@ class OperatorNotices:
         last = self._last_told.get(notice.failure_class)
         if last is not None and now - last < self._interval_s:
             return
-        link = self._host.link
         recipients = list(self._operators)
-        if link is None or not link.connected or not recipients:
+        if not recipients:
             return  # nobody to tell now: the next failure of this kind may be told
-        self._last_told[notice.failure_class] = now
         error = clip(self._redact(notice.error), MAX_ERROR_CHARS)
         line = self._host.text(
             "errors.operator_notice",
             {"model": notice.model_ref, "kind": notice.failure_class, "error": error},
         )
+        try:
+            self._send(
+                *(OutputChat(target="player", player=uuid, text=line) for uuid in recipients)
+            )
+        except LinkError as exc:
+            log.info("operator notice not sent: %s", exc)
+            return
+        self._last_told[notice.failure_class] = now
         try:
             self._audit.record(
                 "operator.notice",
@@ -102,16 +106,3 @@ class OperatorNotices:
             )
         except MineclawError as exc:
             log.error("operator notice not audited: %s", exc)
-        for uuid in recipients:
-            self._send(link, OutputChat(target="player", player=uuid, text=line))
-
-    def _send(self, link: Link, chat: OutputChat) -> None:
-        async def send() -> None:
-            try:
-                await link.request("output.chat", chat)
-            except LinkError as exc:
-                log.info("operator notice not delivered: %s", exc)
-
-        task = asyncio.create_task(send())
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)

@@ -65,13 +65,15 @@ class LinkTurnOutput:
             )
             for line in lines
         ]
-        self._send_soon(*frames)
+        self.send_soon(*frames)
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         line = self._host.text(message_key, {"player": player.name, **values})
-        self._send_soon(OutputChat(target="player", player=player.uuid, text=line))
+        self.send_soon(OutputChat(target="player", player=player.uuid, text=line))
 
-    def _send_soon(self, *chats: OutputChat) -> None:
+    def send_soon(self, *chats: OutputChat) -> None:
+        """Send ``chats`` in order without waiting for the plugin's answers; raises
+        ``LinkDownError`` at once when the link is down."""
         link = self._link()  # a link already down fails the call itself
 
         # One task sends the lines one after another, so they reach chat in order.

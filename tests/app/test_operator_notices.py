@@ -76,11 +76,18 @@ def _notice(kind: FailureClass, error: str = "upstream 503") -> ProviderFailureN
 async def test_notices_are_throttled_per_kind_and_go_to_operators_online(app: App) -> None:
     clock = _Clock()
     notices = OperatorNotices(
-        app.runtime, audit=MemoryAudit(), redact=lambda text: text, monotonic=clock
+        app.runtime,
+        send=app.handler.output.send_soon,
+        audit=MemoryAudit(),
+        redact=lambda text: text,
+        monotonic=clock,
     )
     notices.notify(_notice("busy"))  # nobody online: not counted as told
     notices.seen(ALEX, [OPERATOR_NODE])
     notices.seen(STEVE, ["mineclaw.command.chat"])
+    app.link.connected = False
+    notices.notify(_notice("busy"))  # the link is down: not sent, not counted as told
+    app.link.connected = True
     notices.notify(_notice("busy"))
     notices.notify(_notice("busy"))  # same kind, too soon
     notices.notify(_notice("quota"))  # another kind

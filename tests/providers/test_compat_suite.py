@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -77,18 +76,10 @@ def model_of(fixture: Fixture) -> ModelSettings:
     return ModelSettings(wire_model="m", interleaved_field=fixture.interleaved)
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    replay = ReplayServer()
-    await replay.start()
-    yield replay
-    await replay.stop()
-
-
 async def stream_once(
-    server: ReplayServer, fixture: Fixture, *, until_final: bool = False
+    replay_server: ReplayServer, fixture: Fixture, *, until_final: bool = False
 ) -> list[StreamEvent]:
-    settings = make_settings(fixture.protocol, server.base_url, max_attempts=1)
+    settings = make_settings(fixture.protocol, replay_server.base_url, max_attempts=1)
     async with ProviderClient(settings) as client:
 
         async def run() -> list[StreamEvent]:
@@ -103,13 +94,13 @@ async def stream_once(
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=ids(FIXTURES))
-async def test_over_http(server: ReplayServer, fixture: Fixture) -> None:
-    server.script(reply(fixture))
-    events = await stream_once(server, fixture)
+async def test_over_http(replay_server: ReplayServer, fixture: Fixture) -> None:
+    replay_server.script(reply(fixture))
+    events = await stream_once(replay_server, fixture)
     final = events[-1]
     assert isinstance(final, Completed | Failed)
     check_final(fixture, final)
-    assert len(server.requests) == 1
+    assert len(replay_server.requests) == 1
 
 
 def ends_by_itself(fixture: Fixture) -> bool:
@@ -127,13 +118,13 @@ HELD = [f for f in STREAMED if ends_by_itself(f)]
 
 @pytest.mark.parametrize("fixture", HELD, ids=ids(HELD))
 async def test_over_http_with_the_body_held_open(
-    server: ReplayServer, fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+    replay_server: ReplayServer, fixture: Fixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The final event reaches the caller while the server keeps the body open; the drain's
     own bound is lifted, so waiting for the body would hang the test."""
     monkeypatch.setattr(client_module, "DRAIN_TIMEOUT_S", 3600.0)
-    server.script(reply(fixture, hold_open=True))
-    events = await stream_once(server, fixture, until_final=True)
+    replay_server.script(reply(fixture, hold_open=True))
+    events = await stream_once(replay_server, fixture, until_final=True)
     final = events[-1]
     assert isinstance(final, Completed | Failed)
     check_final(fixture, final)
@@ -162,13 +153,13 @@ def final_answer(fixture: Fixture, text: str) -> Reply:
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=ids(FIXTURES))
-async def test_through_the_turn_engine(server: ReplayServer, fixture: Fixture) -> None:
+async def test_through_the_turn_engine(replay_server: ReplayServer, fixture: Fixture) -> None:
     expect = fixture.expect
     retried = expect.outcome == "failed" and bool(expect.retryable)
     follow_up = expect.outcome == "completed" and bool(expect.tool_calls)
-    server.script(reply(fixture))
+    replay_server.script(reply(fixture))
     if retried or follow_up:
-        server.script(final_answer(fixture, "All done."))
+        replay_server.script(final_answer(fixture, "All done."))
     sleeps: list[float] = []
 
     async def record(seconds: float) -> None:
@@ -183,7 +174,7 @@ async def test_through_the_turn_engine(server: ReplayServer, fixture: Fixture) -
         activity=ServerActivity(),
         sleep=record,
     )
-    settings = make_settings(fixture.protocol, server.base_url, max_attempts=1)
+    settings = make_settings(fixture.protocol, replay_server.base_url, max_attempts=1)
     names = {name for name, _ in expect.tool_calls}
     async with ProviderClient(settings) as client:
         snapshot = TurnSnapshot(
@@ -204,14 +195,14 @@ async def test_through_the_turn_engine(server: ReplayServer, fixture: Fixture) -
         assert outcome.reply == expected_reply
         ran = [(name, json.loads(arguments)) for _, name, arguments in tools.calls]
         assert ran == list(expect.tool_calls)
-        assert len(server.requests) == (2 if follow_up else 1)
+        assert len(replay_server.requests) == (2 if follow_up else 1)
     elif retried:
         assert outcome.status == "completed" and outcome.reply == "All done."
-        assert len(server.requests) == 2
+        assert len(replay_server.requests) == 2
         if expect.pause is not None:
             assert sleeps == [expect.pause]
     else:
-        assert outcome.status == "dropped" and len(server.requests) == 1
+        assert outcome.status == "dropped" and len(replay_server.requests) == 1
         assert expect.failure_class is not None
         ((_, key, _),) = output.failures
         assert key == FAILURE_KEYS[expect.failure_class]  # type: ignore[index]

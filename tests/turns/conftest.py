@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -14,6 +15,7 @@ from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnEngine, TurnOutcome, TurnRequest
 from bridge.turns.ports import PlayerRef, ToolRunner, TurnLimits, TurnSnapshot
 from bridge.turns.session import PublicSession
+from tests.providers.provider_replay_server import ReplayServer
 
 from .fakes import STEVE, ManualClock, MemoryArchive, RecordingOutput, ScriptedModel
 
@@ -73,6 +75,15 @@ def make_snapshot(
         limits=TurnLimits(**limits),
         compaction_trigger_tokens=trigger,
     )
+
+
+@pytest.fixture
+async def provider_server() -> AsyncIterator[ReplayServer]:
+    """A real local HTTP server playing scripted provider replies (tests/providers)."""
+    replay = ReplayServer()
+    await replay.start()
+    yield replay
+    await replay.stop()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -26,26 +25,18 @@ QUOTA_TEXT = (
 )
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    replay = ReplayServer()
-    await replay.start()
-    yield replay
-    await replay.stop()
-
-
 async def test_quota_failure_shows_a_short_line_never_the_provider_text(
-    harness: Harness, server: ReplayServer
+    harness: Harness, provider_server: ReplayServer
 ) -> None:
     body = {
         "error": {"message": QUOTA_TEXT, "type": "insufficient_quota", "code": "insufficient_quota"}
     }
-    server.script(
+    provider_server.script(
         Reply(status=429, content_type="application/json", chunks=[json.dumps(body).encode()])
     )
     notices: list[ProviderFailureNotice] = []
     harness.engine.provider_failure_listener = notices.append
-    settings = make_settings("openai_chat_completions", server.base_url, max_attempts=1)
+    settings = make_settings("openai_chat_completions", provider_server.base_url, max_attempts=1)
     async with ProviderClient(settings) as client:
         snapshot = TurnSnapshot(
             control_version="cp-1",
@@ -55,7 +46,7 @@ async def test_quota_failure_shows_a_short_line_never_the_provider_text(
             retry=RetryPolicy(initial_backoff_ms=0, max_backoff_ms=0),
         )
         outcome = await harness.run(snapshot)
-    assert outcome.status == "dropped" and len(server.requests) == 1
+    assert outcome.status == "dropped" and len(provider_server.requests) == 1
     ((uuid, key, values),) = harness.output.failures
     assert (uuid, key) == (STEVE.uuid, "errors.provider_quota")
     assert "quota" not in values["reason"] and "platform.openai.com" not in values["reason"]

@@ -41,17 +41,11 @@ def error_reply(status: int, code: object, message: str = "no", **headers: str) 
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    replay = ReplayServer()
-    await replay.start()
-    yield replay
-    await replay.stop()
-
-
-@pytest.fixture
-async def client(server: ReplayServer) -> AsyncIterator[ProviderClient]:
+async def client(provider_server: ReplayServer) -> AsyncIterator[ProviderClient]:
     # As the runtime builds it: one HTTP attempt per stream, the turn owns the retries.
-    async with ProviderClient(make_settings(CHAT, server.base_url, max_attempts=1)) as built:
+    async with ProviderClient(
+        make_settings(CHAT, provider_server.base_url, max_attempts=1)
+    ) as built:
         yield built
 
 
@@ -75,31 +69,35 @@ def snapshot(client: ProviderClient, policy: RetryPolicy = POLICY) -> TurnSnapsh
 )
 async def test_the_turn_waits_as_long_as_the_provider_asked(
     harness: Harness,
-    server: ReplayServer,
+    provider_server: ReplayServer,
     client: ProviderClient,
     header: str,
     value: str,
     pause: float,
 ) -> None:
-    server.script(error_reply(429, "rate_limit_exceeded", **{header: value}), answer_reply())
+    provider_server.script(
+        error_reply(429, "rate_limit_exceeded", **{header: value}), answer_reply()
+    )
     outcome = await harness.run(snapshot(client))
     assert outcome.reply == "fine" and harness.sleeps == [pause]
-    assert len(server.requests) == 2
+    assert len(provider_server.requests) == 2
 
 
 async def test_a_pause_past_the_cap_is_not_waited_for(
-    harness: Harness, server: ReplayServer, client: ProviderClient
+    harness: Harness, provider_server: ReplayServer, client: ProviderClient
 ) -> None:
-    server.script(error_reply(503, "overloaded", **{"retry-after": "3600"}), answer_reply())
+    provider_server.script(
+        error_reply(503, "overloaded", **{"retry-after": "3600"}), answer_reply()
+    )
     outcome = await harness.run(snapshot(client))
     assert outcome.status == "dropped" and harness.sleeps == []
-    assert len(server.requests) == 1
+    assert len(provider_server.requests) == 1
 
 
 async def test_backoff_is_jittered_within_the_configured_bounds(
-    harness: Harness, server: ReplayServer, client: ProviderClient
+    harness: Harness, provider_server: ReplayServer, client: ProviderClient
 ) -> None:
-    server.script(error_reply(500, "server_error"), error_reply(502, 502), answer_reply())
+    provider_server.script(error_reply(500, "server_error"), error_reply(502, 502), answer_reply())
     outcome = await harness.run(snapshot(client))
     assert outcome.reply == "fine" and len(harness.sleeps) == 2
     assert all(0.2 <= pause <= 0.3 for pause in harness.sleeps), harness.sleeps
@@ -116,16 +114,16 @@ async def test_backoff_is_jittered_within_the_configured_bounds(
 )
 async def test_failures_that_will_not_heal_get_one_attempt(
     harness: Harness,
-    server: ReplayServer,
+    provider_server: ReplayServer,
     client: ProviderClient,
     status: int,
     code: str,
     message: str,
     kind: str,
 ) -> None:
-    server.script(error_reply(status, code, message), answer_reply())
+    provider_server.script(error_reply(status, code, message), answer_reply())
     outcome = await harness.run(snapshot(client))
-    assert outcome.status == "dropped" and len(server.requests) == 1
+    assert outcome.status == "dropped" and len(provider_server.requests) == 1
     assert harness.sleeps == []
     (failure_event,) = [f for k, f in harness.audit.events if k == "provider.failure"]
     assert failure_event["class"] == kind
@@ -133,14 +131,14 @@ async def test_failures_that_will_not_heal_get_one_attempt(
 
 @pytest.mark.parametrize("code", ["500", 500, 502])
 async def test_relayed_mid_stream_errors_are_retried_like_direct_ones(
-    harness: Harness, server: ReplayServer, client: ProviderClient, code: object
+    harness: Harness, provider_server: ReplayServer, client: ProviderClient, code: object
 ) -> None:
     """LiteLLM relays an upstream failure as {"code": "500"}, OpenRouter as {"code": 502}."""
     first = b'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'
     error = json.dumps({"error": {"code": code, "message": "upstream failed"}}).encode()
-    server.script(Reply(chunks=[first, b"data: " + error + b"\n\n"]), answer_reply())
+    provider_server.script(Reply(chunks=[first, b"data: " + error + b"\n\n"]), answer_reply())
     outcome = await harness.run(snapshot(client))
-    assert outcome.reply == "fine" and len(server.requests) == 2
+    assert outcome.reply == "fine" and len(provider_server.requests) == 2
 
 
 async def test_the_engine_uses_its_random_source_for_the_jitter(harness: Harness) -> None:
