@@ -126,6 +126,11 @@ class _Pending:
 
     def row(self, redact: Callable[[Any], Any] | None = None) -> _Row:
         fields = self.fields_json
+        if has_surrogate(fields):
+            # No UTF-8 encoder takes a surrogate code point (nor the redactor's RE2): written
+            # as visible escapes first, the event keeps the evidence and still redacts and
+            # writes, instead of failing its whole batch.
+            fields = escape_surrogates(fields)
         if redact is not None:
             try:
                 parsed = json.loads(fields)
@@ -137,10 +142,6 @@ class _Pending:
                     fields = _encode(mask_secrets(cleaned))
         elif self.may_need_mask:
             fields = _encode(mask_secrets(json.loads(fields)))
-        if has_surrogate(fields):
-            # No UTF-8 encoder takes a surrogate code point; written as visible escapes, the
-            # event is kept with the evidence instead of failing its whole batch.
-            fields = escape_surrogates(fields)
         return (_iso(self.at), self.kind, fields)
 
 

@@ -101,3 +101,18 @@ async def test_a_tool_named_with_a_lone_surrogate_leaves_later_turns_working(app
     assert len(app.runtime.archive.all_turns()) == 3
     (call,) = app.runtime.audit.events("tool.call")
     assert call.fields["name"] == "\ufffd"
+
+
+async def test_an_audit_record_with_a_lone_surrogate_keeps_its_evidence_through_redaction(
+    app: App,
+) -> None:
+    # A Function's JavaScript string can hold half a pair; the serving audit log redacts every
+    # record with the control plane's redactor (RE2, UTF-8 only) before it writes it.
+    app.runtime.audit.record("function.end", {"name": f"f{LONE}", "player": "Steve"})
+    app.provider.answer("Still here.")
+    assert (await app.chat("@ai hi")).decision == "accept"
+    await app.turn_done()
+    app.runtime.audit.flush()
+    (stored,) = app.runtime.audit.events("function.end")
+    assert stored.fields == {"name": "f\\ud800", "player": "Steve"}
+    assert [e.fields["outcome"] for e in app.runtime.audit.events("turn.end")] == ["completed"]
