@@ -286,6 +286,7 @@ class WorkerProcess:
             await asyncio.wait_for(asyncio.shield(answer), ANSWER_GRACE_S)
         if not answer.done():
             self.kill("did not stop when cancelled")
+            logger.warning("Function worker %d killed: it did not stop when cancelled", self.pid)
 
     def _write(self, data: bytes) -> None:
         stdin = self._process.stdin

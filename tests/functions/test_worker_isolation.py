@@ -268,3 +268,16 @@ async def test_a_thrown_lone_surrogate_is_a_script_error(engine: WorkerEngine, s
     result = await asyncio.wait_for(rt.call_function("f", {}, player=ONLINE), WAIT_S)
     assert output(result)["error_code"] == "script_error"
     assert "\ufffd lone" in output(result)["message"]
+
+
+async def test_the_workflow_limit_mid_builtin_kills_the_worker(engine: WorkerEngine) -> None:
+    # The workflow ends while a builtin ignores termination: the worker does not answer the
+    # request to stop, so it is killed, and the call ends at the workflow limit, not a minute
+    # later when the builtin would have finished.
+    js = "Array(2 ** 32 - 1).lastIndexOf(1); return {status: 'ok', output: {}};"
+    limits = LONG.model_copy(update={"workflow_ms": 1_000})
+    result, audit, rt = await attack(engine, js, limits, overlap=True)
+    assert output(result)["error_code"] == "workflow_time_limit"
+    assert records(audit)[-1][0] == "function.timeout"
+    again = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
+    assert output(again) == {"alive": True}
