@@ -143,7 +143,7 @@ class Runtime:
         self._snapshots_of: tuple[int, ToolRegistry] | None = None
         self._wake_rules: tuple[int, WakeRules] | None = None
         self._warned_version: int | None = None
-        self._cooldowns = cooldowns_for(store.current)
+        self._cooldowns = cooldowns_for(lambda: self.plane)
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
             plane=lambda: self.plane, native_tools=self.function_tools, audit=audit

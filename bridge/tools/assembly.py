@@ -8,7 +8,7 @@ them; until then those tools are catalogued as ``not_built`` and offered to nobo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from bridge.control.plane import ControlPlane
 from bridge.control.workspace_files import WORKSPACE_DIR
@@ -62,8 +62,10 @@ def redactor_for(
     return Redactor(owner, include_defaults=include_defaults, secret_values=plane.secret_values)
 
 
-def cooldowns_for(plane: ControlPlane) -> Cooldowns:
-    return Cooldowns(cooldown_ms=plane.config.environment.tool_cooldown_ms)
+def cooldowns_for(current: Callable[[], ControlPlane]) -> Cooldowns:
+    """The process's cooldowns, reading ``environment.tool_cooldown_ms`` of the plane in force
+    at every call (a reload applies at once)."""
+    return Cooldowns(cooldown_ms=lambda: current().config.environment.tool_cooldown_ms)
 
 
 def invoker_for_player(

@@ -31,29 +31,41 @@ MAX_SCHEMA_ERRORS = 3
 
 
 class Cooldowns:
-    """Per player, per tool: the earliest time of the next admitted call.
+    """Per player, per tool: when the last admitted call started.
 
     Shared by every turn of the process (a cooldown outlives the turn that started it); the
-    clock is injectable so tests never sleep.
+    clock is injectable so tests never sleep. ``cooldown_ms`` is a number or a function giving
+    the setting in force: it is read at every call, so a reload that changes it applies to the
+    next call, in both directions (the last call's time is kept, not a precomputed deadline).
     """
 
-    def __init__(self, *, cooldown_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.cooldown_s = cooldown_ms / 1000
+    def __init__(
+        self,
+        *,
+        cooldown_ms: int | Callable[[], int],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cooldown_ms = cooldown_ms
         self._clock = clock
-        self._next: dict[tuple[str, str], float] = {}
+        self._last: dict[tuple[str, str], float] = {}
+
+    @property
+    def cooldown_s(self) -> float:
+        setting = self._cooldown_ms
+        return (setting() if callable(setting) else setting) / 1000
 
     def admit(self, player: str, tool: str) -> float | None:
         """``None`` and the cooldown starts, or the seconds still to wait."""
-        if self.cooldown_s <= 0:
-            return None
+        cooldown_s = self.cooldown_s
         now = self._clock()
         key = (player, tool)
-        ready = self._next.get(key, 0.0)
-        if now < ready:
-            return ready - now
-        self._next[key] = now + self.cooldown_s
-        if len(self._next) > 4096:  # forget expired entries so the map stays small
-            self._next = {k: v for k, v in self._next.items() if v > now}
+        last = self._last.get(key)
+        if last is not None and now < last + cooldown_s:
+            return last + cooldown_s - now
+        # Kept under a zero cooldown too: a reload that raises it counts from the last call.
+        self._last[key] = now
+        if len(self._last) > 4096:  # forget expired entries so the map stays small
+            self._last = {k: v for k, v in self._last.items() if v + cooldown_s > now}
         return None
 
 

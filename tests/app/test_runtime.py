@@ -9,7 +9,9 @@ import pytest
 from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
 from bridge.control.messages_file import PLACEHOLDERS
 
-from .conftest import App, hello, providers_yml
+from bridge.tools.registry import CallContext
+
+from .conftest import NO_COOLDOWNS, STEVE, App, hello, providers_yml
 
 
 def client_of(app: App) -> object:
@@ -105,3 +107,25 @@ async def test_a_snapshot_is_built_once_per_plane_model_permissions_and_plugin(a
     linked = app.runtime.snapshot(chat)
     assert linked is not reloaded
     assert "player_snapshot" in {spec.name for spec in linked.tools}
+
+
+async def test_a_reload_changes_the_tool_cooldown_at_once(app: App) -> None:
+    """``environment.tool_cooldown_ms`` was read once when the runtime was built: after a
+    reload setting it to 0, a second call within 500 ms was still refused."""
+    context = CallContext(turn_id="t", call_id="c", player_uuid=STEVE.uuid, player_name="Steve")
+
+    async def list_twice() -> list[str | None]:
+        runner = app.runtime.snapshot(["mineclaw.command.chat"]).tool_runner
+        assert runner is not None
+        outcomes = [await runner.invoke("list", "{}", context) for _ in range(2)]
+        return [o.message if o.error_code == "cooldown" else None for o in outcomes]
+
+    assert "ms" in str((await list_twice())[1])  # refused under the default 500 ms
+    (app.config / "config.yml").write_text(NO_COOLDOWNS + "environment:\n  tool_cooldown_ms: 0\n")
+    assert "version 2" in (await app.command("reload"))[0]
+    assert await list_twice() == [None, None]
+    raised = NO_COOLDOWNS + "environment:\n  tool_cooldown_ms: 600000\n"
+    (app.config / "config.yml").write_text(raised)
+    assert "version 3" in (await app.command("reload"))[0]
+    waits = [int(m.rsplit(" ", 2)[-2]) for m in await list_twice() if m is not None]
+    assert len(waits) == 2 and min(waits) > 500_000  # counted from the last call, 600 s
