@@ -8,7 +8,6 @@ import pytest
 
 from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
 from bridge.control.messages_file import PLACEHOLDERS
-
 from bridge.tools.registry import CallContext
 
 from .conftest import NO_COOLDOWNS, STEVE, App, hello, providers_yml
