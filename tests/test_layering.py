@@ -1,0 +1,251 @@
+"""The package map of ``docs/architecture.md``, enforced.
+
+Every module under ``bridge/`` is parsed (not imported: importing would hide the imports a
+module makes inside functions or under ``TYPE_CHECKING``, and those close cycles just the same).
+A package may import its own modules and packages of a lower layer; never one of its own layer
+or above. Packages on one layer never import each other, so a cycle between packages is
+impossible by the rule, and the cycle check below says which packages close one if the rule
+or the allow-list is ever loosened.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+BRIDGE = Path(__file__).resolve().parent.parent / "bridge"
+
+# Lower number = lower layer. Keep in step with docs/architecture.md.
+LAYERS: dict[str, int] = {
+    # Shared leaf modules: every layer may import them; they import nothing of the bridge.
+    "errors": 0,
+    "regex_errors": 0,
+    "unicode_text": 0,
+    # Reads, parses and validates the configuration folder into immutable typed documents.
+    "control": 1,
+    # The plugin link and persistence: wire and disk, no policy.
+    "link": 2,
+    "store": 2,
+    # Decisions and the provider wire.
+    "policy": 3,
+    "providers": 3,
+    # Tools the model calls (built-ins and their registry).
+    "tools": 4,
+    # Owners' Functions and the turn loop, built on the tools.
+    "functions": 5,
+    "turns": 5,
+    # Wiring: builds what a control-plane version serves and runs it.
+    "app": 6,
+    # The command line and the entry point.
+    "cli": 7,
+    "__main__": 8,
+}
+
+# Edges the layers allow but the design does not: building provider client settings from
+# control-plane models belongs above ``providers`` (in ``app``), so ``providers`` stays free
+# of the configuration files' shapes.
+FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control")})
+
+# Imports that break the rules today, each to be removed by moving the code named (issue 13);
+# empty this list, never grow it. An entry no longer needed fails the test, so it cannot go stale.
+# (importing module, imported module)
+KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # control validates rules and compiles the whitelist with policy's compiler: the rule
+        # checks (a leaf) stay below control, ``compile`` moves up to policy/app.
+        ("bridge.control.config_file", "bridge.policy.whitelist"),
+        ("bridge.control.whitelist_file", "bridge.policy.whitelist"),
+        ("bridge.control.plane", "bridge.policy.whitelist"),
+        # The Function limits model and the catalogue document are control-plane documents
+        # living in functions; the catalogue checks against the tools move up to app.
+        ("bridge.control.config_file", "bridge.functions.limits"),
+        ("bridge.control.plane", "bridge.functions.catalogue"),
+        # The JavaScript syntax check runs V8: it belongs with functions, called from app/cli.
+        ("bridge.control.function_syntax", "bridge.functions.syntax"),
+        # The redactor is built from config.yml and the secrets: that belongs in app's served
+        # configuration; ``RedactionRule`` (a document model) moves down to control.
+        ("bridge.control.config_file", "bridge.tools.redaction"),
+        ("bridge.control.plane", "bridge.tools.redaction"),
+        ("bridge.providers.client", "bridge.tools.redaction"),
+        # ``is_secret_name`` is a text rule; it moves to a shared leaf module.
+        ("bridge.control.plane", "bridge.store.redaction"),
+        # Provider settings built from control-plane models: moves to app.
+        ("bridge.providers.factory", "bridge.control.providers"),
+        # The tool invoker takes the turn's context: the context (a port) moves to tools.
+        ("bridge.tools.invoke", "bridge.turns.ports"),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    module: str  # the importing module, dotted
+    target: str  # the imported module, dotted
+    line: int
+
+    @property
+    def source_package(self) -> str:
+        return package_of(self.module)
+
+    @property
+    def target_package(self) -> str:
+        return package_of(self.target)
+
+
+def package_of(module: str) -> str:
+    """``bridge.tools.invoke`` -> ``tools``; ``bridge.errors`` -> ``errors``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(BRIDGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, module: str | None = None) -> Iterator[Import]:
+    """Every ``bridge`` import in ``path`` (the module ``module``), wherever it appears."""
+    module = module or module_name(path)
+    # The package a relative import is resolved against.
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                prefix = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                prefix = node.module or ""
+            # ``from bridge import errors`` imports the module ``bridge.errors``; a name such
+            # as ``__version__`` comes from the root package, which imports nothing.
+            targets = [prefix] if prefix != "bridge" else [_from_root(a.name) for a in node.names]
+        for target in targets:
+            if target.startswith("bridge."):
+                yield Import(module, target, node.lineno)
+
+
+def _from_root(name: str) -> str:
+    is_module = (BRIDGE / name).is_dir() or (BRIDGE / f"{name}.py").is_file()
+    return f"bridge.{name}" if is_module else "bridge"
+
+
+def all_imports() -> list[Import]:
+    return [found for path in sorted(BRIDGE.rglob("*.py")) for found in imports_of(path)]
+
+
+def crossing(found: Import) -> bool:
+    """An import into another package (within a package anything goes)."""
+    return found.source_package != found.target_package and found.source_package != ""
+
+
+def violations(imports: list[Import]) -> list[str]:
+    problems = []
+    for found in imports:
+        if not crossing(found) or (found.module, found.target) in KNOWN_EXCEPTIONS:
+            continue
+        source, target = found.source_package, found.target_package
+        where = f"{found.module} (line {found.line}) imports {found.target}"
+        if source not in LAYERS or target not in LAYERS:
+            unknown = source if source not in LAYERS else target
+            problems.append(f"{where}: package '{unknown}' has no layer in LAYERS")
+        elif LAYERS[target] >= LAYERS[source]:
+            problems.append(
+                f"{where}: '{source}' (layer {LAYERS[source]}) may not import "
+                f"'{target}' (layer {LAYERS[target]})"
+            )
+        elif (source, target) in FORBIDDEN:
+            problems.append(f"{where}: '{source}' may not import '{target}'")
+    return problems
+
+
+def package_cycles(imports: list[Import]) -> list[list[str]]:
+    """Each cycle of the package graph (allow-listed imports left out), as a list of packages."""
+    graph: dict[str, set[str]] = {}
+    for found in imports:
+        if crossing(found) and (found.module, found.target) not in KNOWN_EXCEPTIONS:
+            graph.setdefault(found.source_package, set()).add(found.target_package)
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def test_the_scan_sees_imports_inside_functions_and_type_checking(tmp_path: Path) -> None:
+    """A guard on the scanner itself: a missed import form would make the rules vacuous."""
+    sample = tmp_path / "probe.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from bridge.turns.ports import TurnContext\n"
+        "def late() -> None:\n"
+        "    import bridge.app.runtime\n"
+        "    from ..policy import whitelist\n"
+        "    from bridge import cli\n"
+        "    from .files import read_regular_file\n",
+        encoding="utf-8",
+    )
+    found = list(imports_of(sample, "bridge.control.probe"))
+    assert sorted(i.target for i in found) == [
+        "bridge.app.runtime",
+        "bridge.cli",
+        "bridge.control.files",
+        "bridge.policy",
+        "bridge.turns.ports",
+    ]
+    problems = violations(found)
+    assert len(problems) == 4, problems
+    assert all(p.startswith("bridge.control.probe (line ") for p in problems)
+    assert any("bridge.turns.ports" in p and "'control' (layer 1)" in p for p in problems)
+
+
+def test_a_cycle_is_named() -> None:
+    imports = [
+        Import("bridge.store.a", "bridge.link.b", 1),
+        Import("bridge.link.b", "bridge.store.a", 2),
+    ]
+    assert package_cycles(imports) == [["link", "store", "link"]]
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {path.relative_to(BRIDGE).parts[0].removesuffix(".py") for path in BRIDGE.iterdir()}
+    packages -= {"__init__", "__pycache__", "py.typed"}
+    assert sorted(packages - set(LAYERS)) == []
+
+
+def test_no_import_from_a_higher_layer() -> None:
+    problems = violations(all_imports())
+    assert problems == [], "\n".join(problems)
+
+
+def test_no_cycle_between_packages() -> None:
+    cycles = package_cycles(all_imports())
+    assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_every_known_exception_is_still_needed() -> None:
+    """An allow-list entry whose import is gone must be deleted, so the list only shrinks."""
+    present = {(i.module, i.target) for i in all_imports()}
+    stale = sorted(KNOWN_EXCEPTIONS - present)
+    assert stale == [], f"remove from KNOWN_EXCEPTIONS: {stale}"
