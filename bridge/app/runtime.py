@@ -75,11 +75,23 @@ class RuntimeSettings:
     action_bar_interval_s: float = 0.075
 
 
+BRIDGE_LOGGER = "bridge"
+"""The logger whose level ``logging.level`` sets: every bridge module logs below it."""
+
+
+def apply_log_level(plane: ControlPlane) -> None:
+    """Set the bridge's log level from ``logging.level``. Only the bridge's own loggers: the
+    handlers ``serve`` installs pass every level, so this one setting decides."""
+    logging.getLogger(BRIDGE_LOGGER).setLevel(plane.config.logging.level)
+
+
 class Runtime:
     """Build with ``Runtime.open(config_dir, output=...)``; close with ``await aclose()``.
 
     ``extra_tool_handlers``: handlers for the tools other parts provide (snapshots,
     ``run_command``, ``call_function``), bound into every registry this runtime builds.
+    ``manage_logging``: apply ``logging.level`` at open and again on every reload (``serve``;
+    tests that share the process's loggers leave it off).
     """
 
     def __init__(
@@ -108,6 +120,7 @@ class Runtime:
         self.listen = ListenMode()
         self.gates = ChatGates()
         self.model_override: str | None = None
+        self.manage_logging = False
         self.environ: Mapping[str, str] | None = None
         """Stands in for the process environment when the plane is loaded (tests)."""
         self.turn: asyncio.Task[TurnOutcome] | None = None
@@ -158,6 +171,7 @@ class Runtime:
         *,
         settings: RuntimeSettings = RuntimeSettings(),
         environ: Mapping[str, str] | None = None,
+        manage_logging: bool = False,
     ) -> Runtime:
         """Load the control plane and open the archive and audit log in ``<config>/data``.
 
@@ -174,10 +188,13 @@ class Runtime:
         try:
             runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
             runtime.environ = environ
+            runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
             audit.close()
             archive.close()
             raise
+        if manage_logging:
+            apply_log_level(runtime.plane)
         runtime.prepare()
         return runtime
 
@@ -198,6 +215,8 @@ class Runtime:
 
         # One read of the folder, checked and then published by the store.
         plane = self.store.reload(check)
+        if self.manage_logging:
+            apply_log_level(plane)
         for warning in plane.warnings:  # serve prints the first plane's; these are the news
             log.warning("%s", warning)
         return plane

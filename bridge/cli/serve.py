@@ -101,7 +101,7 @@ def run_serve(args: argparse.Namespace) -> int:
             init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
-        runtime = Runtime.open(config_dir)
+        runtime = Runtime.open(config_dir, manage_logging=True)
     except (ConfigError, LinkError, StoreError) as exc:  # ConfigLoadError lists every problem
         return _fail(str(exc))
     plane = runtime.plane

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from pathlib import Path
 
 import pytest
 
+from bridge.app.runtime import BRIDGE_LOGGER, Runtime
 from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
 from bridge.control.messages_file import PLACEHOLDERS
 from bridge.tools.registry import CallContext
 
-from .conftest import NO_COOLDOWNS, STEVE, App, hello, providers_yml
+from .conftest import NO_COOLDOWNS, STEVE, App, hello, providers_yml, write_config
+from .scripted_provider import ScriptedProvider
 
 
 def client_of(app: App) -> object:
@@ -128,3 +132,36 @@ async def test_a_reload_changes_the_tool_cooldown_at_once(app: App) -> None:
     assert "version 3" in (await app.command("reload"))[0]
     waits = [int(m.rsplit(" ", 2)[-2]) for m in await list_twice() if m is not None]
     assert len(waits) == 2 and min(waits) > 500_000  # counted from the last call, 600 s
+
+
+async def test_logging_level_is_applied_at_open_and_again_on_reload(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    """``logging.level`` was never read; a runtime that manages logging applies it at open and
+    on every reload (what ``serve`` does)."""
+    config = tmp_path / "config"
+    write_config(config, provider.port, NO_COOLDOWNS + "logging:\n  level: ERROR\n")
+    bridge_logger = logging.getLogger(BRIDGE_LOGGER)
+    seen: list[str] = []
+    catcher = logging.Handler()
+    catcher.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    bridge_logger.addHandler(catcher)
+    runtime = Runtime.open(config, environ={}, manage_logging=True)
+    try:
+        some_module = logging.getLogger("bridge.app.chat")
+        some_module.warning("hidden at ERROR")
+        (config / "config.yml").write_text(NO_COOLDOWNS + "logging:\n  level: DEBUG\n")
+        runtime.reload()
+        some_module.debug("shown at DEBUG")
+        (config / "config.yml").write_text(NO_COOLDOWNS + "logging:\n  level: WARNING\n")
+        runtime.reload()
+        some_module.info("hidden at WARNING")
+        some_module.warning("shown at WARNING")
+    finally:
+        bridge_logger.removeHandler(catcher)
+        bridge_logger.setLevel(logging.NOTSET)
+        await runtime.aclose()
+    assert [line for line in seen if line.startswith(("hidden", "shown"))] == [
+        "shown at DEBUG",
+        "shown at WARNING",
+    ]

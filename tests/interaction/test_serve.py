@@ -9,6 +9,7 @@ import stat
 import sys
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from .processes import START_TIMEOUT, BridgeProcess, free_port
@@ -74,3 +75,22 @@ async def test_serve_stops_cleanly_on_sigterm_with_a_plugin_connected(tmp_path: 
     finally:
         await bridge.kill()
     assert code == 0, bridge.output()
+
+
+@pytest.mark.parametrize(("level", "shown"), [("WARNING", True), ("ERROR", False)])
+async def test_serve_logs_at_the_configured_level(tmp_path: Path, level: str, shown: bool) -> None:
+    """``logging.level`` was validated but never read: serve always logged at INFO."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text(f"schema: 1\nlogging:\n  level: {level}\n")
+    bridge = await BridgeProcess.start(config, port=free_port())
+    try:
+        async with connect(bridge.url) as ws:
+            await asyncio.wait_for(ws.recv(), START_TIMEOUT)  # the challenge
+            await ws.send("not json")  # a handshake refused with a warning line
+            fault = json.loads(await asyncio.wait_for(ws.recv(), START_TIMEOUT))
+            assert fault["type"] == "error", fault
+    finally:
+        code = await bridge.interrupt()
+    assert code == 0, bridge.output()
+    assert ("refused: not JSON" in bridge.stderr.tail(200)) is shown, bridge.output()
