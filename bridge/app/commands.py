@@ -130,6 +130,7 @@ class CommandRouter:
         runtime.audit.record("control.reload", {"version": plane.version})
         runtime.prepare()
         lines = [runtime.text("commands.reload_done", {"version": str(plane.version)})]
+        lines += [self._line(note) for note in runtime.restart_pending]
         try:
             runtime.wake_rules()
         except ConfigError as exc:

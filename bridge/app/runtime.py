@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from bridge.app.output import LinkTurnOutput
+from bridge.app.restart_settings import restart_needed
 from bridge.app.texts import text_for
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ResolvedModel
@@ -121,6 +122,10 @@ class Runtime:
         self.gates = ChatGates()
         self.model_override: str | None = None
         self.manage_logging = False
+        self.started_with = store.current
+        """The plane at start: the values of the settings only a restart applies."""
+        self.restart_pending: list[str] = []
+        """What the latest reload changed that only a restart applies (``restart_needed``)."""
         self.environ: Mapping[str, str] | None = None
         """Stands in for the process environment when the plane is loaded (tests)."""
         self.turn: asyncio.Task[TurnOutcome] | None = None
@@ -217,6 +222,9 @@ class Runtime:
         plane = self.store.reload(check)
         if self.manage_logging:
             apply_log_level(plane)
+        self.restart_pending = restart_needed(self.started_with, plane)
+        for note in self.restart_pending:
+            log.warning("%s", note)
         for warning in plane.warnings:  # serve prints the first plane's; these are the news
             log.warning("%s", warning)
         return plane

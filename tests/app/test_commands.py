@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from pathlib import Path
 
 import pytest
 
+from bridge.app.restart_settings import restart_only_fields
 from bridge.link.messages import CommandRequest, Text
 
-from .conftest import ALEX, STEVE, App, rendered
+from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, rendered
 
 NODES = {
     ("listen", "on"): "mineclaw.command.listen",
@@ -171,3 +174,38 @@ async def test_approvals_go_to_the_hook_when_one_is_set(app: App) -> None:
     assert seen == [["deny", "a1"]]
     app.handler.commands.approval_handler = None
     assert "not available yet" in (await app.command("approve", "a1"))[0]
+
+
+async def test_a_reload_says_which_settings_wait_for_a_restart(
+    app: App, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``link.*`` and ``functions.workers`` are read only at start; a reload changing one said
+    nothing, so the owner believed the new port was in force."""
+    caplog.set_level(logging.WARNING, logger="bridge.app.runtime")
+    changed = "link:\n  port: 25999\n  max_frame_bytes: 2048\nfunctions:\n  workers: 3\n"
+    (app.config / "config.yml").write_text(NO_COOLDOWNS + changed)
+    lines = await app.command("reload")
+    assert "version 2" in lines[0]
+    notes = [line for line in lines[1:] if "when the bridge restarts" in line]
+    assert len(notes) == 3, lines
+    assert "link.port changed from 25580 to 25999" in notes[0]
+    assert "link.max_frame_bytes changed from 65536 to 2048" in notes[1]
+    assert "functions.workers changed from 2 to 3" in notes[2]
+    logged = [r.getMessage() for r in caplog.records if "when the bridge restarts" in r.message]
+    assert len(logged) == 3 and all(log in note for log, note in zip(logged, notes, strict=True))
+    # Back to the values in force: nothing waits for a restart any more.
+    caplog.clear()
+    (app.config / "config.yml").write_text(NO_COOLDOWNS)
+    lines = await app.command("reload")
+    assert "version 3" in lines[0] and len(lines) == 1, lines
+    assert not [r for r in caplog.records if "restart" in r.getMessage()]
+
+
+def test_every_restart_only_setting_is_marked_in_the_docs(app: App) -> None:
+    rows = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    marked = {
+        row.split("`")[1]
+        for row in rows.splitlines()
+        if row.startswith("| `") and "needs a restart" in row
+    }
+    assert marked == set(restart_only_fields(app.runtime.plane))
