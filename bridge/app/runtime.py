@@ -41,12 +41,12 @@ from bridge.providers.factory import model_settings, provider_settings
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ToolSpec
 from bridge.providers.settings import ProviderSettings
+from bridge.redaction import Redactor
 from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.assembly import cooldowns_for, invoker_for_player, redactor_for, registry_for
 from bridge.tools.invoke import ToolInvoker
 from bridge.tools.plugin_access import PluginAccess, offered
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry
 from bridge.turns.activity import ServerActivity
 from bridge.turns.compaction import Compactor

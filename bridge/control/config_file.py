@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from bridge.control.base import StrictModel
 from bridge.functions.limits import FunctionLimits
 from bridge.policy.whitelist import InvalidRule, check_rule
-from bridge.tools.redaction import RedactionRule
+from bridge.redaction import RedactionRule
 
 _VISIBLE_TEXT = re.compile(r"[^\x00-\x1f\x7f§]+")
 

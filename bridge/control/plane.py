@@ -51,8 +51,7 @@ from bridge.control.workspace_files import Skill, load_workspace
 from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
 from bridge.functions.catalogue import FunctionsFile, catalogue_problems
 from bridge.policy.whitelist import Whitelist
-from bridge.store.redaction import is_secret_name
-from bridge.tools.redaction import Redactor
+from bridge.redaction import Redactor, is_secret_name
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

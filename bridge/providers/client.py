@@ -33,7 +33,7 @@ from bridge.providers.items import ProviderRequest
 from bridge.providers.protocols import protocol_for
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import ModelSettings, ProviderSettings
-from bridge.tools.redaction import Redactor
+from bridge.redaction import Redactor
 
 # At most this much of an error body is read, and only to find the provider's error code.
 MAX_ERROR_BODY_BYTES = 64 * 1024

@@ -87,7 +87,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).
 # name contains one of these once lower-cased (a segment, or a pair joined by "_" or "-"), and a
 # masked value starts with "Bearer " right after its opening quote. A hit only means "look
 # closer"; a miss is a proof, since the encoder escapes none of these characters (the tests
-# derive every name shape from `bridge.store.redaction`). Plain substring tests on the
+# derive every name shape from `bridge.redaction`). Plain substring tests on the
 # lower-cased text: a few microseconds, where a case-insensitive `re` alternation takes ten
 # times that, and RE2 gives up the GIL on every call (on the event loop, a wait to get it back
 # whenever another thread runs).

@@ -10,23 +10,10 @@ credential name because the rule compares whole name segments, not substrings.
 
 from __future__ import annotations
 
+from bridge.redaction import is_secret_name
 from bridge.store.audit_sink import JSONValue
 
 MASK = "[redacted]"
-
-# Whole segments of a field name split at '_' (after lower-casing, with '-' read as '_').
-_SECRET_SEGMENTS = frozenset(
-    {"token", "secret", "password", "passwd", "authorization", "apikey", "credential", "cookie"}
-)
-# Adjacent segment pairs that name a credential only together.
-_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
-
-
-def is_secret_name(name: str) -> bool:
-    segments = name.lower().replace("-", "_").split("_")
-    if any(segment in _SECRET_SEGMENTS for segment in segments):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in zip(segments, segments[1:], strict=False))
 
 
 def _looks_like_bearer(value: str) -> bool:

@@ -1,4 +1,6 @@
-"""Native tools: the registry, the one call path, the workspace file tools, skills, redaction.
+"""Native tools: the registry, the one call path, the workspace file tools, skills.
+
+The redactor lives in `bridge.redaction` (a shared leaf) and is re-exported here.
 
 Public API::
 
@@ -13,8 +15,8 @@ A handler is ``async (arguments: dict, context: CallContext) -> JSON-able``; it 
 raising ``ToolFailure(ErrorCode.X, message)``.
 """
 
+from bridge.redaction import DEFAULT_RULES, RedactionRule, Redactor
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.redaction import DEFAULT_RULES, RedactionRule, Redactor
 from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry, TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
 from bridge.tools.workspace import Workspace, WorkspaceLimits

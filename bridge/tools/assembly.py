@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from bridge.control.plane import ControlPlane
 from bridge.control.workspace_files import WORKSPACE_DIR
+from bridge.redaction import RedactionRule, Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.redaction import RedactionRule, Redactor
 from bridge.tools.registry import HandlerFn, RegistryError, ToolRegistry
 from bridge.tools.workspace import Workspace, WorkspaceLimits
 

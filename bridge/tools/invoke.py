@@ -18,8 +18,8 @@ from typing import Any
 
 from bridge.errors import MineclawError
 from bridge.providers.items import ToolCall, ToolResult
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import BoundTool, CallContext, TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
 from bridge.turns.ports import TurnContext

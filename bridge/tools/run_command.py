@@ -44,9 +44,9 @@ from bridge.policy.approvals import (
 )
 from bridge.policy.invisible import describe, first_invisible
 from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.tools.plugin_access import APPROVALS, PluginAccess, link_failure
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
 

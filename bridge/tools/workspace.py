@@ -23,9 +23,9 @@ from typing import Any
 import re2
 
 from bridge.control.files import read_at_most
+from bridge.redaction import Redactor, complete_words
 from bridge.regex_errors import re2_error_text
 from bridge.tools import workspace_paths as paths
-from bridge.tools.redaction import Redactor, complete_words
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace_paths import Budget
 

@@ -19,13 +19,13 @@ from bridge.providers.settings import RetryPolicy
 from bridge.store.archive import ArchivedTurn
 
 if TYPE_CHECKING:
-    from bridge.tools.redaction import Redactor
+    from bridge.redaction import Redactor
 
 
 @functools.cache
 def builtin_redactor() -> Redactor:
     """The built-in rules alone, for a snapshot built without a control plane (tests)."""
-    from bridge.tools.redaction import Redactor  # imported late: bridge.tools imports this
+    from bridge.redaction import Redactor  # imported late: bridge.tools imports this
 
     return Redactor()
 

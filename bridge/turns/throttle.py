@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bridge.errors import MineclawError
-from bridge.tools.redaction import complete_words
+from bridge.redaction import complete_words
 from bridge.turns.output_text import action_bar_tail
 
 log = logging.getLogger(__name__)

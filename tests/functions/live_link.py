@@ -21,10 +21,10 @@ from bridge.link.messages import CommandReply, CommandRequest, Hello
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.policy.approval_commands import ApprovalCommands
 from bridge.policy.approvals import ApprovalBroker
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, ToolRegistry
 from bridge.tools.snapshots import SnapshotTools
 

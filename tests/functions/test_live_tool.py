@@ -14,10 +14,10 @@ from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.control.plane import ControlPlane, load_control_plane
 from bridge.functions.live_tool import LiveFunctions, has_enabled_functions
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.assembly import registry_for
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext
 
 from .live_link import STEVE, WAIT_S, live_link

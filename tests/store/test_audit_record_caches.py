@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.store import audit, redaction
+from bridge import redaction
+from bridge.store import audit
 from bridge.store.audit import AuditError, AuditLog
 from bridge.store.audit_sink import JSONValue
 from bridge.store.redaction import MASK, mask_secrets

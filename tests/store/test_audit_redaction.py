@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bridge.redaction import Redactor
 from bridge.store.audit import AuditLog
-from bridge.tools.redaction import Redactor
 
 FIXED = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
 RCON = "Zq8Wm3Xv7Lt2"

@@ -12,10 +12,10 @@ import pytest
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ToolError
 from bridge.providers.items import ToolCall
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools import file_tools
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, HandlerFn, ToolRegistry
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
 from bridge.tools.workspace import Workspace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.tools.redaction import DEFAULT_RULES, RedactionRule, Redactor
+from bridge.redaction import DEFAULT_RULES, RedactionRule, Redactor
 
 GITHUB_PAT = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 PEM = (
@@ -185,6 +185,6 @@ def test_a_placeholder_keeps_the_line_breaks_it_replaced() -> None:
     [("one two thr", "one two "), ("ends\n", "ends\n"), ("nospace", ""), ("", "")],
 )
 def test_complete_words_drops_a_word_that_may_go_on(text: str, complete: str) -> None:
-    from bridge.tools.redaction import complete_words
+    from bridge.redaction import complete_words
 
     assert complete_words(text) == complete

@@ -8,8 +8,8 @@ import random
 import pytest
 import re2
 
-from bridge.tools import redaction
-from bridge.tools.redaction import CONFIGURED_SECRET_KIND, RedactionRule, Redactor
+from bridge import redaction
+from bridge.redaction import CONFIGURED_SECRET_KIND, RedactionRule, Redactor
 
 from .test_redaction import FALSE_POSITIVES, TRUE_POSITIVES
 

@@ -13,9 +13,9 @@ from bridge.link.messages import ApprovalShow, ApprovalShowResult, CommandDispat
 from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.whitelist import Whitelist
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.plugin_access import PluginAccess
-from bridge.tools.redaction import Redactor
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.run_command import RunCommand, RunCommandSettings
 

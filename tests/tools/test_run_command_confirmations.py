@@ -12,8 +12,8 @@ from bridge.control.whitelist_file import WhitelistFile
 from bridge.link.messages import ApprovalShow, ApprovalShowResult, WireModel
 from bridge.policy.approvals import ApprovalBroker, confirmation_prompt
 from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
-from bridge.tools.redaction import Redactor
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.run_command import RunCommand
 

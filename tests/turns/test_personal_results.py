@@ -7,9 +7,9 @@ from typing import Any
 
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
+from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.redaction import Redactor
 from bridge.tools.registry import CallContext, ToolRegistry
 from bridge.turns.compaction import transcript
 from bridge.turns.ports import PlayerRef

@@ -40,6 +40,23 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bridge.errors import ToolError
 
+# Credential names: whole segments of a name split at '_' (after lower-casing, with '-' read
+# as '_'), so ``input_tokens`` is not one but ``api_token`` is.
+_SECRET_SEGMENTS = frozenset(
+    {"token", "secret", "password", "passwd", "authorization", "apikey", "credential", "cookie"}
+)
+# Adjacent segment pairs that name a credential only together.
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a field or variable called ``name`` looks like it holds a credential."""
+    segments = name.lower().replace("-", "_").split("_")
+    if any(segment in _SECRET_SEGMENTS for segment in segments):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in zip(segments, segments[1:], strict=False))
+
+
 SECRET_GROUP = "secret"
 _KIND = re2.compile(r"[a-z0-9][a-z0-9 _.-]*")
 CONFIGURED_SECRET_KIND = "configured secret"
