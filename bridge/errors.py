@@ -5,6 +5,7 @@ Each subpackage translates the errors of the libraries it uses at its boundary
 
     MineclawError
     ├── LinkError            bridge.link: frames, handshake, the WebSocket server
+    │   └── LinkRequestError   bridge.link.errors: a request the plugin did not answer
     ├── ConfigError          bridge.control: YAML files, validation, reload
     ├── ProviderError        bridge.providers: HTTP, SSE, provider error bodies
     ├── ToolError            bridge.tools / bridge.policy: arguments, gating, whitelist

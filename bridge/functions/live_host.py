@@ -36,6 +36,7 @@ from bridge.functions.host import (
     OperationRefused,
 )
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     ApprovalButton,
@@ -46,7 +47,6 @@ from bridge.link.messages import (
     PlayersListResult,
     Text,
 )
-from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import ApprovalBroker, ApprovalError, Subject
 from bridge.policy.invisible import describe, first_invisible
 from bridge.tools.invoke import ToolInvoker

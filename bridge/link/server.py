@@ -25,6 +25,7 @@ from websockets.http11 import Request, Response
 from bridge.errors import LinkError
 from bridge.link.admission import Admission, RefusalLog
 from bridge.link.codes import CloseCode, ErrorCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import CURRENT_REQUEST_ID, LinkHandler
 from bridge.link.messages import (
     ChatExpired,
@@ -82,15 +83,6 @@ class LinkSettings:
     max_unauthenticated: int = 512
     max_unauthenticated_per_address: int = 256
     refusal_log_interval: float = 10.0
-
-
-class LinkRequestError(LinkError):
-    """A request to the plugin got no answer; ``code`` says why (TIMEOUT, DISCONNECTED, ...)."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
 
 
 class LinkServerError(LinkError):

@@ -34,9 +34,9 @@ from typing import Literal
 from bridge.control.messages_file import ApprovalMessages
 from bridge.errors import ToolError
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import Link
 from bridge.link.messages import ApprovalButton, ApprovalShow, ApprovalShowResult, PlayerRef, Text
-from bridge.link.server import LinkRequestError
 
 CONFIRMATION_TIMEOUT_S = 60.0
 """How long a command confirmation stays answerable."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import Link
 from bridge.link.messages import Hello
-from bridge.link.server import LinkRequestError
 from bridge.providers.items import ToolSpec
 from bridge.tools.registry import TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from bridge.control.messages_file import ApprovalMessages
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     CommandDispatch,
@@ -34,7 +35,6 @@ from bridge.link.messages import (
     PlayersList,
     PlayersListResult,
 )
-from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import (
     CONFIRMATION_TIMEOUT_S,
     ApprovalBroker,

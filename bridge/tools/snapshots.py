@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.control.config_file import EnvironmentToolsConfig
+from bridge.link.errors import LinkRequestError
 from bridge.link.messages import (
     ItemView,
     PlayersList,
@@ -29,7 +30,6 @@ from bridge.link.messages import (
     SnapshotPlayerResult,
     WireModel,
 )
-from bridge.link.server import LinkRequestError
 from bridge.tools.plugin_access import SNAPSHOTS, PluginAccess, link_failure
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure

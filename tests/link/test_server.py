@@ -11,9 +11,10 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from bridge.link.codes import CloseCode, ErrorCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import COMMAND_UNAVAILABLE, NOT_CONFIGURED
 from bridge.link.messages import OutputChatResult, PlayersList, PlayersListResult
-from bridge.link.server import LinkRequestError, LinkServer, LinkServerError, LinkSettings
+from bridge.link.server import LinkServer, LinkServerError, LinkSettings
 
 from .conftest import WAIT, FakePlugin, RecordingHandler
 from .helpers import STEVE, TOKEN, chat, frame, hello

@@ -11,6 +11,7 @@ import pytest
 
 from bridge.control.messages_file import ApprovalMessages
 from bridge.link.codes import ErrorCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.messages import (
     ApprovalShow,
     ApprovalShowResult,
@@ -20,7 +21,6 @@ from bridge.link.messages import (
     Text,
     WireModel,
 )
-from bridge.link.server import LinkRequestError
 from bridge.policy.approval_commands import INVALID_ANSWER, USAGE, ApprovalCommands
 from bridge.policy.approvals import (
     AnswerVerdict,

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.link.codes import ErrorCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.messages import (
     CommandDispatch,
     CommandDispatchResult,
@@ -20,7 +21,6 @@ from bridge.link.messages import (
     ProtocolVersion,
     WireModel,
 )
-from bridge.link.server import LinkRequestError
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext
 

@@ -9,8 +9,8 @@ import pytest
 
 from bridge.control.messages_file import ApprovalMessages
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.messages import ApprovalShow, ApprovalShowResult, CommandDispatch, WireModel
-from bridge.link.server import LinkRequestError
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.whitelist import Whitelist
 from bridge.redaction import Redactor

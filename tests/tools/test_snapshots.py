@@ -12,6 +12,7 @@ import yaml
 from bridge.control.config_file import EnvironmentToolsConfig
 from bridge.control.tools_file import ToolsFile
 from bridge.link.codes import ErrorCode as LinkCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.messages import (
     SnapshotBlock,
     SnapshotBlockResult,
@@ -20,7 +21,6 @@ from bridge.link.messages import (
     SnapshotPlayerResult,
     WireModel,
 )
-from bridge.link.server import LinkRequestError
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools import CallContext, Cooldowns, Redactor, ToolInvoker, ToolRegistry
 from bridge.tools.plugin_access import PluginAccess, offered
