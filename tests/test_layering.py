@@ -64,10 +64,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         # living in functions; the catalogue checks against the tools move up to app.
         ("bridge.control.config_file", "bridge.functions.limits"),
         ("bridge.control.plane", "bridge.functions.catalogue"),
-        # The JavaScript syntax check runs V8: it belongs with functions, called from app/cli.
-        ("bridge.control.function_syntax", "bridge.functions.syntax"),
-        # Provider settings built from control-plane models: moves to app.
-        ("bridge.providers.factory", "bridge.control.providers"),
         # The tool invoker takes the turn's context: the context (a port) moves to tools.
         ("bridge.tools.invoke", "bridge.turns.ports"),
     }

@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from bridge.app.output import LinkTurnOutput
+from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.restart_settings import restart_needed
 from bridge.app.texts import text_for
 from bridge.control import ControlPlane, ControlPlaneStore
@@ -37,7 +38,6 @@ from bridge.functions.live_tool import (
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.providers.client import ProviderClient
-from bridge.providers.factory import model_settings, provider_settings
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ToolSpec
 from bridge.providers.settings import ProviderSettings

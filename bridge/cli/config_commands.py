@@ -20,7 +20,6 @@ from bridge.cli.output import (
 )
 from bridge.control import ConfigLoadError, Problem, init_config_dir, load_control_plane
 from bridge.control.files import read_regular_file
-from bridge.control.function_syntax import function_syntax_problems
 from bridge.control.layout import (
     DEFAULT_CONFIG_DIR,
     MAX_YAML_BYTES,
@@ -33,6 +32,7 @@ from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
+from bridge.functions.syntax_problems import function_syntax_problems
 from bridge.policy.whitelist import InvalidCommand, Whitelist
 
 

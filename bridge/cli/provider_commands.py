@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from bridge.app.provider_settings import client_for
 from bridge.cli.output import refuse_folder
 from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -29,7 +30,6 @@ from bridge.providers.events import (
     TextDelta,
     ToolCallDone,
 )
-from bridge.providers.factory import client_for
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import PlayerMessage, ProviderRequest, ToolSpec
 from bridge.unicode_text import valid_json_text, valid_text

@@ -1,6 +1,6 @@
 """The settings a provider client runs with, as small frozen value classes.
 
-They hold exactly what the clients need and nothing of YAML; ``bridge.providers.factory``
+They hold exactly what the clients need and nothing of YAML; ``bridge.app.provider_settings``
 fills them from the control plane's ``ProviderConfig`` and ``ModelConfig``. Tests build them
 directly.
 """

@@ -1,4 +1,4 @@
-"""Provider clients from the control plane's ``providers.yml`` entries.
+"""Provider clients and their settings, built from the control plane's ``providers.yml`` entries.
 
 The control plane validates (header names, managed body keys, URL shape); this module only
 copies what the clients need into their own value classes.
