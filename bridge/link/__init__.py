@@ -7,8 +7,9 @@ Modules, from the wire up::
     codec      decode_frame(raw, sender) -> Frame | DecodeFault; encode_frame(...)
     auth       nonces, the handshake MAC, the link.token file
     protocol   LinkProtocol: the state machine (feed frames, get events and frames to send)
-    handler    Link and LinkHandler (how the turn engine plugs in), PlaceholderHandler
-    server     LinkServer, LinkSettings, LinkRequestError: the asyncio websockets server
+    handler    Link and LinkHandler (how the application plugs in)
+    errors     LinkRequestError: a request the plugin did not answer
+    server     LinkServer, LinkSettings: the asyncio websockets server
 
 The rest of the bridge starts a ``LinkServer(token=..., handler=...)`` and talks to the plugin
 through it (``await server.request("players.list", PlayersList())``); it is called back through

@@ -1,18 +1,15 @@
-"""How the rest of the bridge plugs into the link, and the placeholder that stands in for it.
+"""How the rest of the bridge plugs into the link.
 
-The turn engine implements ``LinkHandler``; the server calls it for every request and event the
-plugin sends and hands it a ``Link`` to make requests of its own. ``PlaceholderHandler`` is the
-default until the turn engine lands: it keeps chat flowing and says the assistant is not set up.
+The application (``bridge.app.handler.AppHandler``) implements ``LinkHandler``; the server calls
+it for every request and event the plugin sends and hands it a ``Link`` to make requests of its
+own.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from contextvars import ContextVar
 from typing import Protocol
 
-from bridge.errors import LinkError
 from bridge.link.messages import (
     ChatRequest,
     ChatVerdict,
@@ -20,17 +17,9 @@ from bridge.link.messages import (
     CommandRequest,
     Hello,
     LinkState,
-    OutputChat,
     PlayerRef,
-    Text,
     WireModel,
 )
-
-logger = logging.getLogger(__name__)
-
-NOT_CONFIGURED = "(the assistant is not configured yet)"
-COMMAND_UNAVAILABLE = "This command is not available yet: the assistant is not configured."
-
 
 # The id of the plugin request a handler is answering, set by the server around each ``on_chat``
 # and ``on_command`` call (each runs in its own task), so a later ``chat.expired`` naming that id
@@ -86,55 +75,3 @@ class LinkHandler(Protocol):
     async def on_chat_expired(self, request_id: str) -> None:
         """The plugin gave up on the verdict of chat request ``request_id``: drop that message."""
         ...
-
-
-class PlaceholderHandler:
-    """A stand-in for the turn engine, so the link works end to end before the engine exists.
-
-    Chat starting with ``public_prefix`` is accepted (kept public, no notice) and answered with a
-    broadcast saying the assistant is not configured; other chat passes; every ``/mineclaw``
-    command gets one line saying it is not available yet.
-    """
-
-    def __init__(self, *, public_prefix: str = "@ai") -> None:
-        self._prefix = public_prefix
-        self._link: Link | None = None
-        self._replies: set[asyncio.Task[None]] = set()
-
-    def link_state(self) -> LinkState:
-        return LinkState(forward="prefixed", public_prefix=self._prefix)
-
-    async def on_connected(self, link: Link, hello: Hello) -> None:
-        self._link = link
-
-    async def on_disconnected(self) -> None:
-        self._link = None
-
-    async def on_chat(self, request: ChatRequest) -> ChatVerdict:
-        if not request.text.startswith(self._prefix):
-            return ChatVerdict(decision="pass", ai_prefix=False, notice=None)
-        if self._link is not None:
-            # After the verdict, not before: the player's line must be public before the reply.
-            task = asyncio.create_task(self._broadcast_not_configured(self._link))
-            self._replies.add(task)
-            task.add_done_callback(self._replies.discard)
-        return ChatVerdict(decision="accept", ai_prefix=False, notice=None)
-
-    async def on_command(self, request: CommandRequest) -> CommandReply:
-        return CommandReply(lines=[Text(template=COMMAND_UNAVAILABLE)])
-
-    async def on_player_join(self, player: PlayerRef) -> None:
-        pass
-
-    async def on_player_quit(self, player: PlayerRef) -> None:
-        pass
-
-    async def on_chat_expired(self, request_id: str) -> None:
-        pass
-
-    async def _broadcast_not_configured(self, link: Link) -> None:
-        reply = OutputChat(target="broadcast", text=Text(template=NOT_CONFIGURED))
-        try:
-            await link.request("output.chat", reply)
-        except LinkError as exc:
-            logger.info("placeholder reply not delivered: %s", exc)

@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bridge.control.messages_file import ApprovalMessages
 from bridge.control.tools_file import ToolsFile
 from bridge.link.auth import compute_mac
-from bridge.link.handler import Link, PlaceholderHandler
+from bridge.link.handler import Link
 from bridge.link.messages import CommandReply, CommandRequest, Hello
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.policy.approval_commands import ApprovalCommands
@@ -27,6 +27,7 @@ from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, ToolRegistry
 from bridge.tools.snapshots import SnapshotTools
+from tests.link.placeholder import PlaceholderHandler
 
 TOKEN = "t" * 43
 INSTANCE = "3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from bridge.link.handler import Link, PlaceholderHandler
+from bridge.link.handler import Link
 from bridge.link.messages import CommandReply, CommandRequest, Hello, PlayerRef
 from bridge.policy.approval_commands import ApprovalCommands
 from bridge.tools.link_tools import LinkTools
+from tests.link.placeholder import PlaceholderHandler
 
 
 class LinkToolsHandler(PlaceholderHandler):

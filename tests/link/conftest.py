@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from bridge.link.handler import CURRENT_REQUEST_ID, Link, PlaceholderHandler
+from bridge.link.handler import CURRENT_REQUEST_ID, Link
 from bridge.link.messages import ChatRequest, ChatVerdict, Hello
 from bridge.link.server import LinkServer, LinkSettings
+from tests.link.placeholder import PlaceholderHandler
 
 from .helpers import TOKEN, hello
 

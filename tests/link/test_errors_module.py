@@ -35,3 +35,10 @@ def test_the_error_stays_under_the_one_root() -> None:
     error = LinkRequestError(ErrorCode.TIMEOUT, "no answer")
     assert isinstance(error, LinkError) and isinstance(error, MineclawError)
     assert (error.code, error.message) == (ErrorCode.TIMEOUT, "no answer")
+
+
+def test_the_test_only_placeholder_handler_is_not_shipped() -> None:
+    """Only tests used ``PlaceholderHandler``; it now lives in ``tests/link/placeholder.py``."""
+    import bridge.link.handler
+
+    assert not hasattr(bridge.link.handler, "PlaceholderHandler")

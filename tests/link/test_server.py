@@ -12,9 +12,9 @@ from websockets.exceptions import InvalidStatus
 
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.errors import LinkRequestError
-from bridge.link.handler import COMMAND_UNAVAILABLE, NOT_CONFIGURED
 from bridge.link.messages import OutputChatResult, PlayersList, PlayersListResult
 from bridge.link.server import LinkServer, LinkServerError, LinkSettings
+from tests.link.placeholder import COMMAND_UNAVAILABLE, NOT_CONFIGURED
 
 from .conftest import WAIT, FakePlugin, RecordingHandler
 from .helpers import STEVE, TOKEN, chat, frame, hello
