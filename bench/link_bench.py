@@ -4,7 +4,8 @@ The testkit JVM (the real plugin core) sends ``chat`` requests at a fixed rate, 
 the link whatever ``link.state`` says, and measures each request's time to its verdict. It does
 so against a bare websockets server that skips all checks and answers every ``chat`` at once
 with a fixed ``pass`` verdict (the floor of this path: the same client, the same loopback, the
-same websockets library), and against the real ``LinkServer`` with the placeholder handler. It
+same websockets library), and against the real ``LinkServer`` with the placeholder handler of
+the link tests (``tests/link/placeholder.py``). It
 prints p50/p99 of both, the server's CPU time per request, and the p99 ratio. Budget: the
 bridge adds at most 50% to the floor's p99 (ratio 1.5 or less).
 
@@ -31,8 +32,8 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from bridge.link.auth import ensure_token_file, new_nonce, read_token
-from bridge.link.handler import PlaceholderHandler
 from bridge.link.server import LinkServer, LinkSettings
+from tests.link.placeholder import PlaceholderHandler
 
 REPO = Path(__file__).resolve().parents[1]
 JAR = REPO / "plugin-java" / "testkit" / "target" / "mineclaw-testkit.jar"
