@@ -1,8 +1,9 @@
 """``/mineclaw`` subcommands. Each has its permission node, checked here from the Granted facts
 the plugin sent (the plugin checks them too); every reply line comes from ``message.yml``.
 
-``approve`` and ``deny`` belong to the approvals work: they are routed to
-``CommandRouter.approval_handler`` when it is set, and answered "not available yet" until then.
+``approve`` and ``deny`` are routed to ``CommandRouter.approval_handler``, which the app
+handler sets to the link tools' approval commands (``bridge.policy.approval_commands``); a
+router built without one (tests) answers them with ``commands.not_available``.
 """
 
 from __future__ import annotations
