@@ -24,10 +24,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import DryRunHost
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.v8_engine import V8Engine
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine

@@ -24,6 +24,7 @@ from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, 
 from bridge.control import ConfigLoadError, Problem, load_control_plane
 from bridge.control.config_file import ConfigFile
 from bridge.control.files import read_regular_file
+from bridge.control.function_limits import FunctionLimits
 from bridge.control.layout import (
     CONFIG_FILE,
     DEFAULT_CONFIG_DIR,
@@ -37,7 +38,6 @@ from bridge.control.yaml_strict import load_strict_yaml
 from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.review import CatalogueReview, review_catalogue
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
 from bridge.functions.syntax_problems import function_syntax_problems

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.functions.limits import FunctionLimits
+from bridge.control.function_limits import FunctionLimits
 from bridge.policy.whitelist import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
 

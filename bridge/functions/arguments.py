@@ -12,9 +12,9 @@ from typing import Any
 
 import jsonschema
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.errors import FunctionError
 from bridge.functions.catalogue import FunctionSpec
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.results import JSONLimitError, measure_json
 
 MAX_VIOLATIONS = 3

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
 from bridge.functions.engine import Engine, Sandbox, SandboxError
 from bridge.functions.host import (
@@ -25,7 +26,6 @@ from bridge.functions.host import (
     NativeToolOutcome,
     OperationRefused,
 )
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.operations import Admitted, OperationGate, OperationRecord, Refused
 from bridge.functions.results import (
     RUNTIME_CODES,

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.capabilities import (
     APPROVAL_REQUEST,
     FORBIDDEN_TOOL,
@@ -27,7 +28,6 @@ from bridge.functions.host import (
     InvocationInfo,
     NativeToolInput,
 )
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.results import JSONLimitError, OperationCode, parse_limited
 
 M = TypeVar("M", bound=BaseModel)

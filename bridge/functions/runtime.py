@@ -15,12 +15,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.arguments import InvalidArguments, validate_arguments
 from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import FunctionHost, InvocationInfo
 from bridge.functions.invocation import Invocation
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.operations import OperationGate, OperationRecord
 from bridge.functions.results import ErrorCode, error_result
 from bridge.store.audit_sink import AuditSink, JSONValue

@@ -27,9 +27,9 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
 from bridge.functions.engine import EngineUnavailable, SandboxProtocolError
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.worker_process import SPAWN_TIMEOUT_S, WorkerLimits, WorkerProcess
 
 logger = logging.getLogger(__name__)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import (
@@ -19,7 +20,6 @@ from bridge.functions.host import (
     NativeToolOutcome,
     OperationRefused,
 )
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.store.audit_sink import MemoryAudit
 

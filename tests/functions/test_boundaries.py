@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.arguments import InvalidArguments, validate_arguments
 from bridge.functions.catalogue import FunctionSpec
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.results import JSONLimitError, dump_limited, parse_limited, parse_return
 from bridge.functions.review import function_references
 

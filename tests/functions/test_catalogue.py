@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.catalogue import (
     CatalogueError,
     FunctionsFile,
     catalogue_problems,
     check_catalogue,
 )
-from bridge.functions.limits import FunctionLimits
 
 SOURCE = "async function onCall(ctx, api) { return {status: 'ok', output: {}}; }"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bridge.functions.limits import FunctionLimits
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import WorkerEngine
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.catalogue import FunctionsFile, FunctionSpec
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import WorkerEngine
 from bridge.store.audit_sink import MemoryAudit

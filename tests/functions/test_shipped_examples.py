@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.catalogue import FunctionsFile, FunctionSpec
 from bridge.functions.engine import Engine
 from bridge.functions.host import DryRunHost
-from bridge.functions.limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.store.audit_sink import MemoryAudit
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bridge.functions.limits import FunctionLimits
+from bridge.control.function_limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine
 from bridge.store.audit_sink import MemoryAudit
