@@ -22,6 +22,8 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+import httpx
+
 from bridge.app.output import LinkTurnOutput
 from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.restart_settings import restart_needed
@@ -91,6 +93,8 @@ class Runtime:
 
     ``extra_tool_handlers``: handlers for the tools other parts provide (snapshots,
     ``run_command``, ``call_function``), bound into every registry this runtime builds.
+    ``transport``: handed to every provider client's httpx client (tests answer the model's
+    requests in process with ``httpx.MockTransport`` where the wire is not what they test).
     ``manage_logging``: apply ``logging.level`` at open and again on every reload (``serve``;
     tests that share the process's loggers leave it off).
     """
@@ -104,6 +108,7 @@ class Runtime:
         output: TurnOutput | None = None,
         settings: RuntimeSettings = RuntimeSettings(),
         extra_tool_handlers: Mapping[str, HandlerFn] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.store = store
         self.archive = archive
@@ -112,6 +117,7 @@ class Runtime:
         audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
         self.settings = settings
         self.extra_tool_handlers = dict(extra_tool_handlers or {})
+        self._transport = transport
         self.link: Link | None = None
         self.plugin: PluginAccess | None = None
         """The connected plugin and its features (set by the app handler): a tool the plugin
@@ -177,6 +183,7 @@ class Runtime:
         settings: RuntimeSettings = RuntimeSettings(),
         environ: Mapping[str, str] | None = None,
         manage_logging: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> Runtime:
         """Load the control plane and open the archive and audit log in ``<config>/data``.
 
@@ -191,7 +198,9 @@ class Runtime:
             archive.close()
             raise
         try:
-            runtime = cls(store=store, archive=archive, audit=audit, settings=settings)
+            runtime = cls(
+                store=store, archive=archive, audit=audit, settings=settings, transport=transport
+            )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
@@ -480,7 +489,12 @@ class Runtime:
             return cached.client
         # The current plane's redactor, whichever plane built the client: it knows every secret
         # configured now, and a failure text is redacted before it is clipped.
-        client = ProviderClient(settings, identity=identity, redact=lambda t: self.plane.redact(t))
+        client = ProviderClient(
+            settings,
+            identity=identity,
+            transport=self._transport,
+            redact=lambda t: self.plane.redact(t),
+        )
         if cached is not None:
             self._retired.append(cached.client)  # a running turn may still stream through it
         self._clients[resolved.provider_id] = _CachedClient(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+import httpx
 import pytest
 
 from bridge.app.handler import AppHandler
@@ -106,8 +107,14 @@ class App:
     runtime: Runtime
     handler: AppHandler
     link: FakeLink
-    provider: ScriptedProvider
+    server: ScriptedProvider | None
+    """None when the model is answered in process (``open_app(..., transport=...)``)."""
     config: Path
+
+    @property
+    def provider(self) -> ScriptedProvider:
+        assert self.server is not None, "this app answers the model through a transport"
+        return self.server
 
     async def chat(
         self, text: str, player: PlayerRef = STEVE, granted: list[str] | None = None
@@ -162,9 +169,15 @@ async def provider() -> AsyncIterator[ScriptedProvider]:
     await server.stop()
 
 
-async def open_app(config: Path, provider: ScriptedProvider) -> App:
+async def open_app(
+    config: Path,
+    provider: ScriptedProvider | None,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> App:
+    """``transport``: the provider clients' httpx transport, for tests not about the wire."""
     init_config_dir(config)
-    runtime = Runtime.open(config, environ={})
+    runtime = Runtime.open(config, environ={}, transport=transport)
     handler = AppHandler(runtime)
     link = FakeLink()
     await handler.on_connected(link, hello())
