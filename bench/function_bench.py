@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.catalogue import FunctionsFile
+from bridge.control.functions_file import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import DryRunHost
 from bridge.functions.runtime import FunctionRuntime

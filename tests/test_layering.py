@@ -60,9 +60,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         ("bridge.control.config_file", "bridge.policy.whitelist"),
         ("bridge.control.whitelist_file", "bridge.policy.whitelist"),
         ("bridge.control.plane", "bridge.policy.whitelist"),
-        # The catalogue document is a control-plane document living in functions: the
-        # document moves to control, the checks against the limits and the tools up to app.
-        ("bridge.control.plane", "bridge.functions.catalogue"),
         # The tool invoker takes the turn's context: the context (a port) moves to tools.
         ("bridge.tools.invoke", "bridge.turns.ports"),
     }

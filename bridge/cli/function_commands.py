@@ -25,6 +25,7 @@ from bridge.control import ConfigLoadError, Problem, load_control_plane
 from bridge.control.config_file import ConfigFile
 from bridge.control.files import read_regular_file
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionsFile
 from bridge.control.layout import (
     CONFIG_FILE,
     DEFAULT_CONFIG_DIR,
@@ -35,7 +36,6 @@ from bridge.control.layout import (
 from bridge.control.validation import validate_document
 from bridge.control.workspace_files import load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
-from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
 from bridge.functions.review import CatalogueReview, review_catalogue

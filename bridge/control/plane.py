@@ -30,6 +30,7 @@ from bridge.control.config_file import ConfigFile
 from bridge.control.env_references import env_reference_warnings
 from bridge.control.envfile import ENV_FILE, env_file_exposure, read_env_file
 from bridge.control.files import identity_of, read_regular_file, recording_reads
+from bridge.control.functions_file import FunctionsFile, catalogue_problems
 from bridge.control.layout import (
     CONFIG_FILE,
     FUNCTIONS_FILE,
@@ -49,7 +50,6 @@ from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.workspace_files import Skill, load_workspace
 from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
-from bridge.functions.catalogue import FunctionsFile, catalogue_problems
 from bridge.policy.whitelist import Whitelist
 from bridge.redaction import Redactor, is_secret_name
 

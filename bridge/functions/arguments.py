@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionSpec
 from bridge.errors import FunctionError
-from bridge.functions.catalogue import FunctionSpec
 from bridge.functions.results import JSONLimitError, measure_json
 
 MAX_VIOLATIONS = 3

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bridge.control.function_capabilities import FORBIDDEN_TOOL
 from bridge.control.messages_file import ApprovalMessages
-from bridge.functions.capabilities import FORBIDDEN_TOOL
 from bridge.functions.host import (
     ApprovalAnswer,
     ApprovalInput,

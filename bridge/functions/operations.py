@@ -12,15 +12,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bridge.control.function_limits import FunctionLimits
-from bridge.functions.capabilities import (
+from bridge.control.function_capabilities import (
     APPROVAL_REQUEST,
     FORBIDDEN_TOOL,
     Action,
     dispatch_capability,
     native_tool_capability,
 )
-from bridge.functions.catalogue import FunctionSpec
+from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionSpec
 from bridge.functions.host import (
     ApprovalInput,
     DispatchInput,

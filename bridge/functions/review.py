@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bridge.control.function_capabilities import parse_capability
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.capabilities import parse_capability
-from bridge.functions.catalogue import FunctionsFile, catalogue_problems
+from bridge.control.functions_file import FunctionsFile, catalogue_problems
 
 _FUNCTION_REF = re.compile(r"\bfunction:([a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)")
 _CALL_REF = re.compile(r"call_function\b.*?\"name\"\s*:\s*\"([^\"]{1,64})\"")

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionsFile
 from bridge.functions.arguments import InvalidArguments, validate_arguments
-from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import FunctionHost, InvocationInfo
 from bridge.functions.invocation import Invocation

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.catalogue import FunctionsFile
+from bridge.control.functions_file import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import (
     ApprovalAnswer,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionSpec
 from bridge.functions.arguments import InvalidArguments, validate_arguments
-from bridge.functions.catalogue import FunctionSpec
 from bridge.functions.results import JSONLimitError, dump_limited, parse_limited, parse_return
 from bridge.functions.review import function_references
 
@@ -105,7 +105,7 @@ def test_function_references_in_skill_text() -> None:
 
 
 def test_review_lines_for_chat() -> None:
-    from bridge.functions.catalogue import FunctionsFile
+    from bridge.control.functions_file import FunctionsFile
     from bridge.functions.review import review_catalogue, review_lines
 
     entry = {

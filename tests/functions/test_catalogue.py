@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.catalogue import (
+from bridge.control.functions_file import (
     CatalogueError,
     FunctionsFile,
     catalogue_problems,

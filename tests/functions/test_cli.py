@@ -10,7 +10,7 @@ import yaml
 
 from bridge.cli import main
 from bridge.control import init_config_dir
-from bridge.functions.catalogue import FunctionsFile
+from bridge.control.functions_file import FunctionsFile
 
 from .support import body, function
 

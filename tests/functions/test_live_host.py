@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.functions_file import FunctionsFile
 from bridge.control.messages_file import ApprovalMessages
-from bridge.functions.catalogue import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.live_host import LiveFunctionHost
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.catalogue import FunctionsFile, FunctionSpec
+from bridge.control.functions_file import FunctionsFile, FunctionSpec
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import WorkerEngine
 from bridge.store.audit_sink import MemoryAudit

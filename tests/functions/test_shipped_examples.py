@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.functions.catalogue import FunctionsFile, FunctionSpec
+from bridge.control.functions_file import FunctionsFile, FunctionSpec
 from bridge.functions.engine import Engine
 from bridge.functions.host import DryRunHost
 from bridge.functions.runtime import FunctionRuntime

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from bridge.control.function_capabilities import Capability, parse_capability
 from bridge.control.function_limits import FunctionLimits
 from bridge.errors import FunctionError
-from bridge.functions.capabilities import Capability, parse_capability
 
 NAME_PATTERN = r"^[a-z][a-z0-9]*([._-][a-z0-9]+)*$"
 
