@@ -10,6 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.app.restart_settings import running_differences
 from bridge.cli.output import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -18,7 +19,13 @@ from bridge.cli.output import (
     print_error,
     refuse_folder,
 )
-from bridge.control import ConfigLoadError, Problem, init_config_dir, load_control_plane
+from bridge.control import (
+    ConfigLoadError,
+    ControlPlane,
+    Problem,
+    init_config_dir,
+    load_control_plane,
+)
 from bridge.control.files import read_regular_file
 from bridge.control.layout import (
     DEFAULT_CONFIG_DIR,
@@ -34,6 +41,7 @@ from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
 from bridge.functions.syntax_problems import function_syntax_problems
 from bridge.policy.whitelist import InvalidCommand, Whitelist
+from bridge.store.archive import DATA_DIR_NAME
 
 
 def register(subparsers: Any) -> None:
@@ -80,6 +88,7 @@ def run_validate(args: argparse.Namespace) -> int:
         return refused
     console = make_console()
     problems: list[Problem]
+    plane: ControlPlane | None = None
     try:
         plane = load_control_plane(args.config)
         problems = list(plane.warnings)
@@ -92,6 +101,11 @@ def run_validate(args: argparse.Namespace) -> int:
     warnings = len(problems) - errors
     summary = f"{errors} error(s), {warnings} warning(s)"
     console.print(("[green]valid[/green]: " if not errors else "[red]invalid[/red]: ") + summary)
+    running = None if plane is None else running_differences(args.config / DATA_DIR_NAME, plane)
+    if running is not None and running[1]:
+        console.print(f"[yellow]note[/yellow]: a bridge runs on this folder (pid {running[0]})")
+        for line in running[1]:
+            console.print(f"  {escape(line)}")
     return EXIT_OK if not errors else EXIT_PROBLEMS
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from bridge.app.handler import AppHandler
 from bridge.app.heap import settle_startup_heap
+from bridge.app.restart_settings import SERVING_FILE, write_serving_state
 from bridge.app.runtime import Runtime
 from bridge.cli.output import refuse_folder
 from bridge.control import init_config_dir
@@ -25,6 +26,7 @@ from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
+from bridge.store.archive import DATA_DIR_NAME
 
 _MAX_OPEN_FILES = 1 << 20
 """The soft limit asked for when the hard limit is unlimited (Linux refuses infinity)."""
@@ -127,12 +129,14 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     server = LinkServer(token=token, handler=AppHandler(runtime), settings=settings)
     try:
-        return asyncio.run(_serve_until_stopped(server, token_file, runtime))
+        return asyncio.run(_serve_until_stopped(server, token_file, runtime, config_dir))
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
 
 
-async def _serve_until_stopped(server: LinkServer, token_file: Path, runtime: Runtime) -> int:
+async def _serve_until_stopped(
+    server: LinkServer, token_file: Path, runtime: Runtime, config_dir: Path
+) -> int:
     try:
         await server.start()
     except LinkError as exc:
@@ -143,6 +147,11 @@ async def _serve_until_stopped(server: LinkServer, token_file: Path, runtime: Ru
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     settle_startup_heap()  # everything start-up loads is in place now
+    try:  # for `validate`: which of the folder's values wait for a restart
+        serving = write_serving_state(config_dir / DATA_DIR_NAME, runtime.started_with)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("%s not written: %s", SERVING_FILE, exc)
+        serving = None
     print(f"listening on {server.url}", flush=True)
     print(f"link token file: {token_file.resolve()}", flush=True)
     try:
@@ -152,5 +161,7 @@ async def _serve_until_stopped(server: LinkServer, token_file: Path, runtime: Ru
             loop.remove_signal_handler(signum)
         await server.close()
         await runtime.aclose()
+        if serving is not None:
+            serving.unlink(missing_ok=True)
     print("stopped", flush=True)
     return EXIT_OK

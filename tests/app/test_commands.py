@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bridge.app.restart_settings import restart_only_fields
+from bridge.app.restart_settings import (
+    SERVING_FILE,
+    restart_only_fields,
+    running_differences,
+    write_serving_state,
+)
 from bridge.link.messages import CommandRequest, Text
 
 from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, rendered
@@ -209,3 +219,33 @@ def test_every_restart_only_setting_is_marked_in_the_docs(app: App) -> None:
         if row.startswith("| `") and "needs a restart" in row
     }
     assert marked == set(restart_only_fields(app.runtime.plane))
+
+
+def test_a_serving_state_left_by_a_dead_process_or_garbled_is_ignored(
+    app: App, tmp_path: Path
+) -> None:
+    plane = app.runtime.plane
+    data = tmp_path / "data"
+    write_serving_state(data, plane)
+    changed = plane.config.model_copy(
+        update={"link": plane.config.link.model_copy(update={"port": 25999})}
+    )
+    moved = dataclasses.replace(plane, config=changed)
+    assert running_differences(data, moved) == (
+        os.getpid(),
+        [
+            "link.port: the running bridge uses 25580, this folder says 25999; it takes effect "
+            "when the bridge restarts"
+        ],
+    )
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    state = json.loads((data / SERVING_FILE).read_text())
+    (data / SERVING_FILE).write_text(json.dumps({**state, "pid": int(dead)}))
+    assert running_differences(data, moved) is None
+    (data / SERVING_FILE).write_text('{"pid": ')
+    assert running_differences(data, moved) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import stat
 import sys
@@ -94,3 +95,35 @@ async def test_serve_logs_at_the_configured_level(tmp_path: Path, level: str, sh
         code = await bridge.interrupt()
     assert code == 0, bridge.output()
     assert ("refused: not JSON" in bridge.stderr.tail(200)) is shown, bridge.output()
+
+
+async def validate(config: Path) -> str:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge", "validate", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
+    assert process.returncode == 0, out
+    return out.decode()
+
+
+async def test_validate_names_the_values_a_running_bridge_waits_to_restart_for(
+    tmp_path: Path,
+) -> None:
+    """``link.*`` is read only at start: validate on the folder of a running bridge says which
+    of its values the bridge is not using, and says nothing once it stopped."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text("schema: 1\n")
+    bridge = await BridgeProcess.start(config, port=free_port())
+    try:
+        assert "runs on this folder" not in await validate(config)  # nothing changed yet
+        (config / "config.yml").write_text("schema: 1\nlink:\n  max_frame_bytes: 2048\n")
+        said = await validate(config)
+        assert f"pid {bridge.process.pid}" in said, said
+        assert "link.max_frame_bytes: the running bridge uses 65536, this folder says 2048" in said
+    finally:
+        code = await bridge.interrupt()
+    assert code == 0, bridge.output()
+    assert "runs on this folder" not in await validate(config)  # stopped: the state went with it
