@@ -55,9 +55,8 @@ FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control")})
 # (importing module, imported module)
 KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
     {
-        # control validates rules and compiles the whitelist with policy's compiler: the rule
-        # checks (a leaf) stay below control, ``compile`` moves up to policy/app.
-        ("bridge.control.config_file", "bridge.policy.whitelist"),
+        # control compiles the whitelist with policy's compiler (``WhitelistFile.compile`` and
+        # ``ControlPlane.whitelist``): compiling moves up, to the served configuration in app.
         ("bridge.control.whitelist_file", "bridge.policy.whitelist"),
         ("bridge.control.plane", "bridge.policy.whitelist"),
         # The tool invoker takes the turn's context: the context (a port) moves to tools.

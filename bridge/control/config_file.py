@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 
 from bridge.control.base import StrictModel
 from bridge.control.function_limits import FunctionLimits
-from bridge.policy.whitelist import InvalidRule, check_rule
+from bridge.control.whitelist_rules import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
 
 _VISIBLE_TEXT = re.compile(r"[^\x00-\x1f\x7f§]+")

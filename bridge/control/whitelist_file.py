@@ -1,7 +1,8 @@
 """``whitelist.yml``: the command patterns the model may run without asking anyone.
 
-``player`` and ``console`` hold RE2 patterns matched against the whole canonical command (see
-``bridge.policy.whitelist``). A duplicate or a pattern RE2 cannot compile fails the load.
+``player`` and ``console`` hold RE2 patterns matched against the whole canonical command
+(checked by ``bridge.control.whitelist_rules``, compiled by ``bridge.policy.whitelist``). A
+duplicate or a pattern RE2 cannot compile fails the load.
 ``never`` holds command roots that a command confirmed by another player may not start with,
 in any namespace; it has a default list, and ``never: []`` switches it off.
 """
@@ -14,15 +15,15 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.policy.whitelist import (
+from bridge.control.whitelist_rules import (
     DEFAULT_NEVER,
     MAX_NEVER,
     MAX_RULES_PER_LIST,
     InvalidRule,
-    Whitelist,
     check_never_root,
     check_rule,
 )
+from bridge.policy.whitelist import Whitelist
 
 
 def _item(check: Callable[[str], None]) -> AfterValidator:

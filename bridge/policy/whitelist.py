@@ -28,15 +28,20 @@ from typing import Any, Literal
 
 import re2
 
+from bridge.control.whitelist_rules import (
+    DEFAULT_NEVER,
+    MAX_RULES_PER_LIST,
+    InvalidRule,
+    check_never_root,
+    check_rule,
+    rule_options,
+)
 from bridge.errors import ToolError
 from bridge.policy.invisible import describe, first_invisible
-from bridge.regex_errors import re2_error_text
 
 Executor = Literal["player", "console"]
 
 MAX_COMMAND_CHARS = 256
-MAX_RULES_PER_LIST = 256
-MAX_RULE_CHARS = 512
 
 
 class InvalidCommand(ToolError):
@@ -45,10 +50,6 @@ class InvalidCommand(ToolError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"invalid command: {reason}")
         self.reason = reason
-
-
-class InvalidRule(ValueError):
-    """A whitelist pattern is not acceptable; raised while a control plane is validated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,24 +88,6 @@ def canonicalize(command: str) -> str:
     return root.lower() + space + rest
 
 
-def _options() -> Any:
-    options = re2.Options()
-    options.log_errors = False  # errors are reported to the owner, not to stderr
-    return options
-
-
-def check_rule(pattern: str) -> None:
-    """Raise ``InvalidRule`` unless ``pattern`` is a usable whitelist pattern."""
-    if not 1 <= len(pattern) <= MAX_RULE_CHARS:
-        raise InvalidRule(f"a rule must have 1 to {MAX_RULE_CHARS} characters")
-    if not pattern.isprintable():
-        raise InvalidRule("a rule must not contain control or invisible characters")
-    try:
-        re2.compile(pattern, options=_options())
-    except re2.error as exc:
-        raise InvalidRule(f"not a valid RE2 pattern: {re2_error_text(exc)}") from None
-
-
 class RuleSet:
     """The compiled rules of one executor, in file order; the first matching rule is reported."""
 
@@ -118,7 +101,7 @@ class RuleSet:
         self.patterns: tuple[str, ...] = tuple(patterns)
         self._set: Any = None
         if self.patterns:
-            self._set = re2.Set.FullMatchSet(_options())
+            self._set = re2.Set.FullMatchSet(rule_options())
             for pattern in self.patterns:
                 self._set.Add(pattern)
             self._set.Compile()
@@ -128,34 +111,6 @@ class RuleSet:
             return None
         matched = self._set.Match(canonical)
         return self.patterns[min(matched)] if matched else None
-
-
-DEFAULT_NEVER: tuple[str, ...] = (
-    # operators, bans, the whitelist and the server itself
-    "op", "deop", "ban", "ban-ip", "banlist", "pardon", "pardon-ip", "kick", "stop", "restart",
-    "reload", "rl", "whitelist", "save-off",
-    # commands that run other commands, as someone else
-    "execute", "sudo", "function", "schedule",
-    # permission plugins
-    "lp", "luckperms", "lpb", "lpv", "perm", "perms", "permission", "permissions", "pex",
-    "permissionsex", "manuadd", "manudel", "manuaddp", "manudelp", "manuaddsub", "mangadd",
-    "mangdel", "mangaddp", "mangdelp", "groupmanager",
-    # economy administration
-    "eco", "economy", "money", "balance-set", "setmoney",
-)  # fmt: skip
-"""Command roots no confirmation can pass (``whitelist.yml`` ``never``, on by default)."""
-
-MAX_NEVER = 512
-_ROOT = re2.compile(r"[a-z0-9_.+-]{1,64}")
-
-
-def check_never_root(root: str) -> None:
-    """Raise ``InvalidRule`` unless ``root`` is a bare command root (no namespace, no space)."""
-    if not _ROOT.fullmatch(root):
-        raise InvalidRule(
-            f"{root!r} is not a command root: lower-case letters, digits and _ . + - only, "
-            "without a namespace (minecraft:op is covered by op)"
-        )
 
 
 def bare_root(canonical: str) -> str:
