@@ -11,6 +11,8 @@ or the allow-list is ever loosened.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,3 +237,31 @@ def test_every_known_exception_is_still_needed() -> None:
     present = {(i.module, i.target) for i in all_imports()}
     stale = sorted(KNOWN_EXCEPTIONS - present)
     assert stale == [], f"remove from KNOWN_EXCEPTIONS: {stale}"
+
+
+def test_every_module_imports_first_on_its_own() -> None:
+    """A module imported first, in a fresh set of bridge modules, must load: an import cycle that
+    the allow-list still permits fails only for the module a process happens to import first."""
+    modules = sorted(module_name(path) for path in BRIDGE.rglob("*.py"))
+    modules = [m for m in modules if m != "bridge.__main__"]  # runs the CLI when imported
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        f"for name in {modules!r}:\n"
+        "    for loaded in [m for m in sys.modules if m == 'bridge' or m.startswith('bridge.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{name}: {type(exc).__name__}: {exc}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=BRIDGE.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""

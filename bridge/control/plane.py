@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -50,8 +50,11 @@ from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.workspace_files import Skill, load_workspace
 from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
-from bridge.policy.whitelist import Whitelist
 from bridge.redaction import Redactor, is_secret_name
+
+if TYPE_CHECKING:
+    # Only a type here (whitelist_file.compile builds it): policy.whitelist imports control.
+    from bridge.policy.whitelist import Whitelist
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

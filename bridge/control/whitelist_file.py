@@ -10,7 +10,7 @@ in any namespace; it has a default list, and ``never: []`` switches it off.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
@@ -23,7 +23,9 @@ from bridge.control.whitelist_rules import (
     check_never_root,
     check_rule,
 )
-from bridge.policy.whitelist import Whitelist
+
+if TYPE_CHECKING:
+    from bridge.policy.whitelist import Whitelist
 
 
 def _item(check: Callable[[str], None]) -> AfterValidator:
@@ -69,6 +71,10 @@ class WhitelistFile(StrictModel):
         return value
 
     def compile(self) -> Whitelist:
+        # Imported here: policy.whitelist imports control (its rule grammar), so a module-level
+        # import would be circular. Compiling moves out of control (docs/architecture.md).
+        from bridge.policy.whitelist import Whitelist
+
         return Whitelist(
             enabled=self.enabled, player=self.player, console=self.console, never=self.never
         )
