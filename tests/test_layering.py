@@ -61,8 +61,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         # ``ControlPlane.whitelist``): compiling moves up, to the served configuration in app.
         ("bridge.control.whitelist_file", "bridge.policy.whitelist"),
         ("bridge.control.plane", "bridge.policy.whitelist"),
-        # The tool invoker takes the turn's context: the context (a port) moves to tools.
-        ("bridge.tools.invoke", "bridge.turns.ports"),
     }
 )
 

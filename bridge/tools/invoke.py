@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from bridge.errors import MineclawError
 from bridge.providers.items import ToolCall, ToolResult
@@ -22,7 +22,28 @@ from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import BoundTool, CallContext, TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
-from bridge.turns.ports import TurnContext
+
+
+class Asker(Protocol):
+    """The player a turn answers (``bridge.turns.ports.PlayerRef`` is one)."""
+
+    @property
+    def uuid(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+class TurnOfCall(Protocol):
+    """What the invoker needs of the turn a call belongs to. The turn engine's ``TurnContext``
+    is one; declared here so the tools stay below the turn loop (docs/architecture.md)."""
+
+    @property
+    def turn_id(self) -> str: ...
+
+    @property
+    def player(self) -> Asker: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +106,7 @@ class ToolInvoker:
         self._redactor = redactor
         self._audit = audit
 
-    async def run(self, call: ToolCall, context: TurnContext) -> ToolResult:
+    async def run(self, call: ToolCall, context: TurnOfCall) -> ToolResult:
         """The turn engine's entry: JSON text arguments in, JSON text result out."""
         call_context = CallContext(
             turn_id=context.turn_id,
