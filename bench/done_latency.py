@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import statistics
 import time
 from collections.abc import AsyncIterator, Sequence
 
 from pydantic import SecretStr
 
+from bench.local_provider import LocalProvider
 from bridge.providers.client import ProviderClient
 from bridge.providers.events import Completed, StreamEvent
 from bridge.providers.items import ProviderRequest
@@ -32,70 +32,6 @@ from bridge.turns.session import PublicSession
 
 GOAL_P99_S = 0.001
 PLAYER = PlayerRef(uuid="00000000-0000-0000-0000-000000000001", name="Steve")
-
-
-def _chunk(payload: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(payload), payload)
-
-
-def _event(data: object) -> bytes:
-    return b"data: " + json.dumps(data).encode() + b"\n\n"
-
-
-class HeldOpenServer:
-    """Answers each POST with a few deltas, then ``[DONE]``, then holds the body open until
-    the client goes away. ``done_at`` holds when each ``[DONE]`` was written."""
-
-    def __init__(self) -> None:
-        self.done_at: list[float] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-
-    async def __aenter__(self) -> HeldOpenServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for writer in list(self._writers):
-            writer.transport.abort()
-        await self._server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                await reader.readexactly(length)
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                    b"transfer-encoding: chunked\r\n\r\n"
-                )
-                for word in ("It ", "is ", "noon."):
-                    delta = {"choices": [{"index": 0, "delta": {"content": word}}]}
-                    writer.write(_chunk(_event(delta)))
-                finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-                writer.write(_chunk(_event(finish)))
-                await writer.drain()
-                # Let the client read everything before [DONE], so the figure is [DONE] alone.
-                await asyncio.sleep(0.002)
-                self.done_at.append(time.perf_counter())
-                writer.write(_chunk(b"data: [DONE]\n\n"))
-                await writer.drain()
-                await reader.read()  # held open: no last chunk, until the client goes away
-                return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            return
-        finally:
-            self._writers.discard(writer)
-            writer.close()
 
 
 class _Output:
@@ -126,7 +62,7 @@ async def measure(turns: int) -> tuple[list[float], list[float]]:
     """Per turn: seconds from [DONE] to the final event, and from [DONE] to the reply."""
     final_at: list[float] = []
     output = _Output()
-    async with HeldOpenServer() as server:
+    async with LocalProvider(chunks=3, text="noon ", hold_open=True) as server:
         settings = ProviderSettings(
             provider_id="bench",
             api_type="openai_chat_completions",

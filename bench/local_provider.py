@@ -1,8 +1,9 @@
 """A minimal local OpenAI-compatible Chat Completions server for the application benchmarks.
 
 Every POST gets a streamed answer of ``chunks`` text deltas ``delay_s`` apart (0: at once),
-then ``finish_reason: stop`` and ``[DONE]``. Binds 127.0.0.1 only; a stream ends early when
-the client goes away or the server stops.
+then ``finish_reason: stop`` and ``[DONE]``. With ``hold_open`` the body is never ended after
+``[DONE]`` (as some servers and proxies do) and ``done_at`` records when each ``[DONE]`` was
+written. Binds 127.0.0.1 only; a stream ends early when the client goes away or the server stops.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 
 FINAL = json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
@@ -24,10 +26,14 @@ def _chunk(data: str) -> bytes:
 class LocalProvider:
     """``async with LocalProvider(chunks=..., delay_s=...) as provider: provider.base_url``."""
 
-    def __init__(self, *, chunks: int = 8, delay_s: float = 0.0, text: str = "word ") -> None:
+    def __init__(
+        self, *, chunks: int = 8, delay_s: float = 0.0, text: str = "word ", hold_open: bool = False
+    ) -> None:
         self.chunks = chunks
         self.delay_s = delay_s
         self.text = text
+        self.hold_open = hold_open
+        self.done_at: list[float] = []
         self.requests = 0
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -82,6 +88,9 @@ class LocalProvider:
                     if self.delay_s:
                         await writer.drain()
                         await asyncio.sleep(self.delay_s)
+                if self.hold_open:
+                    await self._done_held_open(reader, writer)
+                    return
                 writer.write(_chunk(FINAL) + _chunk("[DONE]") + b"0\r\n\r\n")
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -93,6 +102,18 @@ class LocalProvider:
             self._writers.discard(writer)
             with contextlib.suppress(ConnectionError):
                 writer.close()
+
+    async def _done_held_open(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        writer.write(_chunk(FINAL))
+        await writer.drain()
+        # Let the client read everything before [DONE], so a timing from done_at is [DONE] alone.
+        await asyncio.sleep(0.002)
+        self.done_at.append(time.perf_counter())
+        writer.write(_chunk("[DONE]"))
+        await writer.drain()
+        await reader.read()  # no last chunk: the body stays open until the client goes away
 
 
 def providers_yml(base_url: str) -> str:
