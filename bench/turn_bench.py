@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from bench.local_provider import BENCH_CONFIG, providers_yml
 from bridge.app.handler import AppHandler
 from bridge.app.heap import settle_startup_heap
 from bridge.app.runtime import Runtime
-from bridge.control import ControlPlane, ControlPlaneStore, init_config_dir
+from bridge.control import ControlPlaneStore, init_config_dir
 from bridge.link.messages import (
     ChatRequest,
     Hello,
@@ -121,11 +121,19 @@ def instant_model(tool: str | None) -> ModelStream:
 class InstantProviderRuntime(Runtime):
     tool: str | None = None
 
-    def _build_snapshot(
-        self, plane: ControlPlane, ref: str, granted: frozenset[str] | None
-    ) -> TurnSnapshot:
-        snapshot = super()._build_snapshot(plane, ref, granted)
-        return dataclasses.replace(snapshot, stream=instant_model(self.tool))
+    # The served configuration memoises its snapshots; this keeps each one's instant twin, so
+    # a turn costs the same lookups as with a real provider.
+    def __init__(self, **kwargs: Any) -> None:
+        self._instant: dict[int, tuple[TurnSnapshot, TurnSnapshot]] = {}
+        super().__init__(**kwargs)
+
+    def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot:
+        snapshot = super().snapshot(granted)
+        twin = self._instant.get(id(snapshot))
+        if twin is None or twin[0] is not snapshot:
+            replaced = dataclasses.replace(snapshot, stream=instant_model(self.tool))
+            twin = self._instant[id(snapshot)] = (snapshot, replaced)
+        return twin[1]
 
 
 class TimedArchive(TurnArchive):

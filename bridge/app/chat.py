@@ -23,8 +23,9 @@ from collections import deque
 from typing import Any
 
 from bridge.app.output import LinkTurnOutput
-from bridge.app.runtime import NotConfiguredError, Runtime
-from bridge.errors import ConfigError, MineclawError
+from bridge.app.runtime import Runtime
+from bridge.app.served import NotConfiguredError
+from bridge.errors import MineclawError
 from bridge.link.handler import CURRENT_REQUEST_ID
 from bridge.link.messages import ChatRequest, ChatVerdict, Text
 from bridge.turns.activity import BusyError
@@ -77,11 +78,8 @@ class ChatPath:
 
     def _decide(self, request: ChatRequest) -> ChatVerdict:
         runtime = self._runtime
-        try:
-            rules = runtime.wake_rules()
-        except ConfigError as exc:  # a reload published a pattern the start would refuse
-            log.error("%s; chat passes untouched until it is fixed", exc)
-            return PASS
+        # A version whose pattern is bad is never served: a reload refuses it whole.
+        rules = runtime.wake_rules()
         wake = rules.classify(request.text, listen=runtime.listen.on)
         if wake is None:
             return PASS

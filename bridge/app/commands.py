@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from bridge.app.output import LinkTurnOutput
-from bridge.app.runtime import NotConfiguredError, Runtime
+from bridge.app.runtime import Runtime
+from bridge.app.served import NotConfiguredError
 from bridge.control import ConfigLoadError
 from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.review import review_catalogue, review_lines
@@ -132,10 +133,6 @@ class CommandRouter:
         runtime.prepare()
         lines = [runtime.text("commands.reload_done", {"version": str(plane.version)})]
         lines += [self._line(note) for note in runtime.restart_pending]
-        try:
-            runtime.wake_rules()
-        except ConfigError as exc:
-            lines.append(runtime.text("commands.reload_failed", {"reason": str(exc)}))
         await self._on_state_changed()
         return lines
 
@@ -229,7 +226,7 @@ class CommandRouter:
     async def _tools(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if list(args) != ["validate"]:
             return self._usage("tools")
-        registry = self._runtime.registry(self._runtime.plane)
+        registry = self._runtime.served.registry
         lines = []
         for entry in registry.catalogue:
             problems = "".join(f"; {problem.message}" for problem in entry.problems)
@@ -239,8 +236,8 @@ class CommandRouter:
     async def _functions(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if list(args) != ["validate"]:
             return self._usage("functions")
-        plane = self._runtime.plane
-        registry = self._runtime.registry(plane)
+        served = self._runtime.served
+        plane, registry = served.plane, served.registry
         review = review_catalogue(
             plane.functions,
             plane.config.functions,

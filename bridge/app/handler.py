@@ -15,7 +15,7 @@ from bridge.app.commands import CommandRouter
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import Runtime
-from bridge.errors import ConfigError, LinkError
+from bridge.errors import LinkError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     ChatRequest,
@@ -39,7 +39,7 @@ class AppHandler:
         self.chat = ChatPath(runtime, self.output)
         self.commands = CommandRouter(runtime, self.output, on_state_changed=self.send_link_state)
         # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
-        self.link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
+        self.link_tools = LinkTools(served=lambda: runtime.served, audit=runtime.audit)
         self.commands.approval_handler = self.link_tools.approval_handler
         runtime.plugin = self.link_tools.plugin
         runtime.add_tool_handlers(self.link_tools.handlers())
@@ -56,11 +56,8 @@ class AppHandler:
 
     def link_state(self) -> LinkState:
         runtime = self.runtime
-        try:
-            rules = runtime.wake_rules()
-            prefix, every_message = rules.public_prefix, rules.needs_every_message
-        except ConfigError:  # the chat path passes everything until the pattern is fixed
-            prefix, every_message = runtime.plane.config.chat.public_prefix, False
+        rules = runtime.wake_rules()
+        prefix, every_message = rules.public_prefix, rules.needs_every_message
         forward = runtime.listen.forward_mode(wake_pattern_set=every_message)
         return LinkState(forward=forward, public_prefix=prefix)
 

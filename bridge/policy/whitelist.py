@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import re2
 
+from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.whitelist_rules import (
     DEFAULT_NEVER,
     MAX_RULES_PER_LIST,
@@ -160,3 +161,10 @@ class Whitelist:
             return WhitelistDecision(False, canonical, None)
         rule = rules.first_match(canonical)
         return WhitelistDecision(rule is not None, canonical, rule)
+
+
+def compile_whitelist(file: WhitelistFile) -> Whitelist:
+    """The compiled form of a validated ``whitelist.yml`` (its rules were checked when read)."""
+    return Whitelist(
+        enabled=file.enabled, player=file.player, console=file.console, never=file.never
+    )

@@ -5,7 +5,7 @@ broker and the ``/mineclaw approve|deny`` answers. Its handlers read the control
 when a call runs (the whitelist, ``message.yml``'s approval lines, ``identity.name``,
 ``environment`` limits), so they can be bound once, as the runtime's extra tool handlers::
 
-    link_tools = LinkTools(plane=lambda: runtime.plane, audit=runtime.audit)
+    link_tools = LinkTools(served=lambda: runtime.served, audit=runtime.audit)
     Runtime(..., extra_tool_handlers=link_tools.handlers())
     router.approval_handler = link_tools.approval_handler
     # from the LinkHandler: link_tools.connected(link, hello) / .disconnected() / .player_quit(p)
@@ -15,13 +15,15 @@ when a call runs (the whitelist, ``message.yml``'s approval lines, ``identity.na
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from bridge.control.plane import ControlPlane
 from bridge.link.handler import Link
 from bridge.link.messages import CommandRequest, Hello, PlayerRef, Text
 from bridge.policy.approval_commands import ApprovalCommands
 from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S, ApprovalBroker
+from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.assembly import redactor_for
 from bridge.tools.plugin_access import PluginAccess
@@ -30,17 +32,43 @@ from bridge.tools.run_command import RunCommand, RunCommandSettings
 from bridge.tools.snapshots import SnapshotLimits, SnapshotTools
 
 
+class InForce(Protocol):
+    """The configuration in force: a plane and its compiled whitelist, read as one (the app's
+    served configuration), so a reload between two reads cannot pair a plane with another
+    version's whitelist."""
+
+    @property
+    def plane(self) -> ControlPlane: ...
+
+    @property
+    def whitelist(self) -> Whitelist: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneWhitelist:
+    """A plane with its whitelist compiled, for a caller without a served configuration."""
+
+    plane: ControlPlane
+    whitelist: Whitelist
+
+    @classmethod
+    def of(cls, plane: ControlPlane) -> PlaneWhitelist:
+        return cls(plane, compile_whitelist(plane.whitelist_file))
+
+
 class LinkTools:
     def __init__(
         self,
         *,
-        plane: Callable[[], ControlPlane],
+        served: Callable[[], InForce],
         audit: AuditSink,
         broker: ApprovalBroker | None = None,
         confirmation_timeout_s: float = CONFIRMATION_TIMEOUT_S,
     ) -> None:
-        """``confirmation_timeout_s``: how long a player may take to confirm (60 s)."""
-        self._plane = plane
+        """``served``: the configuration in force at call time. ``confirmation_timeout_s``:
+        how long a player may take to confirm (60 s)."""
+        self._served = served
+        plane = self._plane
         self._confirmation_timeout_s = confirmation_timeout_s
         self._audit = audit
         self.plugin = PluginAccess()
@@ -53,6 +81,9 @@ class LinkTools:
         )
         self._run_command: tuple[int, RunCommand] | None = None
 
+    def _plane(self) -> ControlPlane:
+        return self._served().plane
+
     def handlers(self) -> dict[str, HandlerFn]:
         return {
             "player_snapshot": self._snapshots("player_snapshot"),
@@ -63,7 +94,7 @@ class LinkTools:
         }
 
     async def run_command(self, arguments: dict[str, Any], context: CallContext) -> Any:
-        return await self._run_command_for(self._plane()).run(arguments, context)
+        return await self._run_command_for(self._served()).run(arguments, context)
 
     async def approval_handler(self, request: CommandRequest) -> list[Text]:
         """For the app's ``approve``/``deny`` hook."""
@@ -91,14 +122,15 @@ class LinkTools:
 
         return handler
 
-    def _run_command_for(self, plane: ControlPlane) -> RunCommand:
+    def _run_command_for(self, served: InForce) -> RunCommand:
+        plane = served.plane
         cached = self._run_command
         if cached is not None and cached[0] == plane.version:
             return cached[1]
         tool = RunCommand(
             self.plugin,
             self.broker,
-            whitelist=plane.whitelist,
+            whitelist=served.whitelist,
             messages=plane.messages.approval,
             audit=self._audit,
             redactor=redactor_for(plane),

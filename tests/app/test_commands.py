@@ -103,13 +103,18 @@ async def test_a_reload_into_a_wake_pattern_that_wakes_on_everything_is_refused(
     assert app.link.of("link.state")[-1].public_prefix == "!ask"
 
 
-async def test_a_bad_pattern_published_behind_the_check_makes_chat_pass(app: App) -> None:
+async def test_a_plane_published_behind_the_runtime_is_not_served(app: App) -> None:
+    """The runtime serves its own pair: a plane the store published without a served
+    configuration (as if the file changed between a check and the publish) is never used."""
     (app.config / "config.yml").write_text('schema: 1\nchat:\n  wake_pattern: "x*"\n')
-    app.runtime.store.reload()  # as if the file changed between the check and the publish
-    assert (await app.chat("@ai hello")).decision == "pass"
+    app.runtime.store.reload()
+    assert app.runtime.store.current.version == 2
+    assert (app.runtime.plane.version, app.runtime.served.plane) == (1, app.runtime.plane)
+    app.provider.answer("Still the prefix.")
+    assert (await app.chat("@ai hello")).decision == "accept"
+    await app.turn_done()
+    assert (await app.chat("anything else")).decision == "pass"
     assert app.handler.link_state().forward == "prefixed"
-    lines = await app.command("status")
-    assert any("model: local/m1" in line for line in lines)
 
 
 async def test_clear_starts_a_new_session_and_stop_without_a_turn_says_so(app: App) -> None:

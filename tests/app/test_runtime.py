@@ -65,7 +65,7 @@ async def test_tool_handlers_added_later_reach_the_next_snapshot(app: App) -> No
     before = {spec.name for spec in app.runtime.snapshot(["mineclaw.command.chat"]).tools}
     app.runtime.add_tool_handlers({"online_players": online})
     after = {spec.name for spec in app.runtime.snapshot(["mineclaw.command.chat"]).tools}
-    catalogue = {e.name: e for e in app.runtime.registry(app.runtime.plane).catalogue}
+    catalogue = {e.name: e for e in app.runtime.served.registry.catalogue}
     bound = [name for name, e in catalogue.items() if e.handler == "online_players"]
     assert bound and catalogue[bound[0]].status == "available"
     assert after >= before

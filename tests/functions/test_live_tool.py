@@ -151,7 +151,7 @@ def _app_runtime(tmp_path: Path, functions: str | None) -> Runtime:
 
 
 def _status(runtime: Runtime, tool: str) -> str | None:
-    registry = runtime.registry(runtime.plane)
+    registry = runtime.served.registry
     return next((e.status for e in registry.catalogue if e.name == tool), None)
 
 
@@ -161,8 +161,8 @@ async def test_call_function_is_offered_only_with_an_enabled_function(tmp_path: 
     try:
         assert _status(shipped, "call_function") == "not_built"
         assert _status(mine, "call_function") == "available"
-        assert "call_function" in mine.registry(mine.plane).for_player(()).tools
-        specs = mine.registry(mine.plane).for_player(()).specs
+        assert "call_function" in mine.served.registry.for_player(()).tools
+        specs = mine.served.registry.for_player(()).specs
         spec = next(s for s in specs if s.name == "call_function")
         # The model reads each enabled Function's name, purpose and arguments, never its source.
         assert "- say-hello: Say hello on the console." in spec.description
@@ -183,7 +183,7 @@ async def test_functions_share_the_link_tools_and_stop_with_the_app_runtime(tmp_
         # capabilities are the owner's grant, and the player's own gate is call_function's.
         native = runtime.function_tools(CONTEXT)
         assert "run_command" in native.tools.tools
-        assert "run_command" not in runtime.registry(runtime.plane).for_player(()).tools
+        assert "run_command" not in runtime.served.registry.for_player(()).tools
         # No link: the Function runs and its dispatch is refused as link_down, caught or not.
         result = await asyncio.wait_for(
             runtime.functions.call_function(

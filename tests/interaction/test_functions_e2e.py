@@ -25,7 +25,7 @@ from bridge.link.server import LinkServer, LinkSettings
 from bridge.store.audit import AuditLog
 from bridge.tools import CallContext, Cooldowns, ToolInvoker
 from bridge.tools.assembly import redactor_for, registry_for
-from bridge.tools.link_tools import LinkTools
+from bridge.tools.link_tools import LinkTools, PlaneWhitelist
 
 from .link_tools_handler import LinkToolsHandler
 from .processes import EVENT_TIMEOUT, TestkitProcess, require_testkit_jar
@@ -161,7 +161,7 @@ async def world(tmp_path: Path, *, config_yml: str | None = None) -> AsyncIterat
         (config / "config.yml").write_text(config_yml, encoding="utf-8")
     plane = load_control_plane(config, environ={})
     audit = AuditLog.in_data_dir(tmp_path / "data")
-    tools = LinkTools(plane=lambda: plane, audit=audit)
+    tools = LinkTools(served=lambda: PlaneWhitelist.of(plane), audit=audit)
 
     def native_tools(context: CallContext) -> ToolInvoker:
         return ToolInvoker(

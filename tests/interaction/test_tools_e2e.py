@@ -32,7 +32,7 @@ from bridge.link.server import LinkServer, LinkSettings
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools import CallContext, Cooldowns, ToolInvoker
 from bridge.tools.assembly import redactor_for, registry_for
-from bridge.tools.link_tools import LinkTools
+from bridge.tools.link_tools import LinkTools, PlaneWhitelist
 from bridge.tools.plugin_access import offered
 
 from .link_tools_handler import LinkToolsHandler
@@ -155,7 +155,9 @@ async def world(
     plane = load_control_plane(config, environ={})
     audit = MemoryAudit()
     tools = LinkTools(
-        plane=lambda: plane, audit=audit, confirmation_timeout_s=confirmation_timeout_s
+        served=lambda: PlaneWhitelist.of(plane),
+        audit=audit,
+        confirmation_timeout_s=confirmation_timeout_s,
     )
     handler = ToolsHandler(tools)
     token_file = tmp_path / "link.token"

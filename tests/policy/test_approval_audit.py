@@ -12,7 +12,7 @@ from bridge.control.messages_file import ApprovalMessages
 from bridge.link.messages import CommandRequest, CommandSender
 from bridge.policy.approvals import Subject, confirmation_prompt
 from bridge.store.audit_sink import MemoryAudit
-from bridge.tools.link_tools import LinkTools
+from bridge.tools.link_tools import LinkTools, PlaneWhitelist
 
 from .test_approvals import ALEX, WAIT, Prompts
 
@@ -24,7 +24,7 @@ async def test_the_answer_is_audited_with_the_command_redacted(tmp_path: Path) -
     (tmp_path / ".env").write_text(f"RCON_PASSWORD={RCON}\n")
     plane = load_control_plane(tmp_path, environ={})
     audit = MemoryAudit()
-    tools = LinkTools(plane=lambda: plane, audit=audit)
+    tools = LinkTools(served=lambda: PlaneWhitelist.of(plane), audit=audit)
     command = f"rcon-cli --password {RCON} give Alex minecraft:diamond 1"
     subject = Subject("command", ALEX.uuid, command)
     prompt, buttons, display = confirmation_prompt(

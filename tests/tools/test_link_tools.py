@@ -17,7 +17,7 @@ from bridge.link.messages import (
     WireModel,
 )
 from bridge.store.audit_sink import MemoryAudit
-from bridge.tools.link_tools import LinkTools
+from bridge.tools.link_tools import LinkTools, PlaneWhitelist
 from bridge.tools.results import ErrorCode, ToolFailure
 
 from .plugin_fakes import ALEX, STEVE, FakeLink, context, dispatcher, hello, online
@@ -36,7 +36,7 @@ def _plane(path: Path, console_rule: str | None, version: int) -> ControlPlane:
 async def test_the_whitelist_in_force_at_call_time_decides(tmp_path: Path) -> None:
     init_config_dir(tmp_path)
     planes = [_plane(tmp_path, "weather clear", 1)]
-    tools = LinkTools(plane=lambda: planes[-1], audit=MemoryAudit())
+    tools = LinkTools(served=lambda: PlaneWhitelist.of(planes[-1]), audit=MemoryAudit())
     link = FakeLink({"command.dispatch": dispatcher()})
     tools.connected(link, hello([]))
     arguments = {"command": "weather clear", "intent": "", "player": ""}
@@ -49,7 +49,7 @@ async def test_the_whitelist_in_force_at_call_time_decides(tmp_path: Path) -> No
 async def test_link_events_reach_the_plugin_view_and_the_broker(tmp_path: Path) -> None:
     init_config_dir(tmp_path)
     plane = _plane(tmp_path, None, 1)
-    tools = LinkTools(plane=lambda: plane, audit=MemoryAudit())
+    tools = LinkTools(served=lambda: PlaneWhitelist.of(plane), audit=MemoryAudit())
     shown = asyncio.Event()
 
     def show(data: WireModel) -> WireModel:

@@ -1,0 +1,369 @@
+"""What one published control-plane version serves, built once when the version is published.
+
+``build_served`` turns a ``ControlPlane`` into a frozen ``ServedConfig``: the compiled whitelist,
+the wake rules, the redactor, the tool registry (with the Function menu), the tool cooldown,
+the Function pool settings, the provider clients and the turn limits. A build that fails
+raises ``ConfigError`` and publishes nothing, so the runtime's pair (plane, served
+configuration) is always one that was built whole.
+
+A turn takes one ``TurnSnapshot`` from the served configuration in force when it starts and
+keeps it to its end. Only the checks the docs name as using the configuration in force at
+call time (the whitelist and the Function catalogue) read the runtime's current one.
+
+Provider clients outlive versions: a build reuses the previous version's client of a provider
+whose settings did not change, so a reload that leaves a provider alone keeps its connections.
+``retired_clients`` names the clients a new version no longer holds, for the runtime to close
+once no turn can be streaming through them.
+
+Snapshots, tool runners and message lines are memoised inside the served configuration (each
+map bounded): they are per version by construction, so no key needs the version in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
+from types import MappingProxyType
+
+import httpx
+
+from bridge.app.provider_settings import model_settings, provider_settings
+from bridge.app.texts import text_for
+from bridge.control import ControlPlane
+from bridge.control.providers import ResolvedModel
+from bridge.errors import ConfigError, MineclawError, TurnError
+from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled_functions
+from bridge.functions.worker_pool import PoolSettings, pool_settings
+from bridge.link.messages import Text
+from bridge.policy.whitelist import Whitelist, compile_whitelist
+from bridge.providers.client import ProviderClient
+from bridge.providers.identity import IdentitySettings
+from bridge.providers.items import ToolSpec
+from bridge.providers.settings import ProviderSettings
+from bridge.redaction import Redactor
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.assembly import invoker_for_player, registry_for
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.plugin_access import offered
+from bridge.tools.registry import HandlerFn, ToolRegistry
+from bridge.turns.ports import ModelRoute, TurnLimits, TurnSnapshot
+from bridge.turns.wake import WakeRules
+
+log = logging.getLogger(__name__)
+
+MAX_MODEL_ATTEMPTS = 3
+"""A turn's attempts per model request, whatever ``retry.max_attempts`` says: a turn must not
+hold the server for long."""
+MAX_MEMOISED = 64
+"""Distinct (model, permission set, plugin features) keys whose snapshots and tool runners a
+version keeps; players share a handful in practice."""
+MAX_MEMOISED_TEXTS = 1024
+
+PluginFeatures = tuple[bool, frozenset[str] | None]
+"""What the offered tools depend on: (no plugin is tracked, the linked plugin's features or
+None while it is not linked)."""
+NO_PLUGIN: PluginFeatures = (True, None)
+
+
+class NotConfiguredError(TurnError):
+    """The model a turn would use cannot be called (no API key, unknown model)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessParts:
+    """What every version's build is handed and no version owns: they outlive reloads.
+
+    ``cooldowns``: the process's tool cooldowns (a cooldown outlives the turn and the version
+    that started it). ``redact_now``: the redactor of the configuration in force, for the
+    failure texts of clients that outlive the version that built them.
+    """
+
+    audit: AuditSink
+    cooldowns: Cooldowns
+    redact_now: Callable[[str], str]
+    transport: httpx.AsyncBaseTransport | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProviderEntry:
+    """A provider's client and what it was built from (compared to reuse it)."""
+
+    settings: ProviderSettings
+    identity: IdentitySettings
+    client: ProviderClient
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ServedConfig:
+    """Everything one control-plane version serves; built by ``build_served``, never changed.
+
+    The memo maps are the only mutable parts: caches of pure functions of the fields.
+    """
+
+    plane: ControlPlane
+    whitelist: Whitelist
+    wake_rules: WakeRules
+    redactor: Redactor
+    registry: ToolRegistry
+    tool_cooldown_ms: int
+    function_pool: PoolSettings
+    providers: Mapping[str, ProviderEntry]
+    """The clients of the providers that can be called, by provider id."""
+    unusable: Mapping[str, str]
+    """Why each other provider cannot be called (its key is not set), by provider id."""
+    parts: ProcessParts = dataclasses.field(repr=False, compare=False)
+    _snapshots: dict[tuple[str, frozenset[str] | None, PluginFeatures], TurnSnapshot] = (
+        dataclasses.field(default_factory=dict, repr=False, compare=False)
+    )
+    _invokers: dict[tuple[frozenset[str] | None, PluginFeatures], ToolInvoker] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _texts: dict[tuple[str, tuple[tuple[str, str], ...]], Text] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    @property
+    def version(self) -> int:
+        return self.plane.version
+
+    @property
+    def clients(self) -> tuple[ProviderClient, ...]:
+        return tuple(entry.client for entry in self.providers.values())
+
+    # ---- message lines
+
+    def text(self, key: str, values: Mapping[str, str] | None = None, **model: str) -> Text:
+        """A ``message.yml`` line with the assistant's ``<name>`` filled in.
+
+        Every value is redacted whole here, before ``text_for`` bounds its length: this is the
+        one way model text, reasons and names reach a chat line. Lines without model text are
+        memoised: under listen mode the same refusal goes to the same player many times a
+        second, and a Text is immutable."""
+        plane = self.plane
+        redact = self.redactor.redact_text
+        filled = {"name": plane.config.identity.name}
+        filled.update({name: redact(value) for name, value in (values or {}).items()})
+        if model:
+            shown = {name: redact(value) for name, value in model.items()}
+            return text_for(plane.messages, key, filled, model=shown)
+        memo_key = (key, tuple(sorted(filled.items())))
+        text = self._texts.get(memo_key)
+        if text is None:
+            if len(self._texts) >= MAX_MEMOISED_TEXTS:
+                self._texts.clear()
+            text = self._texts[memo_key] = text_for(plane.messages, key, filled)
+        return text
+
+    # ---- turns
+
+    def snapshot(
+        self, model_ref: str, granted: Collection[str] | None, plugin: PluginFeatures = NO_PLUGIN
+    ) -> TurnSnapshot:
+        """What a turn of ``model_ref`` fixes: model, client, tools for ``granted`` (None: no
+        tools), limits. Raises ``NotConfiguredError`` when the model cannot be called."""
+        key = (model_ref, None if granted is None else frozenset(granted), plugin)
+        snapshot = self._snapshots.get(key)
+        if snapshot is None:
+            snapshot = self._build_snapshot(model_ref, key[1], plugin)
+            if len(self._snapshots) >= MAX_MEMOISED:
+                self._snapshots.clear()
+            self._snapshots[key] = snapshot
+        return snapshot
+
+    def invoker(
+        self, granted: frozenset[str] | None, plugin: PluginFeatures = NO_PLUGIN
+    ) -> ToolInvoker:
+        """The tool runner of ``granted`` (None: every tool the catalogue grants through a
+        permission, as a Function's native calls get), shared by every turn with the same
+        facts: an invoker holds no per-turn state, and building the specs is most of a wake's
+        cost otherwise."""
+        key = (granted, plugin)
+        invoker = self._invokers.get(key)
+        if invoker is None:
+            nodes = granted
+            if nodes is None:
+                nodes = frozenset(e.permission for e in self.registry.catalogue if e.permission)
+            invoker = invoker_for_player(
+                self.registry,
+                nodes,
+                cooldowns=self.parts.cooldowns,
+                redactor=self.redactor,
+                audit=self.parts.audit,
+            )
+            untracked, features = plugin
+            if not untracked:  # None features: a tracked plugin that is not linked now
+                invoker.tools = offered(
+                    invoker.tools, features or frozenset(), linked=features is not None
+                )
+            if len(self._invokers) >= MAX_MEMOISED:
+                self._invokers.clear()
+            self._invokers[key] = invoker
+        return invoker
+
+    def limits(self, attempts: int) -> TurnLimits:
+        config = self.plane.config
+        return TurnLimits(
+            max_tool_rounds=config.turn.max_tool_rounds,
+            max_tool_calls=config.turn.max_tool_calls,
+            reply_max_chars=config.chat.reply_max_chars,
+            action_bar_max_chars=config.chat.action_bar_max_chars,
+            reply_line_max_chars=config.chat.reply_line_max_chars,
+            reply_max_lines=config.chat.reply_max_lines,
+            reply_wrap=config.chat.reply_wrap,
+            max_messages=config.context.max_messages,
+            model_attempts=min(MAX_MODEL_ATTEMPTS, attempts),
+        )
+
+    def _build_snapshot(
+        self, ref: str, granted: frozenset[str] | None, plugin: PluginFeatures
+    ) -> TurnSnapshot:
+        resolved, client = self._route(ref)
+        tools: tuple[ToolSpec, ...] = ()
+        runner: ToolInvoker | None = None
+        if granted is not None:
+            runner = self.invoker(granted, plugin)
+            tools = runner.tools.specs
+        retry = self.providers[resolved.provider_id].settings.retry
+        retry = dataclasses.replace(retry, max_attempts=resolved.provider.retry.max_attempts)
+        return TurnSnapshot(
+            control_version=str(self.plane.version),
+            model_ref=ref,
+            stream=functools.partial(
+                client.stream, model=model_settings(resolved.model_name, resolved.model)
+            ),
+            instructions=self.plane.agents_md.strip() or None,
+            tools=tools,
+            native_tools=tuple(dict(tool) for tool in resolved.provider.native_tools),
+            tool_runner=runner,
+            limits=self.limits(resolved.provider.retry.max_attempts),
+            compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
+            retry=retry,
+            fallbacks=self._fallback_routes(resolved.model.fallbacks),
+            redactor=self.redactor,
+        )
+
+    def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:
+        """The model ``ref`` and its provider's client; ``NotConfiguredError`` when it cannot
+        be called."""
+        try:
+            resolved = self.plane.providers.resolve(ref)
+        except ConfigError as exc:
+            raise NotConfiguredError(str(exc)) from exc
+        entry = self.providers.get(resolved.provider_id)
+        if entry is None:
+            raise NotConfiguredError(self.unusable.get(resolved.provider_id, "not configured"))
+        return resolved, entry.client
+
+    def _fallback_routes(self, refs: Sequence[str]) -> tuple[ModelRoute, ...]:
+        """The routes of a model's fallbacks. One that cannot be called now (its key is not
+        set) is left out with a warning rather than failing every turn of the model."""
+        routes: list[ModelRoute] = []
+        for ref in refs:
+            try:
+                resolved, client = self._route(ref)
+            except NotConfiguredError as exc:
+                log.warning("fallback %s left out: %s", ref, exc)
+                continue
+            retry = self.providers[resolved.provider_id].settings.retry
+            attempts = min(MAX_MODEL_ATTEMPTS, resolved.provider.retry.max_attempts)
+            routes.append(
+                ModelRoute(
+                    model_ref=ref,
+                    stream=functools.partial(
+                        client.stream, model=model_settings(resolved.model_name, resolved.model)
+                    ),
+                    policy=dataclasses.replace(retry, max_attempts=attempts),
+                )
+            )
+        return tuple(routes)
+
+
+def build_served(
+    plane: ControlPlane,
+    *,
+    parts: ProcessParts,
+    handlers: Mapping[str, HandlerFn],
+    previous: ServedConfig | None = None,
+) -> ServedConfig:
+    """Everything ``plane`` serves. ``handlers``: the tool handlers other parts provide
+    (snapshots, ``run_command``, ``call_function``). ``previous``: the version in force, whose
+    clients are reused where a provider's settings did not change.
+
+    Raises ``ConfigError`` naming the file for anything that cannot be built (a wake pattern
+    that does not compile or would wake on every message, a tool registry that cannot bind);
+    the clients are built last, after everything that can fail, so a refused version leaves
+    no client open behind it."""
+    try:
+        wake_rules = WakeRules.from_settings(plane.config.chat)
+    except TurnError as exc:
+        raise ConfigError(f"config.yml: {exc}") from exc
+    try:
+        registry = _registry(plane, handlers)
+    except MineclawError as exc:
+        raise ConfigError(f"tools.yml: {exc}") from exc
+    whitelist = compile_whitelist(plane.whitelist_file)
+    providers, unusable = _providers(plane, parts, previous)
+    return ServedConfig(
+        plane=plane,
+        whitelist=whitelist,
+        wake_rules=wake_rules,
+        redactor=plane.redactor,
+        registry=registry,
+        tool_cooldown_ms=plane.config.environment.tool_cooldown_ms,
+        function_pool=pool_settings(plane.config.functions),
+        providers=MappingProxyType(providers),
+        unusable=MappingProxyType(unusable),
+        parts=parts,
+    )
+
+
+def retired_clients(old: ServedConfig, new: ServedConfig) -> list[ProviderClient]:
+    """The clients ``old`` holds and ``new`` does not: to close once no turn uses them."""
+    kept = {id(client) for client in new.clients}
+    return [client for client in old.clients if id(client) not in kept]
+
+
+def _registry(plane: ControlPlane, handlers: Mapping[str, HandlerFn]) -> ToolRegistry:
+    notes: dict[str, str] = {}
+    if has_enabled_functions(plane):  # the model learns what it may call, never how
+        notes[CALL_FUNCTION] = function_menu(plane)
+    else:  # nothing to call: call_function is not offered
+        handlers = {name: h for name, h in handlers.items() if name != CALL_FUNCTION}
+    return registry_for(plane, extra_handlers=handlers, notes=notes)
+
+
+def _providers(
+    plane: ControlPlane, parts: ProcessParts, previous: ServedConfig | None
+) -> tuple[dict[str, ProviderEntry], dict[str, str]]:
+    chosen = plane.config.identity
+    identity = IdentitySettings(
+        include_player_name_field=chosen.include_player_name_field,
+        include_player_content_prefix=chosen.include_player_content_prefix,
+    )
+    entries: dict[str, ProviderEntry] = {}
+    unusable: dict[str, str] = {}
+    for provider_id, config in plane.providers.providers.items():
+        if config.api_key_missing:
+            unusable[provider_id] = f"{config.api_key_env or 'the API key'} is not set"
+            continue
+        try:
+            settings = provider_settings(provider_id, config)
+        except ConfigError as exc:
+            unusable[provider_id] = str(exc)
+            continue
+        # The engine owns a request's attempts (bridge.turns.attempts, one retry policy): a
+        # client never retries on its own.
+        settings = dataclasses.replace(
+            settings, retry=dataclasses.replace(settings.retry, max_attempts=1)
+        )
+        old = previous.providers.get(provider_id) if previous is not None else None
+        if old is not None and (old.settings, old.identity) == (settings, identity):
+            entries[provider_id] = old  # a reload that left it alone keeps its connections
+            continue
+        client = ProviderClient(
+            settings, identity=identity, transport=parts.transport, redact=parts.redact_now
+        )
+        entries[provider_id] = ProviderEntry(settings, identity, client)
+    return entries, unusable
