@@ -2,10 +2,12 @@
 
 In order: the tool must be in the turn's catalogue (a gated tool is answered like a missing
 one), the arguments must be a JSON object matching the tool's schema, the player must be past
-the tool's cooldown, then the handler runs. Whatever happens becomes a ``ToolOutcome``: a
-refusal or a handler exception is an error result, never an exception out of here, except
-cancellation, which goes on up so the turn can end. The outcome is redacted before it leaves
-and an audit record says which path it took.
+the tool's cooldown, then the handler runs. The cooldown spaces rounds and turns: the calls of
+one model reply (one round) are admitted together once the first of them is.
+
+Whatever happens becomes a ``ToolOutcome``: a refusal or a handler exception is an error
+result, never an exception out of here, except cancellation, which goes on up so the turn can
+end. The outcome is redacted before it leaves and an audit record says which path it took.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from bridge.errors import MineclawError
 from bridge.providers.items import ToolCall, ToolResult
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
-from bridge.tools.registry import BoundTool, CallContext, TurnTools
+from bridge.tools.registry import READ_EFFECTS, BoundTool, CallContext, TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
 
 
@@ -44,6 +46,9 @@ class TurnOfCall(Protocol):
     @property
     def player(self) -> Asker: ...
 
+    @property
+    def round(self) -> int: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,10 @@ class Cooldowns:
     clock is injectable so tests never sleep. ``cooldown_ms`` is a number or a function giving
     the setting in force: it is read at every call, so a reload that changes it applies to the
     next call, in both directions (the last call's time is kept, not a precomputed deadline).
+
+    A call made in a ``batch`` (the round of a turn: the calls of one model reply) is admitted
+    when an earlier call of the same batch was: "set day and clear the weather" is two
+    ``run_command`` calls of one reply, and both run. The next round waits out the cooldown.
     """
 
     def __init__(
@@ -68,25 +77,29 @@ class Cooldowns:
     ) -> None:
         self._cooldown_ms = cooldown_ms
         self._clock = clock
-        self._last: dict[tuple[str, str], float] = {}
+        self._last: dict[tuple[str, str], tuple[float, str | None]] = {}
 
     @property
     def cooldown_s(self) -> float:
         setting = self._cooldown_ms
         return (setting() if callable(setting) else setting) / 1000
 
-    def admit(self, player: str, tool: str) -> float | None:
+    def admit(self, player: str, tool: str, *, batch: str | None = None) -> float | None:
         """``None`` and the cooldown starts, or the seconds still to wait."""
         cooldown_s = self.cooldown_s
         now = self._clock()
         key = (player, tool)
         last = self._last.get(key)
-        if last is not None and now < last + cooldown_s:
-            return last + cooldown_s - now
+        if last is not None:
+            started, last_batch = last
+            if batch is not None and batch == last_batch:
+                return None  # the same reply: its first call already started the cooldown
+            if now < started + cooldown_s:
+                return started + cooldown_s - now
         # Kept under a zero cooldown too: a reload that raises it counts from the last call.
-        self._last[key] = now
+        self._last[key] = (now, batch)
         if len(self._last) > 4096:  # forget expired entries so the map stays small
-            self._last = {k: v for k, v in self._last.items() if v + cooldown_s > now}
+            self._last = {k: v for k, v in self._last.items() if v[0] + cooldown_s > now}
         return None
 
 
@@ -113,11 +126,17 @@ class ToolInvoker:
             call_id=call.call_id,
             player_uuid=context.player.uuid,
             player_name=context.player.name,
+            batch=f"{context.turn_id}#{context.round}" if context.round else None,
         )
         outcome = await self.invoke(call.name, call.arguments, call_context)
         tool = self.tools.tools.get(call.name)
         personal = tool is not None and tool.personal
         return ToolResult(call_id=call.call_id, output=outcome.to_json(), personal=personal)
+
+    def side_effect_free(self, name: str) -> bool:
+        """Reads (workspace, game) change nothing; a tool this turn lacks is answered at once."""
+        tool = self.tools.tools.get(name)
+        return tool is None or tool.effect in READ_EFFECTS
 
     async def invoke(self, name: str, arguments: str | Any, context: CallContext) -> ToolOutcome:
         """One call; ``arguments`` is JSON text (from a model) or an already parsed value."""
@@ -130,7 +149,7 @@ class ToolInvoker:
                 )
             handler = tool.entry.handler
             parsed = _validated(tool, arguments)
-            wait = self._cooldowns.admit(context.player_uuid, name)
+            wait = self._cooldowns.admit(context.player_uuid, name, batch=context.batch)
             if wait is not None:
                 raise ToolFailure(
                     ErrorCode.COOLDOWN,

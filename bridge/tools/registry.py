@@ -33,12 +33,16 @@ Status = Literal["available", "disabled", "not_built", "invalid"]
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who a call is for: the asking player's uuid and name (``"console"`` offline)."""
+    """Who a call is for: the asking player's uuid and name (``"console"`` offline).
+
+    ``batch`` names the model reply the call came in (its turn and round), so the calls of one
+    reply share one cooldown admission; None for a call made on its own (CLI, Functions)."""
 
     turn_id: str
     call_id: str
     player_uuid: str
     player_name: str
+    batch: str | None = None
 
 
 HandlerFn = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
@@ -56,6 +60,9 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "call_function": "runs_functions",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
+
+READ_EFFECTS: frozenset[Effect] = frozenset({"reads_workspace", "reads_game"})
+"""Effects that change nothing: calls with them may run side by side in one round."""
 
 PERSONAL_HANDLERS = frozenset({"player_snapshot", "item_inspect", "block_inspect"})
 """Handlers whose results describe the asking player (position, health, items, what they look

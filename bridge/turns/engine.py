@@ -16,6 +16,7 @@ answer is in, `stop` no longer applies and the commit runs shielded from cancell
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import secrets
@@ -305,13 +306,50 @@ class TurnEngine:
             if not offer_tools:
                 raise _Dropped("the model asked for tools past the turn's limits")
             progress.rounds += 1
-            for call in calls:
-                if progress.tool_calls >= limits.max_tool_calls:
-                    result = ToolResult(call_id=call.call_id, output=TOOL_CALL_LIMIT_OUTPUT)
-                else:
-                    progress.tool_calls += 1
-                    result = await self._run_tool(context, snapshot, call)
-                progress.items.append(result)
+            in_round = dataclasses.replace(context, round=progress.rounds)
+            progress.items.extend(await self._run_round(in_round, snapshot, calls, progress))
+
+    async def _run_round(
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        calls: Sequence[ToolCall],
+        progress: _Progress,
+    ) -> list[ToolResult]:
+        """Every call of one model reply, results in call order. Reads next to each other run
+        together; a call with side effects runs alone, after everything before it and before
+        everything after it, so "set day, then clear the weather" happens in that order."""
+        runner = snapshot.tool_runner
+        assert runner is not None
+        results: list[ToolResult | None] = [None] * len(calls)
+        reads: list[int] = []
+
+        async def run_reads() -> None:
+            if len(reads) == 1:
+                results[reads[0]] = await self._run_tool(context, snapshot, calls[reads[0]])
+            elif reads:
+                # A task group: a fault in one read cancels the others and ends the turn.
+                async with asyncio.TaskGroup() as group:
+                    tasks = {
+                        index: group.create_task(self._run_tool(context, snapshot, calls[index]))
+                        for index in reads
+                    }
+                for index, task in tasks.items():
+                    results[index] = task.result()
+            reads.clear()
+
+        for index, call in enumerate(calls):
+            if progress.tool_calls >= snapshot.limits.max_tool_calls:
+                results[index] = ToolResult(call_id=call.call_id, output=TOOL_CALL_LIMIT_OUTPUT)
+                continue
+            progress.tool_calls += 1
+            if runner.side_effect_free(call.name):
+                reads.append(index)
+                continue
+            await run_reads()
+            results[index] = await self._run_tool(context, snapshot, call)
+        await run_reads()
+        return [result for result in results if result is not None]
 
     async def _complete(
         self,

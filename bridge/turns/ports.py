@@ -46,9 +46,13 @@ class PlayerRef:
 
 @dataclass(frozen=True, slots=True)
 class TurnContext:
+    """``round``: which tool round of the turn a call belongs to (1 for the calls of the
+    model's first reply; 0 outside a round). The calls of one reply share a round."""
+
     turn_id: str
     session_id: str
     player: PlayerRef
+    round: int = 0
 
 
 class ToolRunner(Protocol):
@@ -58,6 +62,11 @@ class ToolRunner(Protocol):
     runner records its own dispatches and approvals in the audit log."""
 
     async def run(self, call: ToolCall, context: TurnContext) -> ToolResult: ...
+
+    def side_effect_free(self, name: str) -> bool:
+        """Whether a call of the tool ``name`` changes nothing (a read), so the engine may run
+        it alongside the other reads of the same reply. Anything else runs alone, in order."""
+        ...
 
 
 class TurnOutput(Protocol):

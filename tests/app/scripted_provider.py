@@ -41,6 +41,26 @@ class ScriptedProvider(ReplayServer):
     def answer(self, *parts: str) -> None:
         self.script(Reply(chunks=text_chunks(*parts)))
 
+    def call_tools(self, *calls: tuple[str, dict[str, Any]]) -> None:
+        """Queues one answer asking for every (name, arguments) call, in one reply."""
+        deltas = [
+            {
+                "index": index,
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for index, (name, arguments) in enumerate(calls)
+        ]
+        self.script(
+            Reply(
+                chunks=sse(
+                    {"choices": [{"index": 0, "delta": {"tool_calls": deltas}}]},
+                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                )
+            )
+        )
+
     def fail(self, status: int = 500, times: int = 1) -> None:
         body = json.dumps({"error": {"message": "scripted failure", "type": "server_error"}})
         for _ in range(times):

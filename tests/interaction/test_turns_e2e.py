@@ -50,10 +50,16 @@ def providers_yml(port: int) -> str:
     )
 
 
-def write_config(config: Path, provider_port: int, config_yml: str) -> None:
+def write_config(
+    config: Path, provider_port: int, config_yml: str, files: dict[str, str] | None = None
+) -> None:
+    """``files``: more files of the folder by relative path (whitelist.yml, skills...)."""
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yml").write_text(config_yml)
     (config / "providers.yml").write_text(providers_yml(provider_port))
+    for name, text in (files or {}).items():
+        (config / name).parent.mkdir(parents=True, exist_ok=True)
+        (config / name).write_text(text)
 
 
 @dataclass
@@ -105,12 +111,14 @@ class World:
 
 
 @contextlib.asynccontextmanager
-async def world(tmp_path: Path, config_yml: str = NO_COOLDOWNS) -> AsyncIterator[World]:
+async def world(
+    tmp_path: Path, config_yml: str = NO_COOLDOWNS, files: dict[str, str] | None = None
+) -> AsyncIterator[World]:
     require_testkit_jar()
     provider = ScriptedProvider()
     await provider.start()
     config, port = tmp_path / "config", free_port()
-    write_config(config, provider.port, config_yml)
+    write_config(config, provider.port, config_yml, files)
     bridge = await BridgeProcess.start(config, port=port)
     testkit: TestkitProcess | None = None
     current: World | None = None

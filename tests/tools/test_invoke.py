@@ -148,6 +148,61 @@ async def test_cooldown_is_per_player_and_per_tool_with_an_injected_clock() -> N
     assert (await invoker.invoke("read", '{"path": "a"}', STEVE)).ok
 
 
+async def test_the_calls_of_one_reply_share_a_cooldown_and_the_next_round_waits() -> None:
+    """ "Set day and clear the weather": two run_command calls of one model reply both run;
+    the cooldown spaces that reply from the next round and from other turns."""
+    clock = ManualClock()
+    cooldowns = Cooldowns(cooldown_ms=500, clock=clock)
+    granted = frozenset({"mineclaw.tool.run_command"})
+    invoker = _invoker({"run_command": ECHO}, granted=granted, cooldowns=cooldowns)
+    steve = PlayerRef(uuid="uuid-steve", name="Steve")
+    round_one = TurnContext(turn_id="t1", session_id="s", player=steve, round=1)
+    for call_id in ("a", "b", "c"):
+        result = await invoker.run(
+            ToolCall(call_id=call_id, name="run_command", arguments="{}"), round_one
+        )
+        assert json.loads(result.output)["ok"] is True, result.output
+    round_two = TurnContext(turn_id="t1", session_id="s", player=steve, round=2)
+    refused = await invoker.run(
+        ToolCall(call_id="d", name="run_command", arguments="{}"), round_two
+    )
+    assert json.loads(refused.output)["error_code"] == "cooldown"
+    other_turn = TurnContext(turn_id="t2", session_id="s", player=steve, round=1)
+    refused = await invoker.run(
+        ToolCall(call_id="e", name="run_command", arguments="{}"), other_turn
+    )
+    assert json.loads(refused.output)["error_code"] == "cooldown"
+    # A call made on its own (the CLI, a Function) has no reply to share.
+    alone = await invoker.invoke("run_command", "{}", STEVE)
+    assert alone.error_code is ErrorCode.COOLDOWN
+    clock.now += 0.5
+    assert json.loads(
+        (
+            await invoker.run(ToolCall(call_id="f", name="run_command", arguments="{}"), round_two)
+        ).output
+    )["ok"]
+
+
+async def test_a_reply_refused_by_the_cooldown_is_refused_for_every_call() -> None:
+    clock = ManualClock()
+    cooldowns = Cooldowns(cooldown_ms=500, clock=clock)
+    invoker = _invoker({"read": ECHO}, cooldowns=cooldowns)
+    assert (await invoker.invoke("read", '{"path": "a"}', STEVE)).ok
+    steve = PlayerRef(uuid="uuid-steve", name="Steve")
+    context = TurnContext(turn_id="t9", session_id="s", player=steve, round=1)
+    for call_id in ("a", "b"):
+        call = ToolCall(call_id=call_id, name="read", arguments='{"path": "a"}')
+        assert json.loads((await invoker.run(call, context)).output)["error_code"] == "cooldown"
+
+
+def test_reads_are_side_effect_free_and_commands_are_not() -> None:
+    granted = frozenset({"mineclaw.tool.run_command"})
+    invoker = _invoker({"read": ECHO, "grep": ECHO, "run_command": ECHO}, granted=granted)
+    assert invoker.side_effect_free("read") and invoker.side_effect_free("grep")
+    assert not invoker.side_effect_free("run_command")
+    assert invoker.side_effect_free("no_such_tool")  # answered at once with an error
+
+
 async def test_a_refused_call_does_not_start_the_cooldown() -> None:
     cooldowns = Cooldowns(cooldown_ms=500, clock=ManualClock())
     invoker = _invoker({"read": ECHO}, cooldowns=cooldowns)

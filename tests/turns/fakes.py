@@ -104,6 +104,11 @@ class RecordingTools:
     refuse: frozenset[str] = frozenset()
     crash: frozenset[str] = frozenset()
     calls: list[tuple[str, str, str]] = field(default_factory=list)
+    writes: frozenset[str] = frozenset({"run_command"})
+    """Tools with side effects: the engine runs them alone, in order."""
+
+    def side_effect_free(self, name: str) -> bool:
+        return name not in self.writes
 
     async def run(self, call: ToolCall, context: TurnContext) -> ToolResult:
         self.calls.append((context.turn_id, call.name, call.arguments))

@@ -21,6 +21,9 @@ class SurrogateTools:
             raise ToolError("no such player \udc00")
         return ToolResult(call_id=call.call_id, output="block: stone \ud800")
 
+    def side_effect_free(self, name: str) -> bool:
+        return name != "run_command"
+
 
 def encodes(value: object) -> bool:
     try:
