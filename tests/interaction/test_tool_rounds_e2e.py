@@ -1,6 +1,6 @@
 """Tools of one model reply, end to end: the testkit JVM, ``python -m bridge serve`` and a
 scripted provider. "Set day and clear the weather" is two ``run_command`` calls in one reply;
-both reach the server, in order, under the default per-tool cooldown."""
+both reach the server, in order, while the per-tool cooldown still spaces turns."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ console:
   - "weather (clear|rain)"
 """
 COMMANDER = [*OP, "mineclaw.tool.run_command"]
+# A cooldown far longer than the test: only the calls of one reply may share it.
+LONG_TOOL_COOLDOWN = NO_COOLDOWNS + "environment:\n  tool_cooldown_ms: 600000\n"
 
 
-async def test_two_commands_in_one_reply_both_run_under_the_default_cooldown(
+async def test_two_commands_in_one_reply_both_run_and_the_cooldown_spaces_turns(
     tmp_path: Path,
 ) -> None:
-    # The rate limits are off so the turn starts; tool_cooldown_ms keeps its default (500).
-    async with world(tmp_path, NO_COOLDOWNS, {"whitelist.yml": WHITELIST}) as w:
+    async with world(tmp_path, LONG_TOOL_COOLDOWN, {"whitelist.yml": WHITELIST}) as w:
         await w.add("Steve", COMMANDER)
         w.provider.call_tools(
             ("run_command", {"command": "time set day", "intent": "day", "player": ""}),
@@ -47,3 +48,15 @@ async def test_two_commands_in_one_reply_both_run_under_the_default_cooldown(
         for message in results:
             outcome = json.loads(message["content"])
             assert outcome["ok"] is True and outcome["result"]["status"] == "dispatched"
+
+        # The next turn's call comes inside the cooldown: refused, nothing dispatched.
+        w.provider.call_tools(
+            ("run_command", {"command": "time set night", "intent": "night", "player": ""})
+        )
+        w.provider.answer("Not yet.")
+        since = w.mark()
+        await w.chat("Steve", "@ai now make it night")
+        await w.message("*", REPLY_PREFIX, since)
+        assert not [e for e in w.testkit.events[since:] if e.get("event") == "dispatch"]
+        refused = [m for m in w.provider.bodies()[3]["messages"] if m["role"] == "tool"][-1]
+        assert json.loads(refused["content"])["error_code"] == "cooldown"
