@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from bridge.control.base import StrictModel
+from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.whitelist_rules import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
@@ -148,6 +149,7 @@ class ConfigFile(StrictModel):
     chat: ChatConfig = Field(default_factory=ChatConfig)
     rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
     turn: TurnConfig = Field(default_factory=TurnConfig)
+    concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     identity: IdentityConfig = Field(default_factory=IdentityConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)

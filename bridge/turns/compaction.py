@@ -99,6 +99,11 @@ class Compactor:
         # The loop holds tasks only weakly: without this reference a run waiting on something
         # only it can reach could be collected, and its settle callback would never free the server.
         self._task: asyncio.Task[CompactionOutcome] | None = None
+        self._freed: list[Callable[[], None]] = []
+
+    def add_freed_listener(self, listener: Callable[[], None]) -> None:
+        """Called after every compaction, once its lane is free again (queued wakes start)."""
+        self._freed.append(listener)
 
     @property
     def pending(self) -> bool:
@@ -152,12 +157,16 @@ class Compactor:
                 self._audit.record("compaction.end", {"outcome": outcome})
             except MineclawError as exc:
                 log.error("compaction end not audited: %s", exc)
-            if future.done():
-                return
-            if done.cancelled():
-                future.cancel()
-            else:
-                future.set_result(outcome)
+            if not future.done():
+                if done.cancelled():
+                    future.cancel()
+                else:
+                    future.set_result(outcome)
+            for listener in self._freed:
+                try:
+                    listener()
+                except Exception:
+                    log.exception("compaction listener failed")
 
         task.add_done_callback(settle)
 

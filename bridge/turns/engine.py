@@ -39,7 +39,7 @@ from bridge.providers.items import (
 )
 from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
-from bridge.turns.activity import ServerActivity
+from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.attempts import AttemptsSpent, complete
 from bridge.turns.failure_lines import (
     PROVIDER_FAILURE,
@@ -49,6 +49,7 @@ from bridge.turns.failure_lines import (
 from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
+    PUBLIC_LANE,
     ArchiveWriter,
     ModelRoute,
     PlayerRef,
@@ -124,7 +125,11 @@ class _Progress:
 
 
 class TurnEngine:
-    """Runs turns. Keyword-only settings: ``action_bar_interval_s`` (0.075); ``sleep`` and
+    """Runs the turns of one lane, one at a time. ``lane_id`` names the lane in each turn's
+    context and audit record; ``cap``, when given, is the server's count of running turns,
+    claimed with the lane and freed with it.
+
+    Keyword-only settings: ``action_bar_interval_s`` (0.075); ``sleep`` and
     ``rng`` (the pauses between attempts follow the snapshot's retry policy),
     ``monotonic``/``wall_clock``/``turn_ids`` for tests."""
 
@@ -136,6 +141,8 @@ class TurnEngine:
         audit: AuditSink,
         output: TurnOutput,
         activity: ServerActivity,
+        lane_id: str = PUBLIC_LANE,
+        cap: TurnCap | None = None,
         after_turn: Sequence[TurnListener] = (),
         action_bar_interval_s: float = 0.075,
         rng: random.Random | None = None,
@@ -149,6 +156,10 @@ class TurnEngine:
         self._audit = audit
         self._output = output
         self._activity = activity
+        self._lane_id = lane_id
+        self._cap = cap
+        self._asker: PlayerRef | None = None
+        self._turn_id: str | None = None
         self._after_turn = list(after_turn)
         self._action_bar_interval_s = action_bar_interval_s
         self._rng = rng
@@ -170,15 +181,38 @@ class TurnEngine:
     def active(self) -> bool:
         return self._task is not None
 
+    @property
+    def lane_id(self) -> str:
+        return self._lane_id
+
+    @property
+    def asker(self) -> PlayerRef | None:
+        """Who asked the running turn (None when idle): that player may stop it."""
+        return self._asker
+
+    @property
+    def turn_id(self) -> str | None:
+        """The running turn's id (None when idle)."""
+        return self._turn_id
+
     def start(self, request: TurnRequest, snapshot: TurnSnapshot) -> asyncio.Task[TurnOutcome]:
-        """Start a turn now; raises `BusyError` when a turn or compaction holds the server."""
+        """Start a turn now; raises `BusyError` when a turn or compaction holds the lane or the
+        cap on running turns is reached."""
         self._activity.claim("turn")
+        if self._cap is not None:
+            try:
+                self._cap.claim()
+            except BaseException:
+                self._activity.release("turn")
+                raise
         # History and session id are read together, now: a clear between this and the turn's
         # first step must not run the turn on the new session while it is filed under the old.
         projection = self._session.projection(
             snapshot.limits.max_messages, for_player=request.player.name
         )
-        context = TurnContext(self._turn_ids(), projection.session_id, request.player)
+        context = TurnContext(
+            self._turn_ids(), projection.session_id, request.player, lane_id=self._lane_id
+        )
         # Line breaks a player typed (U+2028 and the like) are escaped before the text enters
         # any transcript: one chat message stays one line of that player's.
         question = escape_line_breaks(request.question)
@@ -189,6 +223,7 @@ class TurnEngine:
                 {
                     "turn_id": context.turn_id,
                     "session_id": context.session_id,
+                    "lane": self._lane_id,
                     "player": request.player.name,
                     "implicit": request.implicit,
                     "model": snapshot.model_ref,
@@ -198,6 +233,8 @@ class TurnEngine:
         except BaseException:
             # No turn without its audit record; and a refused start must not hold the server.
             self._activity.release("turn")
+            if self._cap is not None:
+                self._cap.release()
             raise
         self._stop_requested = False
         task = asyncio.create_task(
@@ -208,6 +245,7 @@ class TurnEngine:
         # never enters its coroutine, and the server must still be freed.
         task.add_done_callback(lambda done: self._finished(done, context, snapshot, progress))
         self._task = task
+        self._asker, self._turn_id = request.player, context.turn_id
         return task
 
     def stop(self) -> bool:
@@ -226,8 +264,11 @@ class TurnEngine:
         progress: _Progress,
     ) -> None:
         self._task = None
+        self._asker = self._turn_id = None
         self._committing = False
         self._activity.release("turn")
+        if self._cap is not None:
+            self._cap.release()
         if not progress.ended:
             self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
         if not task.cancelled() and task.exception() is not None:

@@ -44,15 +44,23 @@ class PlayerRef:
     name: str
 
 
+PUBLIC_LANE = "public"
+"""The lane id of the public session; a private lane's id is ``ai-`` and a digest of its player
+(`bridge.turns.lanes.private_lane_id`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TurnContext:
-    """``round``: which tool round of the turn a call belongs to (1 for the calls of the
+    """Who a turn is for and where it runs. ``lane_id`` and ``player.uuid`` let what counts
+    across lanes (cooldowns, budgets) tell a player's public and private turns apart and add
+    them up. ``round``: which tool round of the turn a call belongs to (1 for the calls of the
     model's first reply; 0 outside a round). The calls of one reply share a round."""
 
     turn_id: str
     session_id: str
     player: PlayerRef
     round: int = 0
+    lane_id: str = PUBLIC_LANE
 
 
 class ToolRunner(Protocol):
