@@ -131,6 +131,9 @@ async def test_the_turn_context_names_the_lane_and_the_player() -> None:
             seen.append(context)
             return ToolResult(call_id=call.call_id, output="ok")
 
+        def side_effect_free(self, name: str) -> bool:
+            return False
+
     shared = Shared()
     private = shared.lanes().private(STEVE)
     model = ScriptedModel([tool_calls(("c1", "look", "{}")), answer("done")])
