@@ -47,7 +47,8 @@ def model_settings(wire_model: str, config: ModelConfig) -> ModelSettings:
         wire_model=wire_model,
         max_output_tokens=config.limits.max_output_tokens,
         interleaved_field=config.interleaved.field if config.interleaved is not None else None,
-        prompt_cache_key=config.request.prompt_cache_key,
+        # None only for a model not resolved through ProvidersFile.resolve: then not sent.
+        prompt_cache_key=bool(config.request.prompt_cache_key),
         extra_body=dict(config.request.extra_body),
     )
 

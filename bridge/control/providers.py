@@ -98,6 +98,11 @@ MANAGED_BODY_KEYS: frozenset[str] = frozenset(
 )
 
 
+PROMPT_CACHE_KEY_HOSTS = frozenset({"api.openai.com"})
+PROMPT_CACHE_KEY_HOST_SUFFIXES = (".openai.azure.com",)
+"""Hosts whose APIs take ``prompt_cache_key``: it is sent to them unless switched off."""
+
+
 def _environ(info: ValidationInfo) -> Mapping[str, str]:
     context = info.context
     if isinstance(context, Mapping):
@@ -156,6 +161,8 @@ class ProviderConfig(StrictModel):
     timeout: TimeoutConfig = Field(default_factory=TimeoutConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     native_tools: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
+    # None: on where the provider is known to take the field (see `sends_prompt_cache_key`).
+    prompt_cache_key: bool | None = None
 
     _api_key_env: str | None = PrivateAttr(default=None)
 
@@ -228,6 +235,17 @@ class ProviderConfig(StrictModel):
         return value
 
     @property
+    def sends_prompt_cache_key(self) -> bool:
+        """Whether models of this provider send ``prompt_cache_key`` unless they say otherwise:
+        as configured, or, unset, for OpenAI's own API and Azure OpenAI, which document the
+        field. Other OpenAI-compatible servers may refuse a field they do not know, so they
+        get it only when the owner turns it on."""
+        if self.prompt_cache_key is not None:
+            return self.prompt_cache_key
+        host = self.api.base_url.split("/")[2].split(":")[0].lower()
+        return host in PROMPT_CACHE_KEY_HOSTS or host.endswith(PROMPT_CACHE_KEY_HOST_SUFFIXES)
+
+    @property
     def api_key_env(self) -> str | None:
         """The environment variable ``api_key`` referenced, if it was a reference."""
         return self._api_key_env
@@ -294,9 +312,10 @@ class InterleavedConfig(StrictModel):
 
 
 class RequestExtras(StrictModel):
-    """Additions to every request for this model."""
+    """Additions to every request for this model. ``prompt_cache_key``: None follows the
+    provider (`ProviderConfig.sends_prompt_cache_key`)."""
 
-    prompt_cache_key: bool = False
+    prompt_cache_key: bool | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("extra_body")
@@ -306,6 +325,27 @@ class RequestExtras(StrictModel):
         if managed:
             raise ValueError(f"may not set managed fields: {', '.join(managed)}")
         return value
+
+
+MAX_PRICE_PER_MILLION = 1_000_000.0
+
+
+class ModelPrice(StrictModel):
+    """What a million tokens cost, for the cost estimates of the metrics (any one currency,
+    the same for every model). ``cached_input_per_million`` is for input tokens the provider
+    served from its prompt cache; unset, they cost as much as other input."""
+
+    input_per_million: float = Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)
+    output_per_million: float = Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)
+    cached_input_per_million: float | None = Field(
+        default=None, ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False
+    )
+
+    @property
+    def cached_input(self) -> float:
+        if self.cached_input_per_million is None:
+            return self.input_per_million
+        return self.cached_input_per_million
 
 
 MAX_FALLBACKS = 4
@@ -320,6 +360,7 @@ class ModelConfig(StrictModel):
     interleaved: InterleavedConfig | None = None
     request: RequestExtras = Field(default_factory=RequestExtras)
     fallbacks: list[str] = Field(default_factory=list, max_length=MAX_FALLBACKS)
+    price: ModelPrice | None = None
 
 
 class ResolvedModel(NamedTuple):
@@ -410,4 +451,10 @@ class ProvidersFile(StrictModel):
         provider = self.providers.get(provider_id)
         if model is None or provider is None:
             raise ConfigError(f"model {ref!r} is not configured in providers.yml")
+        if model.request.prompt_cache_key is None:
+            # Resolved here, so whoever builds the model's settings sends what the owner chose.
+            request = model.request.model_copy(
+                update={"prompt_cache_key": provider.sends_prompt_cache_key}
+            )
+            model = model.model_copy(update={"request": request})
         return ResolvedModel(provider_id, provider, model_name, model)

@@ -207,9 +207,7 @@ class TurnEngine:
                 raise
         # History and session id are read together, now: a clear between this and the turn's
         # first step must not run the turn on the new session while it is filed under the old.
-        projection = self._session.projection(
-            snapshot.limits.max_messages, for_player=request.player.name
-        )
+        projection = self._session.projection(snapshot.limits.max_messages)
         context = TurnContext(
             self._turn_ids(), projection.session_id, request.player, lane_id=self._lane_id
         )

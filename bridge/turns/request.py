@@ -4,6 +4,13 @@ The summary of compacted turns goes back to the model as the first message of th
 conversation, a user message from nobody in particular that the bridge labels as a summary:
 earlier conversation, not instructions. It never travels in the system prompt, where text the
 players once wrote would gain the owner's authority, and it never poses as a player's message.
+
+Prompt caching: providers reuse the work for the longest start of a request they have seen
+before (tools, then instructions, then the conversation), so nothing that changes from one
+request to the next may sit before the newest items. The instructions are the owner's
+``AGENTS.md`` as written (no clock, no player name, nothing per turn: per-turn facts travel in
+the turn's own items); the tool list keeps its order; and a round past the turn's tool limits
+still lists the same tools, with ``tool_choice: none`` instead of an empty list.
 """
 
 from __future__ import annotations
@@ -42,9 +49,9 @@ def build_request(
         session_id=projection.session_id,
         instructions=instructions,
         items=(*earlier, *projection.items, *turn_items),
-        tools=snapshot.tools if offer_tools else (),
-        native_tools=snapshot.native_tools if offer_tools else (),
-        tool_choice="auto",
+        tools=snapshot.tools,
+        native_tools=snapshot.native_tools,
+        tool_choice="auto" if offer_tools else "none",
         parallel_tool_calls=None,
     )
     estimate = raw_tokens_of_text(instructions or "")

@@ -14,9 +14,16 @@ counts and one slice instead of a walk over every turn of a full history. The la
 is kept too: after a turn is published the compaction check projects the new state, and the
 next turn's first request projects the same state again.
 
-Tool results marked ``personal`` (snapshots of the asking player) belong to the player whose
-turn made them: a projection for another player replays the call and a result that says it
-was withheld, so Guest's request never carries Steve's position, health or items.
+Tool results marked ``personal`` (snapshots of the asking player) are seen only by the turn
+that made them: every later request replays the call and a result that says it was withheld,
+so Guest's request never carries Steve's position, health or items. Steve's own later turns get
+the same note (a snapshot is stale by the next turn anyway; the model may take a fresh one),
+so the replayed history is the same bytes whoever asks, and a provider's prompt cache keeps
+serving it as players take turns.
+
+The replayed window moves in steps: once the history passes ``max_messages``, the oldest turns
+are dropped a quarter of the limit at a time rather than one per turn, so the start of the
+request (what prompt caching matches on) stays the same for many turns in a row.
 """
 
 from __future__ import annotations
@@ -37,14 +44,32 @@ def new_session_id() -> str:
 
 
 def withheld(result: ToolResult, owner: str) -> ToolResult:
-    """What another player's turn sees of a personal result: that the tool ran, not its output."""
-    note = f"withheld: this result was about {owner} and is shown only in {owner}'s turns"
+    """What a later turn sees of a personal result: that the tool ran, not its output."""
+    note = (
+        f"withheld: this result was about {owner} and was shown only in the turn that asked"
+        " for it; call the tool again for a fresh one"
+    )
     output = json.dumps({"ok": True, "result": {"withheld": note}})
     return ToolResult(call_id=result.call_id, output=output, personal=True)
 
 
 def _has_personal(turn: CompletedTurn) -> bool:
     return any(isinstance(item, ToolResult) and item.personal for item in turn.items)
+
+
+def replayed_items(turn: CompletedTurn) -> tuple[Item, ...]:
+    """The turn's items as later requests replay them: personal results withheld."""
+    if not _has_personal(turn):
+        return turn.items
+    return tuple(
+        withheld(item, turn.player) if isinstance(item, ToolResult) and item.personal else item
+        for item in turn.items
+    )
+
+
+WINDOW_STEPS = 4
+"""The replayed window moves by ``max_messages // WINDOW_STEPS`` items at a time (at least one
+whole turn), so the history replayed holds between three quarters of the limit and all of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,33 +112,27 @@ class _TurnIndex:
 
     state: SessionState
     items: tuple[Item, ...]
+    """As replayed: personal results withheld (`replayed_items`)."""
     item_ends: tuple[int, ...]
     token_ends: tuple[int, ...]
-    personal_turns: tuple[int, ...] = ()
-    """Positions of the turns that hold a personal tool result."""
 
     @classmethod
     def of(cls, state: SessionState) -> _TurnIndex:
         turns = state.turns
         return cls(
             state,
-            tuple(chain.from_iterable(turn.items for turn in turns)),
+            tuple(chain.from_iterable(replayed_items(turn) for turn in turns)),
             tuple(accumulate((len(turn.items) for turn in turns), initial=0)),
             tuple(accumulate((turn.raw_tokens for turn in turns), initial=0)),
-            tuple(n for n, turn in enumerate(turns) if _has_personal(turn)),
         )
 
     def extended(self, state: SessionState, turn: CompletedTurn) -> _TurnIndex:
         """The index of `state`, which is this index's state plus `turn`."""
-        personal = self.personal_turns
-        if _has_personal(turn):
-            personal = (*personal, len(state.turns) - 1)
         return _TurnIndex(
             state,
-            self.items + turn.items,
+            self.items + replayed_items(turn),
             (*self.item_ends, self.item_ends[-1] + len(turn.items)),
             (*self.token_ends, self.token_ends[-1] + turn.raw_tokens),
-            personal,
         )
 
 
@@ -127,8 +146,8 @@ class PublicSession:
         self._id_factory = id_factory
         self.calibration = calibration or TokenCalibration()
         self._state = SessionState(session_id=id_factory())
-        # (state, max_messages, first turn replayed, projection) of the last projection made.
-        self._projected: tuple[SessionState, int, int, ContextProjection] | None = None
+        # (state, max_messages, projection) of the last projection made.
+        self._projected: tuple[SessionState, int, ContextProjection] | None = None
         self._index: _TurnIndex | None = None
 
     @property
@@ -171,55 +190,35 @@ class PublicSession:
         self._projected = None
         self._state = new
 
-    def projection(self, max_messages: int, *, for_player: str | None = None) -> ContextProjection:
+    def projection(self, max_messages: int) -> ContextProjection:
         """The summary plus the newest whole turns whose items fit in `max_messages`.
 
         Whole turns only, so a tool call is never replayed without its result. The newest
         turn is always included, even alone past the limit, so the model sees what it did last.
-        For a turn of ``for_player``, personal tool results of other players' turns are
-        withheld; without a player (token estimates) every item is counted as it is.
+        The oldest replayed turn moves in steps (`WINDOW_STEPS`), so consecutive requests
+        start with the same bytes. Personal tool results are withheld (`replayed_items`).
         """
         state = self._state
-        first, projection = self._full_projection(state, max_messages)
-        if for_player is None:
-            return projection
-        index = self._index_of(state)
-        others = [
-            n for n in index.personal_turns if n >= first and state.turns[n].player != for_player
-        ]
-        if not others:
-            return projection
-        items = list(projection.items)
-        offset = index.item_ends[first]
-        for n in others:
-            turn = state.turns[n]
-            start = index.item_ends[n] - offset
-            for position, item in enumerate(turn.items, start):
-                if isinstance(item, ToolResult) and item.personal:
-                    items[position] = withheld(item, turn.player)
-        return ContextProjection(
-            state.session_id, state.summary, tuple(items), projection.raw_tokens
-        )
-
-    def _full_projection(
-        self, state: SessionState, max_messages: int
-    ) -> tuple[int, ContextProjection]:
         kept = self._projected
         if kept is not None and kept[0] is state and kept[1] == max_messages:
-            return kept[2], kept[3]
+            return kept[2]
         budget = max_messages - (1 if state.summary else 0)
         index = self._index_of(state)
         ends = index.item_ends
-        # The oldest turn from which on the items fit: the first boundary with at most
-        # `budget` items after it, but never past the newest turn (always replayed).
-        first = bisect_left(ends, ends[-1] - budget, 0, max(len(state.turns) - 1, 0))
+        overflow = ends[-1] - budget
+        start = 0
+        if overflow > 0:
+            step = max(1, budget // WINDOW_STEPS)
+            start = -(-overflow // step) * step
+        # The oldest turn starting at or after `start`, but never past the newest turn.
+        first = bisect_left(ends, start, 0, max(len(state.turns) - 1, 0))
         items = index.items[ends[first] :]
         tokens = index.token_ends[-1] - index.token_ends[first]
         if state.summary:
             tokens += raw_tokens_of_text(state.summary)
         projection = ContextProjection(state.session_id, state.summary, items, tokens)
-        self._projected = (state, max_messages, first, projection)
-        return first, projection
+        self._projected = (state, max_messages, projection)
+        return projection
 
     def _index_of(self, state: SessionState) -> _TurnIndex:
         index = self._index

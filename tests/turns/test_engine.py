@@ -205,14 +205,17 @@ async def test_side_effect_then_provider_failure_is_not_retried(harness: Harness
     assert harness.audit.kinds().count("tool.call") == 1
 
 
-async def test_round_limit_then_final_request_without_tools(harness: Harness) -> None:
+async def test_round_limit_then_final_request_with_tool_choice_none(harness: Harness) -> None:
     tools = RecordingTools()
     model = ScriptedModel(
         [tool_calls(("a", "look", "{}")), tool_calls(("b", "look", "{}")), answer("enough")]
     )
     outcome = await harness.run(make_snapshot(model, runner=tools, max_tool_rounds=2))
     assert outcome.reply == "enough"
-    assert [len(r.tools) for r in model.requests] == [2, 2, 0]
+    # Past the limits the same tools are listed (the request's start stays cacheable), with
+    # tool_choice "none".
+    assert [len(r.tools) for r in model.requests] == [2, 2, 2]
+    assert [r.tool_choice for r in model.requests] == ["auto", "auto", "none"]
 
 
 async def test_model_insisting_on_tools_past_the_limit_drops_the_turn(harness: Harness) -> None:
@@ -235,7 +238,8 @@ async def test_call_limit_answers_extra_calls_without_running_them(harness: Harn
     await harness.run(make_snapshot(model, runner=tools, max_tool_calls=3))
     assert [args for _, _, args in tools.calls] == ["1", "2", "3"]
     assert model.requests[2].items[-1] == ToolResult(call_id="d", output=TOOL_CALL_LIMIT_OUTPUT)
-    assert model.requests[2].tools == ()
+    assert model.requests[2].tool_choice == "none"
+    assert model.requests[2].tools == model.requests[0].tools
 
 
 async def test_stop_mid_stream_publishes_nothing(harness: Harness) -> None:

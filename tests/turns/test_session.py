@@ -107,3 +107,22 @@ def test_session_estimate_uses_calibration() -> None:
         session.calibration.observe(raw_estimate=10, reported_input_tokens=30)
     assert session.estimated_tokens(240) == round(raw * session.calibration.factor)
     assert session.estimated_tokens(240) > 2 * raw
+
+
+def test_the_replayed_window_moves_in_steps_so_the_start_stays_the_same() -> None:
+    # Prompt caching matches the start of a request: dropping the oldest turn at every new one
+    # would make every request of a full session start differently.
+    session = ids()
+    starts: list[str] = []
+    for n in range(1, 61):
+        session.publish(simple_turn(n), session_id="s1")  # 2 items each
+        projection = session.projection(max_messages=40)
+        assert len(projection.items) <= 40
+        first = projection.items[0]
+        assert isinstance(first, PlayerMessage)
+        starts.append(first.text)
+    changes = sum(1 for a, b in zip(starts, starts[1:], strict=False) if a != b)
+    # 60 turns, 40 turns past the limit; steps of 10 items (5 turns): 8 moves, not 40.
+    assert changes == 8
+    # And never fewer than three quarters of the limit once it was reached.
+    assert len(session.projection(max_messages=40).items) >= 30

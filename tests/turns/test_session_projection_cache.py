@@ -7,7 +7,13 @@ import itertools
 import random
 from dataclasses import replace
 
-from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession, SessionState
+from bridge.turns.session import (
+    WINDOW_STEPS,
+    CompletedTurn,
+    ContextProjection,
+    PublicSession,
+    SessionState,
+)
 from bridge.turns.tokens import raw_tokens_of_text
 
 from .test_session import simple_turn
@@ -89,16 +95,21 @@ def test_a_turn_published_in_another_session_leaves_the_projection_alone() -> No
 
 
 def walked_projection(state: SessionState, max_messages: int) -> ContextProjection:
-    """The projection as the session first defined it: a walk back over the turns."""
+    """The projection by its definition, as a walk over the turns: the window's start is the
+    overflow rounded up to a step of a quarter of the budget, at a turn boundary, never past
+    the newest turn."""
     budget = max_messages - (1 if state.summary else 0)
+    total = sum(len(turn.items) for turn in state.turns)
+    start = 0
+    if total > budget:
+        step = max(1, budget // WINDOW_STEPS)
+        start = -(-(total - budget) // step) * step
     chosen: list[CompletedTurn] = []
-    used = 0
-    for turn in reversed(state.turns):
-        if chosen and used + len(turn.items) > budget:
-            break
-        chosen.append(turn)
-        used += len(turn.items)
-    chosen.reverse()
+    position = 0
+    for number, turn in enumerate(state.turns):
+        if position >= start or number == len(state.turns) - 1:
+            chosen.append(turn)
+        position += len(turn.items)
     items = tuple(item for turn in chosen for item in turn.items)
     tokens = sum(turn.raw_tokens for turn in chosen)
     if state.summary:
