@@ -83,7 +83,11 @@ models:
 
 @pytest.mark.parametrize(
     ("value", "field"),
-    [("-1", "input_per_million"), (".nan", "input_per_million"), ("'cheap'", "input_per_million")],
+    [
+        ("-1", "input_per_million"),
+        ("2000000", "input_per_million"),
+        ("'cheap'", "input_per_million"),
+    ],
 )
 def test_a_bad_price_names_file_line_and_field(tmp_path: Path, value: str, field: str) -> None:
     init_config_dir(tmp_path)
