@@ -118,6 +118,9 @@ class Model:
 
 
 class Tools:
+    def side_effect_free(self, name: str) -> bool:
+        return name != "run_command"
+
     async def run(self, call: ToolCall, context: TurnContext) -> ToolResult:
         if call.name == "player_snapshot":
             output = json.dumps(
