@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from bridge.control.base import StrictModel
+from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.whitelist_rules import InvalidRule, check_rule
@@ -70,6 +71,9 @@ class TurnConfig(StrictModel):
 
     max_tool_rounds: int = Field(default=8, ge=1, le=64)
     max_tool_calls: int = Field(default=16, ge=1, le=256)
+    # The loop breaker: a turn going round in circles is stopped with an honest message.
+    max_failing_rounds: int = Field(default=3, ge=1, le=64)
+    max_repeated_calls: int = Field(default=3, ge=2, le=64)
 
 
 class ContextConfig(StrictModel):
@@ -158,3 +162,4 @@ class ConfigFile(StrictModel):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     link: LinkConfig = Field(default_factory=LinkConfig)
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)

@@ -70,6 +70,14 @@ _declare("commands.stop_none", "player name")
 _declare("commands.model_current", "player name model", "model")
 _declare("commands.model_switched", "player name model", "model")
 _declare("commands.model_refused", "player name reason", "reason")
+_BUDGET = "player name period used limit resets"
+_declare("budgets.player_exhausted", _BUDGET, "resets")
+_declare("budgets.server_exhausted", _BUDGET, "resets")
+_declare("budgets.player_stopped", _BUDGET, "resets")
+_declare("budgets.server_stopped", _BUDGET, "resets")
+_declare("budgets.usage_line", "player name line", "line")
+_declare("loops.failing", "player name count tool")
+_declare("loops.repeating", "player name count tool")
 
 
 def check_template(template: str, field: str) -> None:
@@ -190,6 +198,44 @@ class CommandMessages(_Section):
     model_refused: str = "<red><reason>"
 
 
+class BudgetMessages(_Section):
+    """Token budgets: the gate before a turn (``*_exhausted``), the stop between tool rounds
+    (``*_stopped``), and the lines of ``/mineclaw usage``."""
+
+    section_name: ClassVar[str] = "budgets"
+    player_exhausted: str = (
+        "<red>You have used your <period> assistant budget (<used> of <limit> tokens);"
+        " it resets <resets>."
+    )
+    server_exhausted: str = (
+        "<red>The server has used its <period> assistant budget (<used> of <limit> tokens);"
+        " it resets <resets>."
+    )
+    player_stopped: str = (
+        "<red>The answer was stopped: it would pass your <period> assistant budget"
+        " (<used> of <limit> tokens used); it resets <resets>."
+    )
+    server_stopped: str = (
+        "<red>The answer was stopped: it would pass the server's <period> assistant budget"
+        " (<used> of <limit> tokens used); it resets <resets>."
+    )
+    usage_line: str = "<gray><line>"
+
+
+class LoopMessages(_Section):
+    """The loop breaker's lines to the asking player (the turn is dropped, nothing kept)."""
+
+    section_name: ClassVar[str] = "loops"
+    failing: str = (
+        "<red>I stopped: my tool calls failed <count> rounds in a row, so trying again would"
+        " not help. Please rephrase or ask an operator."
+    )
+    repeating: str = (
+        "<red>I stopped: I was calling <tool> with the same arguments over and over"
+        " (<count> times) without getting anywhere."
+    )
+
+
 class MessagesFile(StrictModel):
     """The whole of ``message.yml``; every template has a default."""
 
@@ -201,3 +247,5 @@ class MessagesFile(StrictModel):
     approval: ApprovalMessages = Field(default_factory=ApprovalMessages)
     chat: ChatMessages = Field(default_factory=ChatMessages)
     commands: CommandMessages = Field(default_factory=CommandMessages)
+    budgets: BudgetMessages = Field(default_factory=BudgetMessages)
+    loops: LoopMessages = Field(default_factory=LoopMessages)

@@ -53,6 +53,8 @@ class ToolSpec(StrictModel):
     description: str = Field(min_length=1, max_length=2048)
     # A permission node the asking player must hold for the tool to be shown at all.
     permission: str | None = Field(default=None, min_length=1, max_length=128)
+    # paid: calling it costs money (an external API); guests are not offered it.
+    cost: Literal["free", "paid"] = "free"
     parameters: dict[str, Any]
 
     @field_validator("permission")

@@ -111,3 +111,5 @@ class ProviderRequest(_Item):
     native_tools: tuple[dict[str, Any], ...] = ()
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """A cap for this request below the model's own (a guest's turn); the smaller one is sent."""

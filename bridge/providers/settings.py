@@ -77,3 +77,10 @@ class ModelSettings:
     interleaved_field: str | None = None
     prompt_cache_key: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+
+def output_cap(model_cap: int | None, request_cap: int | None) -> int | None:
+    """The output token cap a request is sent with: the smaller of the model's and the
+    request's own (a guest's), whichever are set."""
+    caps = [cap for cap in (model_cap, request_cap) if cap is not None]
+    return min(caps) if caps else None

@@ -16,7 +16,7 @@ from bridge.redaction import RedactionRule, Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.registry import HandlerFn, RegistryError, ToolRegistry
+from bridge.tools.registry import HandlerFn, RegistryError, ToolAdmission, ToolRegistry
 from bridge.tools.workspace import Workspace, WorkspaceLimits
 
 WORKSPACE_HANDLERS = frozenset({"list", "read", "grep"})
@@ -75,8 +75,13 @@ def invoker_for_player(
     cooldowns: Cooldowns,
     redactor: Redactor,
     audit: AuditSink,
+    admit: ToolAdmission | None = None,
 ) -> ToolInvoker:
-    """The runner of one turn: the player's visible tools (``.tools.specs``) and their calls."""
+    """The runner of one turn: the player's visible tools (``.tools.specs``) and their calls;
+    ``admit`` narrows them further (a guest's, see ``ToolAdmission``)."""
     return ToolInvoker(
-        registry.for_player(granted), cooldowns=cooldowns, redactor=redactor, audit=audit
+        registry.for_player(granted, admit=admit),
+        cooldowns=cooldowns,
+        redactor=redactor,
+        audit=audit,
     )

@@ -143,6 +143,9 @@ class ToolInvoker:
         handler = "-"
         try:
             tool = self.tools.tools.get(name)
+            admit = self.tools.admit
+            if tool is not None and admit is not None and not admit(name, tool.entry):
+                tool = None  # refused at the call too, answered like a tool that is not there
             if tool is None:
                 raise ToolFailure(
                     ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r} is available in this turn"

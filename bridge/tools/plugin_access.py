@@ -77,7 +77,7 @@ def offered(tools: TurnTools, features: Collection[str], *, linked: bool = True)
         if _servable(tool.entry.handler, features, linked=linked)
     }
     specs: tuple[ToolSpec, ...] = tuple(spec for spec in tools.specs if spec.name in kept)
-    return TurnTools(specs=specs, tools=kept)
+    return TurnTools(specs=specs, tools=kept, admit=tools.admit)
 
 
 def _servable(handler: str, features: Collection[str], *, linked: bool) -> bool:

@@ -46,6 +46,9 @@ class CallContext:
 
 
 HandlerFn = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
+ToolAdmission = Callable[[str, ToolEntry], bool]
+"""Whether the asking player may use a tool at all beyond its permission node (a guest's
+limits, `bridge.policy.guest_tools`): asked when the catalogue is built and at every call."""
 """A built-in's code: validated arguments in, a JSON-able result out (or ``ToolFailure``)."""
 
 BUILTIN_EFFECTS: Mapping[str, Effect] = {
@@ -105,10 +108,12 @@ class BoundTool:
 
 @dataclass(frozen=True, slots=True)
 class TurnTools:
-    """What one player may use in one turn: the specs for the model and the bound tools."""
+    """What one player may use in one turn: the specs for the model and the bound tools;
+    ``admit`` is asked again at each call (see ``ToolAdmission``)."""
 
     specs: tuple[ToolSpec, ...]
     tools: Mapping[str, BoundTool]
+    admit: ToolAdmission | None = None
 
 
 class ToolRegistry:
@@ -197,12 +202,16 @@ class ToolRegistry:
             )
         return cls(tuple(catalogue), bound, notes=notes)
 
-    def for_player(self, granted: Collection[str]) -> TurnTools:
-        """The tools a player holding the permission nodes ``granted`` may use, in file order."""
+    def for_player(
+        self, granted: Collection[str], *, admit: ToolAdmission | None = None
+    ) -> TurnTools:
+        """The tools a player holding the permission nodes ``granted`` may use, in file order;
+        ``admit`` leaves out more (a guest's)."""
         allowed = {
             name: tool
             for name, tool in self._tools.items()
-            if tool.entry.permission is None or tool.entry.permission in granted
+            if (tool.entry.permission is None or tool.entry.permission in granted)
+            and (admit is None or admit(name, tool.entry))
         }
         specs = tuple(
             ToolSpec(
@@ -212,7 +221,7 @@ class ToolRegistry:
             )
             for name, tool in allowed.items()
         )
-        return TurnTools(specs=specs, tools=allowed)
+        return TurnTools(specs=specs, tools=allowed, admit=admit)
 
     def _described(self, entry: ToolEntry) -> str:
         note = self._notes.get(entry.handler)

@@ -46,6 +46,7 @@ from bridge.turns.failure_lines import (
     ProviderFailureNotice,
     player_line,
 )
+from bridge.turns.loop_breaker import LoopBreaker, LoopDetected
 from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
@@ -61,6 +62,7 @@ from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
+from bridge.turns.tokens import raw_tokens
 from bridge.unicode_text import valid_text
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,11 @@ TOOL_CALL_LIMIT_OUTPUT = "error: this turn has used all the tool calls it may ma
 
 TurnStatus = Literal["completed", "dropped", "stopped"]
 TurnListener = Callable[[TurnSnapshot], None]
+
+
+def _stop_for_loop(detected: LoopDetected | None) -> None:
+    if detected is not None:
+        raise _Dropped(detected.reason, key=detected.message_key, values=detected.values())
 
 
 def new_turn_id() -> str:
@@ -104,12 +111,15 @@ class _Dropped(Exception):
         key: str = PROVIDER_FAILURE,
         shown: str | None = None,
         failure: Failed | None = None,
+        values: dict[str, str] | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.key = key
         self.shown = reason if shown is None else shown
         self.failure = failure
+        self.values = values
+        """The ``key`` line's own values, instead of ``{"reason": shown}``."""
 
 
 @dataclass(slots=True)
@@ -119,6 +129,9 @@ class _Progress:
     tool_calls: int = 0
     reply: str = ""
     ended: bool = False
+    tokens: int = 0
+    """Tokens the turn's model responses used (reported, or estimated where not)."""
+    estimated_tokens: int = 0
     route: int = 0
     """Which of the snapshot's routes (the model, then its fallbacks) the turn is on: once a
     fallback answered, the rest of the turn stays with it."""
@@ -320,6 +333,7 @@ class TurnEngine:
     ) -> None:
         limits = snapshot.limits
         can_use_tools = snapshot.tool_runner is not None and bool(snapshot.tools)
+        breaker = LoopBreaker(limits.max_failing_rounds, limits.max_repeated_calls)
         while True:
             offer_tools = (
                 can_use_tools
@@ -329,11 +343,17 @@ class TurnEngine:
             request, estimate = build_request(
                 snapshot, projection, progress.items, offer_tools=offer_tools
             )
+            if limits.max_output_tokens is not None:
+                request = request.model_copy(update={"max_output_tokens": limits.max_output_tokens})
+            if progress.rounds > 0:
+                # Between tool rounds: a request that would pass a budget is never sent.
+                await self._check_budget(context, snapshot, estimate)
             completed = await self._complete(context, snapshot, progress, request)
             if completed.usage is not None:
                 self._session.calibration.observe(
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
+            await self._spend(context, snapshot, progress, completed, estimate)
             progress.items.extend(completed.items)
             calls = [item for item in completed.items if isinstance(item, ToolCall)]
             if not calls:
@@ -345,8 +365,12 @@ class TurnEngine:
             if not offer_tools:
                 raise _Dropped("the model asked for tools past the turn's limits")
             progress.rounds += 1
+            for call in calls:  # a call once too often is never run
+                _stop_for_loop(breaker.before_call(call))
             in_round = dataclasses.replace(context, round=progress.rounds)
-            progress.items.extend(await self._run_round(in_round, snapshot, calls, progress))
+            results = await self._run_round(in_round, snapshot, calls, progress)
+            progress.items.extend(results)
+            _stop_for_loop(breaker.after_round(results))
 
     async def _run_round(
         self,
@@ -389,6 +413,50 @@ class TurnEngine:
             results[index] = await self._run_tool(context, snapshot, call)
         await run_reads()
         return [result for result in results if result is not None]
+
+    async def _spend(
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: _Progress,
+        completed: Completed,
+        estimate: int,
+    ) -> None:
+        """Count what one response used: the provider's report, or an estimate marked so."""
+        budget = snapshot.budget
+        usage = completed.usage
+        if usage is not None and usage.total_tokens > 0:
+            tokens, estimated = usage.total_tokens, False
+        else:
+            calibration = self._session.calibration
+            tokens = calibration.calibrated(estimate) + raw_tokens(completed.items)
+            estimated = True
+        progress.tokens += tokens
+        if estimated:
+            progress.estimated_tokens += tokens
+        if budget is None:
+            return
+        try:
+            await asyncio.to_thread(budget.spend, context.player, tokens, estimated=estimated)
+        except StoreError as exc:
+            log.error("usage of turn %s not counted: %s", context.turn_id, exc)
+
+    async def _check_budget(
+        self, context: TurnContext, snapshot: TurnSnapshot, estimate: int
+    ) -> None:
+        budget = snapshot.budget
+        if budget is None:
+            return
+        upcoming = self._session.calibration.calibrated(estimate)
+        try:
+            refusal = await asyncio.to_thread(budget.refusal, context.player, upcoming)
+        except StoreError as exc:  # an unreadable ledger must not stop every turn
+            log.error("budget of turn %s not checked: %s", context.turn_id, exc)
+            return
+        if refusal is not None:
+            key, values = refusal
+            reason = f"budget: {key} ({values.get('used', '?')}/{values.get('limit', '?')})"
+            raise _Dropped(reason, key=key, values=values)
 
     async def _complete(
         self,
@@ -486,8 +554,9 @@ class TurnEngine:
             failure_class=failure.failure_class if failure is not None else None,
             model_ref=snapshot.routes[progress.route].model_ref,
         )
+        values = dropped.values if dropped.values is not None else {"reason": dropped.shown}
         try:
-            await self._output.failure(context.player, dropped.key, {"reason": dropped.shown})
+            await self._output.failure(context.player, dropped.key, values)
         except MineclawError as exc:
             log.warning("could not tell %s that the turn failed: %s", context.player.name, exc)
         listener = self.provider_failure_listener
@@ -520,6 +589,10 @@ class TurnEngine:
             "rounds": progress.rounds,
             "tool_calls": progress.tool_calls,
         }
+        if progress.tokens:
+            fields["tokens"] = progress.tokens
+            if progress.estimated_tokens:
+                fields["estimated_tokens"] = progress.estimated_tokens
         if reason:
             fields["reason"] = reason
         if failure_class is not None:

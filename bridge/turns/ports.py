@@ -91,6 +91,18 @@ class TurnOutput(Protocol):
         """A private line to the asking player from a ``message.yml`` template."""
 
 
+class TurnBudget(Protocol):
+    """The token budgets a turn spends from, bound to its player's tier when it starts
+    (`bridge.app` binds `bridge.policy.budgets`). Called from a worker thread."""
+
+    def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
+        """Count tokens one model response used (``estimated``: the provider reported none)."""
+
+    def refusal(self, player: PlayerRef, upcoming: int) -> tuple[str, dict[str, str]] | None:
+        """A ``message.yml`` key and its values when the next request (about ``upcoming``
+        input tokens) would pass a budget; None when it may go."""
+
+
 class ArchiveWriter(Protocol):
     """`bridge.store.archive.TurnArchive` or a fake; called from a worker thread."""
 
@@ -111,6 +123,12 @@ class TurnLimits:
     max_messages: int = 240
     model_attempts: int = 3
     """Attempts per model request, the first included (the provider's ``retry.max_attempts``)."""
+    max_output_tokens: int | None = None
+    """A cap below the model's own (guests); None leaves the model's."""
+    max_failing_rounds: int = 3
+    """The loop breaker: tool rounds in a row in which every call failed."""
+    max_repeated_calls: int = 3
+    """The loop breaker: the same call with the same arguments, this many times in one turn."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +167,8 @@ class TurnSnapshot:
     """The model's fallbacks from ``providers.yml``, in order: when the attempts at one are
     spent for a failure another provider may not share, the same turn goes on with the next."""
     redactor: Redactor = field(default_factory=builtin_redactor, repr=False)
+    budget: TurnBudget | None = None
+    """Where the turn's token usage is counted and checked between rounds (None: nowhere)."""
 
     @property
     def routes(self) -> tuple[ModelRoute, ...]:

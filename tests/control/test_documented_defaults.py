@@ -39,7 +39,7 @@ FILES: dict[str, type[BaseModel]] = {
     "tools.yml": ToolSpec,
 }
 # Mappings whose keys the owner chooses, and how the table writes such a key.
-NAMED_KEYS = {"providers": "<id>", "models": "<ref>"}
+NAMED_KEYS = {"providers": "<id>", "models": "<ref>", "tiers": "<tier>"}
 
 
 @dataclass(frozen=True)

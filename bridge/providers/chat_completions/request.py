@@ -21,7 +21,7 @@ from bridge.providers.items import (
     ToolSpec,
 )
 from bridge.providers.projection import drop_unpaired_tool_items, tool_spec_parameters
-from bridge.providers.settings import ModelSettings
+from bridge.providers.settings import ModelSettings, output_cap
 
 PROTOCOL = "openai_chat_completions"
 
@@ -128,8 +128,9 @@ def build_body(
     body["messages"] = messages(request, model, identity)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
-    if model.max_output_tokens is not None:
-        body["max_completion_tokens"] = model.max_output_tokens
+    cap = output_cap(model.max_output_tokens, request.max_output_tokens)
+    if cap is not None:
+        body["max_completion_tokens"] = cap
     tools = [tool_shape(t) for t in request.tools] + [dict(t) for t in request.native_tools]
     if tools:
         body["tools"] = tools

@@ -12,7 +12,7 @@ from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ProviderRequest, ToolSpec
 from bridge.providers.projection import tool_spec_parameters
 from bridge.providers.responses.replay import input_items
-from bridge.providers.settings import ModelSettings
+from bridge.providers.settings import ModelSettings, output_cap
 
 # Keys the protocol owns: extra_body from the configuration cannot change them, so no
 # configuration can turn on server-side state or point at a stored conversation.
@@ -54,8 +54,9 @@ def build_body(
     body["stream"] = True
     body["store"] = False
     body["include"] = ["reasoning.encrypted_content"]
-    if model.max_output_tokens is not None:
-        body["max_output_tokens"] = model.max_output_tokens
+    cap = output_cap(model.max_output_tokens, request.max_output_tokens)
+    if cap is not None:
+        body["max_output_tokens"] = cap
     tools = [tool_shape(t) for t in request.tools] + [dict(t) for t in request.native_tools]
     if tools:
         body["tools"] = tools

@@ -1,0 +1,20 @@
+"""Which tools a guest may use: none that costs money or changes the world, unless the owner
+allows that tool for guests by name (``budgets.guest.allow_tools``).
+
+A tool costs money when ``tools.yml`` marks it ``cost: paid``; it has side effects when its
+built-in dispatches commands or runs Functions (a Function may do either). The tool layer asks
+this twice: when it builds the catalogue the model is offered, and again when a call arrives,
+so a tool a guest was never offered cannot be called by naming it.
+"""
+
+from __future__ import annotations
+
+from bridge.control.budgets_config import GuestConfig
+
+SIDE_EFFECT_HANDLERS = frozenset({"run_command", "call_function"})
+
+
+def guest_may_use(name: str, *, handler: str, cost: str, guest: GuestConfig) -> bool:
+    if name in guest.allow_tools:
+        return True
+    return cost != "paid" and handler not in SIDE_EFFECT_HANDLERS

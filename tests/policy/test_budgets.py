@@ -1,0 +1,138 @@
+"""Budget decisions: tiers from permission facts, calendar periods in a time zone, refusals
+with their reset time, and guests' tools."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from pydantic import ValidationError
+
+from bridge.control.budgets_config import BudgetsConfig, GuestConfig
+from bridge.policy.budgets import Budgets, is_guest, next_reset, periods_at, tier_of
+from bridge.policy.guest_tools import guest_may_use
+from bridge.store.usage import UsageLedger
+
+STEVE = "00000000-0000-0000-0000-00000000000b"
+CONFIG = BudgetsConfig.model_validate(
+    {
+        "enabled": True,
+        "timezone": "Europe/Berlin",
+        "server": {"day_tokens": 5000},
+        "guest": {"day_tokens": 100},
+        "tiers": {"vip": {"day_tokens": 3000}, "member": {"day_tokens": 1000}},
+    }
+)
+
+
+def test_the_first_tier_held_wins_and_a_player_with_none_is_a_guest() -> None:
+    both = {"mineclaw.budget.member", "mineclaw.budget.vip"}
+    assert tier_of(both, CONFIG) == "vip"
+    assert tier_of({"mineclaw.budget.member"}, CONFIG) == "member"
+    assert tier_of({"mineclaw.budget.gold"}, CONFIG) is None
+    assert is_guest(set(), CONFIG) and not is_guest({"mineclaw.budget.member"}, CONFIG)
+    assert not is_guest(set(), BudgetsConfig())  # budgets off: nobody is a guest
+    assert not is_guest(None, CONFIG)
+
+
+def test_periods_and_resets_follow_the_time_zone_and_daylight_saving() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    late = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)  # already 1 January in Berlin
+    assert periods_at(late, berlin).day == "2027-01-01"
+    assert periods_at(late, berlin).month == "2027-01"
+    assert next_reset(late, berlin, "day") == datetime(2027, 1, 2, tzinfo=berlin)
+    assert next_reset(late, berlin, "month") == datetime(2027, 2, 1, tzinfo=berlin)
+    dec = datetime(2026, 12, 15, 12, tzinfo=UTC)
+    assert next_reset(dec, berlin, "month") == datetime(2027, 1, 1, tzinfo=berlin)
+    march = datetime(2026, 3, 28, 12, tzinfo=UTC)  # the night before summer time
+    reset = next_reset(march, berlin, "day")
+    assert reset.utcoffset() is not None and reset.astimezone(UTC).hour == 23
+
+
+def test_a_spent_budget_refuses_until_the_day_turns(tmp_path: Path) -> None:
+    now = [datetime(2026, 12, 3, 10, tzinfo=UTC)]
+    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+        budgets = Budgets(ledger, clock=lambda: now[0])
+        member = {"mineclaw.budget.member"}
+
+        def spend(tokens: int) -> None:
+            budgets.record(
+                player_uuid=STEVE,
+                player_name="Steve",
+                tokens=tokens,
+                estimated=False,
+                config=CONFIG,
+            )
+
+        def check(upcoming: int = 0) -> object:
+            return budgets.check(
+                player_uuid=STEVE, granted=member, config=CONFIG, upcoming=upcoming
+            )
+
+        spend(900)
+        assert check() is None
+        refused = check(upcoming=200)  # the next request would pass it
+        assert refused is not None and refused.scope == "player" and refused.period == "day"
+        spend(100)
+        refused = check()
+        assert refused is not None
+        assert refused.values() == {
+            "period": "daily",
+            "used": "1000",
+            "limit": "1000",
+            "resets": "2026-12-04 00:00 CET",
+        }
+        assert refused.key(mid_turn=False) == "budgets.player_exhausted"
+        # Off: still counted, never refused.
+        assert budgets.check(player_uuid=STEVE, granted=member, config=BudgetsConfig()) is None
+        now[0] = datetime(2026, 12, 3, 23, 0, tzinfo=UTC)  # midnight in Berlin
+        assert check() is None
+
+
+def test_the_server_budget_counts_every_player(tmp_path: Path) -> None:
+    now = datetime(2026, 12, 3, 10, tzinfo=UTC)
+    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+        budgets = Budgets(ledger, clock=lambda: now)
+        for n in range(5):
+            budgets.record(
+                player_uuid=f"uuid-{n}",
+                player_name=f"P{n}",
+                tokens=1000,
+                estimated=False,
+                config=CONFIG,
+            )
+        refused = budgets.check(
+            player_uuid="someone-new", granted={"mineclaw.budget.vip"}, config=CONFIG
+        )
+        assert refused is not None and refused.scope == "server"
+        assert refused.key(mid_turn=True) == "budgets.server_stopped"
+
+
+def test_guests_get_no_paid_or_side_effect_tool_unless_allowed() -> None:
+    guest = GuestConfig()
+    assert guest_may_use("read", handler="read", cost="free", guest=guest)
+    assert not guest_may_use("search", handler="read", cost="paid", guest=guest)
+    assert not guest_may_use("run_command", handler="run_command", cost="free", guest=guest)
+    assert not guest_may_use("call_function", handler="call_function", cost="free", guest=guest)
+    allowed = GuestConfig(allow_tools=["search", "run_command"])
+    assert guest_may_use("search", handler="read", cost="paid", guest=allowed)
+    assert guest_may_use("run_command", handler="run_command", cost="free", guest=allowed)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"timezone": "Mars/Olympus"}, "not a time zone name"),
+        ({"tiers": {"VIP!": {}}}, "tier name"),
+        ({"tiers": {"vip": {"day_tokens": 0}}}, "greater than or equal to 1"),
+        ({"guest": {"allow_tools": ["Run Command"]}}, "not a tool name"),
+        ({"tiers": {"vip": {"day_tokns": 5}}}, "xtra"),
+    ],
+)
+def test_bad_budget_settings_are_refused_naming_the_problem(
+    raw: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        BudgetsConfig.model_validate(raw)

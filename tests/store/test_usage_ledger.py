@@ -1,0 +1,52 @@
+"""The usage ledger on real SQLite: totals per holder and period, kept across a reopen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge.errors import StoreError
+from bridge.store.usage import SERVER, Periods, Totals, UsageLedger
+
+DEC3 = Periods(day="2026-12-03", month="2026-12")
+DEC4 = Periods(day="2026-12-04", month="2026-12")
+ALEX, STEVE = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-00000000000b"
+
+
+def test_usage_adds_up_per_player_and_for_the_server_and_survives_a_reopen(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "data" / "usage.sqlite3"
+    with UsageLedger(path) as ledger:
+        ledger.add(
+            player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=100, estimated=False
+        )
+        ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=30, estimated=True)
+        ledger.add(player_uuid=ALEX, player_name="Alex", periods=DEC4, tokens=7, estimated=False)
+    with UsageLedger(path) as reopened:
+        steve = reopened.usage(STEVE, DEC3)
+        assert steve.day == Totals(130, 30) and steve.month == Totals(130, 30)
+        assert reopened.usage(STEVE, DEC4).day == Totals()  # a new day starts at zero
+        assert reopened.usage(STEVE, DEC4).month == Totals(130, 30)
+        assert reopened.usage(SERVER, DEC4).month == Totals(137, 30)
+        assert reopened.usage(SERVER, DEC4).day == Totals(7, 0)
+        assert reopened.find_player("steve") == (STEVE, "Steve")
+        assert reopened.find_player("Herobrine") is None
+
+
+def test_negative_usage_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+        with pytest.raises(StoreError):
+            ledger.add(player_uuid=STEVE, player_name="S", periods=DEC3, tokens=-1, estimated=False)
+        assert ledger.usage(SERVER, DEC3).day == Totals()
+
+
+def test_a_newer_schema_is_refused_with_the_path(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "usage.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version=99")
+    with pytest.raises(StoreError, match="newer than this bridge"):
+        UsageLedger(path)
