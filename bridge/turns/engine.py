@@ -365,8 +365,7 @@ class TurnEngine:
             if not offer_tools:
                 raise _Dropped("the model asked for tools past the turn's limits")
             progress.rounds += 1
-            for call in calls:  # a call once too often is never run
-                _stop_for_loop(breaker.before_call(call))
+            _stop_for_loop(breaker.before_round(calls))  # a repeat too many is never run
             in_round = dataclasses.replace(context, round=progress.rounds)
             results = await self._run_round(in_round, snapshot, calls, progress)
             progress.items.extend(results)

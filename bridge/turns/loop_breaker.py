@@ -2,7 +2,7 @@
 
 Two signs, both limits from ``config.yml`` (``turn.max_failing_rounds``,
 ``turn.max_repeated_calls``): tool rounds in a row in which every call failed, and the same
-tool called with the same arguments again and again. Arguments are compared as parsed JSON
+tool called with the same arguments round after round. Arguments are compared as parsed JSON
 (key order and spacing do not make a call new). A model stuck this way would otherwise spend
 every round the turn allows, and the tokens of each.
 """
@@ -72,12 +72,13 @@ class LoopBreaker:
     _failing: int = 0
     _seen: Counter[tuple[str, str]] = field(default_factory=Counter)
 
-    def before_call(self, call: ToolCall) -> LoopDetected | None:
-        """Count the call; a loop when it is the same call once too often (it is not run)."""
-        key = (call.name, _canonical(call.arguments))
-        self._seen[key] += 1
-        if self._seen[key] >= self.max_repeated_calls:
-            return LoopDetected("repeating", self._seen[key], call.name)
+    def before_round(self, calls: Sequence[ToolCall]) -> LoopDetected | None:
+        """Count the round's calls, each distinct call once (a reply may read the same thing
+        twice); a loop when one comes back in once too many rounds (then none of them runs)."""
+        for key in dict.fromkeys((call.name, _canonical(call.arguments)) for call in calls):
+            self._seen[key] += 1
+            if self._seen[key] >= self.max_repeated_calls:
+                return LoopDetected("repeating", self._seen[key], key[0])
         return None
 
     def after_round(self, results: Sequence[ToolResult]) -> LoopDetected | None:
