@@ -1,7 +1,7 @@
 """``mineclaw-bridge serve``: run the bridge's link server until Ctrl-C or SIGTERM.
 
-The link is served by the application (``bridge.app``): chat verdicts, turns, ``/mineclaw``
-commands, with the archive and the audit log in ``<config>/data``.
+The link is served by the application (``bridge.app.network``, a context per server id): chat
+verdicts, turns, ``/mineclaw`` commands, with the archive and the audit log in ``<config>/data``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bridge.app.handler import AppHandler
 from bridge.app.heap import settle_startup_heap
+from bridge.app.network import Network
 from bridge.app.restart_settings import SERVING_FILE, write_serving_state
-from bridge.app.runtime import Runtime
 from bridge.cli.output import refuse_folder
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -103,15 +102,16 @@ def run_serve(args: argparse.Namespace) -> int:
             init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
-        runtime = Runtime.open(config_dir, manage_logging=True)
+        network = Network.open(config_dir, default_token=token, manage_logging=True)
     except (ConfigError, LinkError, StoreError) as exc:  # ConfigLoadError lists every problem
         return _fail(str(exc))
+    runtime = network.default.runtime
     plane = runtime.plane
     for warning in plane.warnings:
         print(warning, file=sys.stderr)
     link = plane.config.link
     if args.port is not None and not 0 <= args.port <= 65535:
-        asyncio.run(runtime.aclose())
+        asyncio.run(network.aclose())
         return _fail(f"--port {args.port} is not a port number")
     settings = LinkSettings(
         host=args.host or link.host,
@@ -127,20 +127,21 @@ def run_serve(args: argparse.Namespace) -> int:
             "still guards the link, but the plugin and the bridge are meant to share a host",
             file=sys.stderr,
         )
-    server = LinkServer(token=token, handler=AppHandler(runtime), settings=settings)
+    server = LinkServer(servers=network, settings=settings)
     try:
-        return asyncio.run(_serve_until_stopped(server, token_file, runtime, config_dir))
+        return asyncio.run(_serve_until_stopped(server, token_file, network, config_dir))
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
 
 
 async def _serve_until_stopped(
-    server: LinkServer, token_file: Path, runtime: Runtime, config_dir: Path
+    server: LinkServer, token_file: Path, network: Network, config_dir: Path
 ) -> int:
+    runtime = network.default.runtime
     try:
         await server.start()
     except LinkError as exc:
-        await runtime.aclose()
+        await network.aclose()
         return _fail(str(exc))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -154,13 +155,16 @@ async def _serve_until_stopped(
         serving = None
     print(f"listening on {server.url}", flush=True)
     print(f"link token file: {token_file.resolve()}", flush=True)
+    named = sorted(runtime.plane.servers.servers)
+    if named:  # the default server (link.token) is always served too
+        print(f"servers in servers.yml: {', '.join(named)}", flush=True)
     try:
         await stop.wait()
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()
-        await runtime.aclose()
+        await network.aclose()
         if serving is not None:
             serving.unlink(missing_ok=True)
     print("stopped", flush=True)

@@ -45,6 +45,7 @@ from bridge.control.messages_file import MessagesFile
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
 from bridge.control.secrets import EMBEDDED_REFERENCE, REQUEST_TEMPLATES, merged_environment
+from bridge.control.servers_file import NO_SERVERS, SERVERS_FILE, ServersFile
 from bridge.control.tools_file import ToolsFile
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
@@ -64,6 +65,7 @@ _MIN_SECRET_CHARS = 4
 READ_ATTEMPTS = 5
 # A reload treats a file modified this recently as possibly still being written.
 RELOAD_SETTLE_S = 0.1
+MAX_SERVERS_BYTES = 256 * 1024
 # The pause between two reads of a folder that changed while it was read (initial load).
 _RETRY_PAUSE_S = 0.01
 
@@ -87,6 +89,8 @@ class ControlPlane:
     secret_values: frozenset[str] = field(default=frozenset(), repr=False)
     redactor: Redactor = field(default_factory=Redactor, repr=False, compare=False)
     """The built-in rules, ``config.yml``'s ``redaction.rules`` and every secret value."""
+    servers: ServersFile = NO_SERVERS
+    """``servers.yml``: the named servers of a network (none without the file)."""
 
     def redact(self, text: str) -> str:
         """``text`` with every secret the redactor knows replaced by a placeholder."""
@@ -177,6 +181,7 @@ class _Loader:
         tools = self.tools_file()
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
         messages = self.model(MESSAGES_FILE, MessagesFile)
+        servers = self.servers_file(context)
         agents_md, skills, workspace_problems = load_workspace(self.directory)
         self.problems.extend(workspace_problems)
         if providers is not None:
@@ -196,6 +201,7 @@ class _Loader:
             or tools is None
             or functions is None
             or messages is None
+            or servers is None
         ):
             raise ConfigLoadError([*self.problems, *self.warnings])
         return ControlPlane(
@@ -213,7 +219,31 @@ class _Loader:
             warnings=tuple(self.warnings),
             secret_values=(secrets := self.secrets(providers)),
             redactor=Redactor(config.redaction.rules, secret_values=secrets),
+            servers=servers,
         )
+
+    def servers_file(self, context: Mapping[str, Any]) -> ServersFile | None:
+        """``servers.yml`` when the folder has one; without it, no named servers (no warning:
+        one server per bridge is a complete setup)."""
+        try:
+            data = read_regular_file(
+                self.directory / SERVERS_FILE, label=SERVERS_FILE, max_bytes=MAX_SERVERS_BYTES
+            )
+            if data is None:
+                return NO_SERVERS
+            document = load_strict_yaml(data, SERVERS_FILE, max_bytes=MAX_SERVERS_BYTES)
+        except ConfigLoadError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        self.documents[SERVERS_FILE] = document
+        result, problems = validate_document(ServersFile, document, SERVERS_FILE, context=context)
+        self.problems.extend(problems)
+        for server_id, earlier in [] if result is None else result.shared_tokens():
+            parts = ("servers", server_id, "token")
+            line, column = document.locate(parts)
+            message = f"the same token as server '{earlier}'; each server needs its own"
+            self.problems.append(Problem(SERVERS_FILE, line, column, format_path(parts), message))
+        return result
 
     def model(
         self, name: str, model: type[ModelT], *, context: Mapping[str, Any] | None = None

@@ -20,7 +20,7 @@ from bridge.control.yaml_strict import PathParts, YamlDocument
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 # Fields whose values may be credentials: their values are never quoted back.
-SECRET_FIELDS: frozenset[str] = frozenset({"api_key", "extra_headers", "extra_body"})
+SECRET_FIELDS: frozenset[str] = frozenset({"api_key", "extra_headers", "extra_body", "token"})
 MAX_SHOWN_CHARS = 60
 
 _EXPECTED = {

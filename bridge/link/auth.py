@@ -40,15 +40,23 @@ def new_token() -> str:
     return _b64url(secrets.token_bytes(32))
 
 
-def compute_mac(token: str, nonce: str, instance_id: str) -> str:
-    """The MAC the plugin sends in ``hello``, as 64 lowercase hex characters."""
-    message = f"{MAC_LABEL}\n{nonce}\n{instance_id}".encode()
-    return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
+def compute_mac(token: str, nonce: str, instance_id: str, server_id: str | None = None) -> str:
+    """The MAC the plugin sends in ``hello``, as 64 lowercase hex characters.
+
+    A ``hello`` naming its server id has the id in the MAC too, so a MAC made for one server
+    cannot be replayed under another id even where an owner gave two servers one token."""
+    message = f"{MAC_LABEL}\n{nonce}\n{instance_id}"
+    if server_id is not None:
+        message += f"\n{server_id}"
+    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
 
 
-def mac_matches(token: str, nonce: str, instance_id: str, mac: str) -> bool:
+def mac_matches(
+    token: str, nonce: str, instance_id: str, mac: str, server_id: str | None = None
+) -> bool:
     """Whether ``mac`` is right, compared in constant time."""
-    return hmac.compare_digest(compute_mac(token, nonce, instance_id).encode(), mac.encode())
+    expected = compute_mac(token, nonce, instance_id, server_id)
+    return hmac.compare_digest(expected.encode(), mac.encode())
 
 
 def ensure_token_file(config_dir: Path) -> Path:

@@ -79,3 +79,7 @@ class CloseCode(IntEnum):
 
     REPLACED = 4004
     """Replaced by a newer authenticated connection."""
+
+    NOT_SERVED = 4005
+    """Handshake: this bridge does not serve the server now (another bridge holds its lease);
+    the plugin moves on to its next bridge address."""

@@ -75,3 +75,20 @@ class LinkHandler(Protocol):
     async def on_chat_expired(self, request_id: str) -> None:
         """The plugin gave up on the verdict of chat request ``request_id``: drop that message."""
         ...
+
+
+class ServerTable(Protocol):
+    """The servers one link serves, by the id each plugin names in its ``hello``.
+
+    ``token`` is read at every handshake (a reload that adds a server takes effect for the
+    next connection); ``None`` refuses the id like a wrong MAC. ``handler`` is the server's own
+    ``LinkHandler``. ``serves`` is whether this bridge serves the server now (with several
+    bridges, only the one holding the server's lease does); a server it does not serve is
+    refused with close code 4005, so the plugin tries its next bridge.
+    """
+
+    def token(self, server_id: str) -> str | None: ...
+
+    def handler(self, server_id: str) -> LinkHandler: ...
+
+    def serves(self, server_id: str) -> bool: ...

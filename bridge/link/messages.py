@@ -155,7 +155,11 @@ class ProtocolVersion(WireModel):
     minor: Short
 
 
-class Hello(WireModel):
+SERVER_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+ServerId = Annotated[str, Field(pattern=SERVER_ID_PATTERN)]
+
+
+class Hello(WireModelWithOptionals):
     protocol: ProtocolVersion
     nonce: Nonce
     mac: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -164,6 +168,8 @@ class Hello(WireModel):
     minecraft_version: Version
     platform: Literal["paper", "folia", "testkit"]
     features: Annotated[list[Feature], Field(max_length=32), AfterValidator(_unique)]
+    server_id: ServerId | None = None
+    """Which server of the bridge's ``servers.yml`` this is; absent: the default server."""
 
 
 class HelloResult(WireModel):

@@ -12,6 +12,7 @@ States: ``AWAITING_HELLO`` (the challenge is queued on construction) → ``OPEN`
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -32,6 +33,12 @@ from bridge.link.messages import (
     answer_type,
     message_type,
 )
+
+DEFAULT_SERVER_ID = "default"
+"""The server a ``hello`` without ``server_id`` is: the one of ``link.token``."""
+
+TokenLookup = Callable[[str], str | None]
+"""A server id to its token, ``None`` for an id the bridge does not know."""
 
 _FROM_PLUGIN = Direction.PLUGIN_TO_BRIDGE
 _FROM_BRIDGE = Direction.BRIDGE_TO_PLUGIN
@@ -58,6 +65,7 @@ class FrameTooLargeError(LinkError):
 class HandshakeCompleted:
     hello: Hello
     session_id: str
+    server_id: str = DEFAULT_SERVER_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +143,12 @@ Event = (
 class LinkProtocol:
     """The bridge's side of one plugin connection.
 
-    Keyword settings: ``token`` the shared secret; ``link_state`` the first ``link.state`` sent
-    after a good handshake; ``max_frame_bytes`` the largest frame the peer accepts (65536);
+    Keyword settings: ``token`` the shared secret, or a lookup from server id to its token (a
+    ``hello`` without ``server_id`` is ``DEFAULT_SERVER_ID``); ``link_state`` the first
+    ``link.state`` sent after a good handshake, or a function of the server id; ``serves``
+    whether this bridge serves a server now (one another bridge holds is refused with
+    ``NOT_SERVED``, only after its MAC proved the plugin, so a stranger learns nothing from
+    it); ``max_frame_bytes`` the largest frame the peer accepts (65536);
     ``max_requests_in_flight`` how many of the peer's requests may await an answer at once
     (256; more get ``UNAVAILABLE``). ``nonce`` and ``session_id`` are drawn at random unless given.
     """
@@ -144,16 +156,22 @@ class LinkProtocol:
     def __init__(
         self,
         *,
-        token: str,
-        link_state: LinkState,
+        token: str | TokenLookup,
+        link_state: LinkState | Callable[[str], LinkState],
+        serves: Callable[[str], bool] | None = None,
         max_frame_bytes: int = 65536,
         max_requests_in_flight: int = 256,
         bridge_version: str = __version__,
         nonce: str | None = None,
         session_id: str | None = None,
     ) -> None:
-        self._token = token
+        self._tokens: TokenLookup = (
+            (lambda server_id: token if server_id == DEFAULT_SERVER_ID else None)
+            if isinstance(token, str)
+            else token
+        )
         self._link_state = link_state
+        self._serves = serves
         self._max_frame_bytes = max_frame_bytes
         self._max_incoming = max_requests_in_flight
         self._bridge_version = bridge_version
@@ -168,6 +186,8 @@ class LinkProtocol:
         self.close_code: CloseCode | None = None
         self.close_reason = ""
         self.hello: Hello | None = None
+        self.server_id: str | None = None
+        """The authenticated server's id (``DEFAULT_SERVER_ID`` when the hello named none)."""
         challenge = HelloChallenge(nonce=self._nonce, protocol=1, bridge_version=bridge_version)
         self._queue(self._new_id(), "hello.challenge", challenge)
 
@@ -241,21 +261,44 @@ class LinkProtocol:
                 CloseCode.AUTH_FAILED,
                 log_reason="the nonce is not the one issued on this connection (replayed?)",
             )
-        elif not mac_matches(self._token, issued, hello.instance_id, hello.mac):
+        else:
+            self._authenticate(hello, issued, decoded.id)
+
+    def _authenticate(self, hello: Hello, nonce: str, re: str) -> None:
+        server_id = hello.server_id or DEFAULT_SERVER_ID
+        token = self._tokens(server_id)
+        # Unknown id and wrong MAC look the same on the wire: an id is not a secret, but a
+        # stranger probing ids should learn nothing; the log tells the owner which it was.
+        if token is None:
+            reason = f"server id {server_id!r} is not in servers.yml"
+        elif not mac_matches(token, nonce, hello.instance_id, hello.mac, hello.server_id):
+            reason = f"the MAC does not match the token of server {server_id!r}"
+        elif self._serves is not None and not self._serves(server_id):
             self._refuse_handshake(
-                ErrorCode.AUTH_FAILED,
-                "authentication failed",
-                decoded.id,
-                CloseCode.AUTH_FAILED,
-                log_reason="the MAC does not match the shared token",
+                ErrorCode.UNAVAILABLE,
+                f"this bridge does not serve server {server_id!r} now; try the next bridge",
+                re,
+                CloseCode.NOT_SERVED,
             )
+            return
         else:
             self.state = State.OPEN
             self.hello = hello
+            self.server_id = server_id
+            state = self._link_state
             result = HelloResult(bridge_version=self._bridge_version, session_id=self._session_id)
-            self._queue(self._new_id(), "hello.result", result, re=decoded.id)
-            self._queue(self._new_id(), "link.state", self._link_state)
-            self._events.append(HandshakeCompleted(hello, self._session_id))
+            self._queue(self._new_id(), "hello.result", result, re=re)
+            first_state = state if isinstance(state, LinkState) else state(server_id)
+            self._queue(self._new_id(), "link.state", first_state)
+            self._events.append(HandshakeCompleted(hello, self._session_id, server_id))
+            return
+        self._refuse_handshake(
+            ErrorCode.AUTH_FAILED,
+            "authentication failed",
+            re,
+            CloseCode.AUTH_FAILED,
+            log_reason=reason,
+        )
 
     def _refuse_handshake(
         self,

@@ -1,10 +1,11 @@
 """The thin asyncio WebSocket server around ``LinkProtocol``.
 
-It moves frames between one plugin connection and the protocol core, runs the handler for each
+It moves frames between plugin connections and the protocol core, runs the handler for each
 request, and matches the bridge's own requests with their answers. Hardening lives here: loopback
 by default, browser ``Origin`` refused before the upgrade, no compression, a frame cap (1009
-above it), ping keep-alive, a handshake deadline (4003), one authenticated connection at a
-time (the older one is closed with 4004), and caps on the connections that have not
+above it), ping keep-alive, a handshake deadline (4003), one authenticated connection per
+server id at a time (the older one is closed with 4004; connections of different servers live
+side by side, each with its own handler), and caps on the connections that have not
 authenticated yet (`bridge.link.admission`): a flood of idle sockets closes its own oldest ones
 and is logged as one summary line per interval, while the plugin can still get in.
 """
@@ -26,7 +27,7 @@ from bridge.errors import LinkError
 from bridge.link.admission import Admission, RefusalLog
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.errors import LinkRequestError
-from bridge.link.handler import CURRENT_REQUEST_ID, LinkHandler
+from bridge.link.handler import CURRENT_REQUEST_ID, Link, LinkHandler, ServerTable
 from bridge.link.messages import (
     ChatExpired,
     ChatRequest,
@@ -36,6 +37,7 @@ from bridge.link.messages import (
     WireModel,
 )
 from bridge.link.protocol import (
+    DEFAULT_SERVER_ID,
     AnswerReceived,
     Event,
     EventReceived,
@@ -96,7 +98,6 @@ class _Connection:
         self,
         ws: ServerConnection,
         core: LinkProtocol,
-        handler: LinkHandler,
         *,
         answer_timeout: float,
         refusals: RefusalLog,
@@ -105,7 +106,8 @@ class _Connection:
         self.refusals = refusals
         self.authenticated = False
         self.core = core
-        self.handler = handler
+        self.handler: LinkHandler | None = None
+        """The server's handler, set once the handshake named the server."""
         self.answer_timeout = answer_timeout
         self.pending: dict[str, asyncio.Future[WireModel]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -161,10 +163,11 @@ class _Connection:
                 self.authenticated = True
                 hello = event.hello
                 logger.info(
-                    "plugin %s %s on %s (instance %s) linked from %s, session %s",
+                    "plugin %s %s on %s (server %s, instance %s) linked from %s, session %s",
                     hello.platform,
                     hello.plugin_version,
                     hello.minecraft_version,
+                    event.server_id,
                     hello.instance_id,
                     self.peer,
                     event.session_id,
@@ -182,13 +185,15 @@ class _Connection:
 
     async def _answer(self, request: RequestReceived) -> None:
         try:
+            handler = self.handler
+            assert handler is not None  # requests are delivered only after the handshake
             # Bounded, so a stuck handler cannot hold one of the plugin's in-flight slots forever.
             async with asyncio.timeout(self.answer_timeout):
                 CURRENT_REQUEST_ID.set(request.id)
                 if isinstance(request.data, ChatRequest):
-                    answer: WireModel = await self.handler.on_chat(request.data)
+                    answer: WireModel = await handler.on_chat(request.data)
                 elif isinstance(request.data, CommandRequest):
-                    answer = await self.handler.on_command(request.data)
+                    answer = await handler.on_command(request.data)
                 else:  # pragma: no cover - the core delivers only the types above
                     raise LinkError(f"no handler for {request.type}")
             self.core.send_answer(request.id, answer)
@@ -211,43 +216,91 @@ class _Connection:
         except NotOpenError:
             pass
 
-    async def run_plugin_events(self) -> None:
+    async def run_plugin_events(self, handler: LinkHandler) -> None:
         while True:
             event = await self.plugin_events.get()
             data = event.data
             try:
                 if isinstance(data, ChatExpired):
-                    await self.handler.on_chat_expired(data.request)
+                    await handler.on_chat_expired(data.request)
                 elif event.type == "player.join":
                     assert isinstance(data, PlayerEvent)
-                    await self.handler.on_player_join(data.player)
+                    await handler.on_player_join(data.player)
                 else:
                     assert isinstance(data, PlayerEvent)
-                    await self.handler.on_player_quit(data.player)
+                    await handler.on_player_quit(data.player)
             except Exception:
                 logger.exception("handler for %s %s failed", event.type, event.id)
 
 
-class LinkServer:
-    """The bridge's end of the link: listens, authenticates, and serves one plugin at a time.
+class _OneServer:
+    """The server table of a bridge with one server: ``link.token`` and one handler."""
 
-    Use ``async with LinkServer(token=..., handler=...) as server:``; ``server.url`` is the
-    address to give the plugin. ``request`` and ``send_event`` reach the plugin connected now.
+    def __init__(self, token: str, handler: LinkHandler) -> None:
+        self._token = token
+        self._handler = handler
+
+    def token(self, server_id: str) -> str | None:
+        return self._token if server_id == DEFAULT_SERVER_ID else None
+
+    def handler(self, server_id: str) -> LinkHandler:
+        return self._handler
+
+    def serves(self, server_id: str) -> bool:
+        return True
+
+
+class ServerLink:
+    """The ``Link`` of one server id: requests and events to the plugin of that server linked
+    now, ``DISCONNECTED`` while none is."""
+
+    def __init__(self, server: LinkServer, server_id: str) -> None:
+        self._server = server
+        self.server_id = server_id
+
+    @property
+    def connected(self) -> bool:
+        return self._server.connected_to(self.server_id)
+
+    async def request(
+        self, name: str, data: WireModel, *, timeout: float | None = None
+    ) -> WireModel:
+        return await self._server.request(name, data, timeout=timeout, server_id=self.server_id)
+
+    async def send_event(self, name: str, data: WireModel) -> None:
+        await self._server.send_event(name, data, server_id=self.server_id)
+
+
+class LinkServer:
+    """The bridge's end of the link: listens, authenticates, and serves one plugin per server.
+
+    Use ``async with LinkServer(token=..., handler=...) as server:`` for one server (the
+    default one), or ``LinkServer(servers=table)`` for several (``ServerTable``: a token and a
+    handler per server id). ``server.url`` is the address to give the plugin. ``request`` and
+    ``send_event`` reach the plugin of ``server_id`` (the default server unless named);
+    ``link_for`` gives the same as a ``Link``.
     """
 
     def __init__(
         self,
         *,
-        token: str,
-        handler: LinkHandler,
+        token: str | None = None,
+        handler: LinkHandler | None = None,
+        servers: ServerTable | None = None,
         settings: LinkSettings | None = None,
     ) -> None:
-        self._token = token
-        self._handler = handler
+        if servers is None:
+            if token is None or handler is None:
+                raise LinkError("LinkServer needs token and handler, or servers")
+            servers = _OneServer(token, handler)
+        elif token is not None or handler is not None:
+            raise LinkError("LinkServer takes token and handler, or servers, not both")
+        self._servers = servers
         self.settings = settings or LinkSettings()
         self._server: Server | None = None
-        self._current: _Connection | None = None
-        self._connect_lock = asyncio.Lock()
+        self._current: dict[str, _Connection] = {}
+        # Per server id: one server's slow connect or disconnect never holds up another's.
+        self._connect_locks: dict[str, asyncio.Lock] = {}
         self._connections: set[_Connection] = set()
         settings = self.settings
         self._admission: Admission[ServerConnection] = Admission(
@@ -322,7 +375,30 @@ class LinkServer:
 
     @property
     def connected(self) -> bool:
-        return self._current is not None
+        """Whether the default server's plugin is linked (``connected_to`` for the others)."""
+        return self.connected_to(DEFAULT_SERVER_ID)
+
+    def connected_to(self, server_id: str) -> bool:
+        return server_id in self._current
+
+    @property
+    def linked_servers(self) -> frozenset[str]:
+        """The ids of the servers whose plugin is linked now."""
+        return frozenset(self._current)
+
+    def link_for(self, server_id: str) -> Link:
+        return ServerLink(self, server_id)
+
+    async def drop(self, server_id: str, code: CloseCode, reason: str) -> bool:
+        """Close the link of ``server_id`` (when this bridge stops serving it); whether one was
+        linked."""
+        connection = self._current.get(server_id)
+        if connection is None:
+            return False
+        connection.core.close(code, reason)
+        connection.dispatch(connection.core.events_received())
+        connection.spawn(connection.flush())
+        return True
 
     @property
     def unauthenticated(self) -> int:
@@ -330,9 +406,14 @@ class LinkServer:
         return len(self._admission)
 
     async def request(
-        self, name: str, data: WireModel, *, timeout: float | None = None
+        self,
+        name: str,
+        data: WireModel,
+        *,
+        timeout: float | None = None,
+        server_id: str = DEFAULT_SERVER_ID,
     ) -> WireModel:
-        connection = self._current
+        connection = self._current.get(server_id)
         if connection is None:
             raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
         try:
@@ -360,8 +441,10 @@ class LinkServer:
         connection.core.forget_request(request_id)
         connection.pending.pop(request_id, None)
 
-    async def send_event(self, name: str, data: WireModel) -> None:
-        connection = self._current
+    async def send_event(
+        self, name: str, data: WireModel, *, server_id: str = DEFAULT_SERVER_ID
+    ) -> None:
+        connection = self._current.get(server_id)
         if connection is None:
             raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
         try:
@@ -407,16 +490,17 @@ class LinkServer:
         return None
 
     async def _serve(self, ws: ServerConnection) -> None:
+        servers = self._servers
         core = LinkProtocol(
-            token=self._token,
-            link_state=self._handler.link_state(),
+            token=servers.token,
+            link_state=lambda server_id: servers.handler(server_id).link_state(),
+            serves=servers.serves,
             max_frame_bytes=self.settings.max_frame_bytes,
             max_requests_in_flight=self.settings.max_requests_in_flight,
         )
         connection = _Connection(
             ws,
             core,
-            self._handler,
             answer_timeout=self.settings.request_timeout,
             refusals=self._refusals,
         )
@@ -452,20 +536,28 @@ class LinkServer:
         return core.state is State.OPEN
 
     async def _run(self, connection: _Connection) -> None:
-        async with self._connect_lock:
-            previous, self._current = self._current, connection
+        server_id = connection.core.server_id
+        assert server_id is not None  # set with the handshake
+        handler = self._servers.handler(server_id)
+        connection.handler = handler
+        async with self._connect_locks.setdefault(server_id, asyncio.Lock()):
+            previous = self._current.get(server_id)
+            self._current[server_id] = connection
             if previous is not None:
-                logger.info("link from %s replaced by %s", previous.peer, connection.peer)
+                logger.info(
+                    "link of server %s from %s replaced by %s",
+                    *(server_id, previous.peer, connection.peer),
+                )
                 previous.core.close(CloseCode.REPLACED, "replaced by a newer connection")
                 previous.dispatch(previous.core.events_received())
                 # Not awaited: an unresponsive old peer (the usual reason for a new connection)
                 # must not hold the new one up for the whole close timeout.
                 previous.spawn(previous.flush())
-                await self._handler.on_disconnected()
+                await handler.on_disconnected()
             hello = connection.core.hello
             assert isinstance(hello, Hello)
-            await self._handler.on_connected(self, hello)
-        connection.spawn(connection.run_plugin_events())
+            await handler.on_connected(self.link_for(server_id), hello)
+        connection.spawn(connection.run_plugin_events(handler))
         core = connection.core
         try:
             async for raw in connection.ws:
@@ -483,13 +575,18 @@ class LinkServer:
             task.cancel()
         if connection.tasks:
             await asyncio.wait(connection.tasks)
-        async with self._connect_lock:
-            if self._current is connection:
-                self._current = None
-                await self._handler.on_disconnected()
+        server_id, handler = connection.core.server_id, connection.handler
+        if server_id is not None and handler is not None:
+            async with self._connect_locks.setdefault(server_id, asyncio.Lock()):
+                if self._current.get(server_id) is connection:
+                    del self._current[server_id]
+                    await handler.on_disconnected()
         if connection.authenticated:  # the others are counted, not logged one by one
             code, reason = connection.ws.close_code, connection.ws.close_reason
-            logger.info("link from %s closed (%s %s)", connection.peer, code, reason or "")
+            logger.info(
+                "link of server %s from %s closed (%s %s)",
+                *(server_id, connection.peer, code, reason or ""),
+            )
 
 
 def _guarded_connection(

@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 from bridge.control.config_file import ConfigFile
 from bridge.control.messages_file import PLACEHOLDERS, MessagesFile
 from bridge.control.providers import ProvidersFile
+from bridge.control.servers_file import ServersFile
 from bridge.control.tools_file import ToolSpec
 from bridge.control.whitelist_file import WhitelistFile
 
@@ -37,9 +38,10 @@ FILES: dict[str, type[BaseModel]] = {
     "providers.yml": ProvidersFile,
     "whitelist.yml": WhitelistFile,
     "tools.yml": ToolSpec,
+    "servers.yml": ServersFile,
 }
 # Mappings whose keys the owner chooses, and how the table writes such a key.
-NAMED_KEYS = {"providers": "<id>", "models": "<ref>", "tiers": "<tier>"}
+NAMED_KEYS = {"providers": "<id>", "models": "<ref>", "tiers": "<tier>", "servers": "<id>"}
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,23 @@ def hello(
     major: int = 1,
     id: str = "p-hello",
     instance_id: str = INSTANCE_ID,
+    server_id: str | None = None,
+    mac_server_id: str | None = None,
 ) -> str:
-    data = {
+    """``mac_server_id`` stands for the id the MAC was made with (default: ``server_id``)."""
+    signed = server_id if mac_server_id is None else mac_server_id
+    data: dict[str, Any] = {
         "protocol": {"major": major, "minor": 0},
         "nonce": nonce,
-        "mac": compute_mac(token, nonce, instance_id),
+        "mac": compute_mac(token, nonce, instance_id, signed),
         "instance_id": instance_id,
         "plugin_version": "0.1.0",
         "minecraft_version": "1.21.10",
         "platform": "testkit",
         "features": [],
     }
+    if server_id is not None:
+        data["server_id"] = server_id
     return frame("hello", data, id=id)
 
 

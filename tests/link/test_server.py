@@ -13,6 +13,7 @@ from websockets.exceptions import InvalidStatus
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.errors import LinkRequestError
 from bridge.link.messages import OutputChatResult, PlayersList, PlayersListResult
+from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.link.server import LinkServer, LinkServerError, LinkSettings
 from tests.link.placeholder import COMMAND_UNAVAILABLE, NOT_CONFIGURED
 
@@ -290,7 +291,8 @@ async def test_a_cancellation_arriving_with_the_answer_still_cancels_the_caller(
     # Let the answer resolve the request's future, then cancel before the caller resumes:
     # the caller must see the cancellation, not the answer.
     for _ in range(1000):
-        if pending.done() or not server._current or not server._current.pending:
+        current = server._current.get(DEFAULT_SERVER_ID)
+        if pending.done() or current is None or not current.pending:
             break
         await asyncio.sleep(0)
     pending.cancel()

@@ -145,8 +145,9 @@ def test_the_hmac_vectors_match_compute_mac() -> None:
     cases = _load(VECTOR_DIR / "hmac.json")["cases"]
     assert len(cases) >= 3
     for case in cases:
-        mac = compute_mac(case["token"], case["nonce"], case["instance_id"])
+        mac = compute_mac(case["token"], case["nonce"], case["instance_id"], case.get("server_id"))
         assert mac == case["mac"]
+    assert any("server_id" in case for case in cases)
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,10 @@ import java.util.UUID;
  * @param defaultPrefix the wake prefix until the bridge names one ({@code "@ai"} by default)
  * @param messages overrides of the plugin's own lines, key to MiniMessage template
  * @param features feature flags announced in {@code hello}
+ * @param serverId the server id announced in {@code hello} (empty: the bridge's default server)
  */
 public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceId, Duration verdictTimeout,
-        String defaultPrefix, Map<String, String> messages, List<String> features) {
+        String defaultPrefix, Map<String, String> messages, List<String> features, String serverId) {
     public static final Duration DEFAULT_VERDICT_TIMEOUT = Duration.ofMillis(250);
     public static final String DEFAULT_PREFIX = "@ai";
     public static final List<String> DEFAULT_FEATURES = List.of(
@@ -39,16 +40,22 @@ public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceI
         }
         messages = Map.copyOf(messages);
         features = List.copyOf(features);
+        Objects.requireNonNull(serverId, "serverId");
     }
 
     /** Defaults for everything but where the bridge is, the token and the instance id. */
     public static CoreSettings defaults(LinkSettings link, TokenSource tokens, UUID instanceId) {
         return new CoreSettings(link, tokens, instanceId, DEFAULT_VERDICT_TIMEOUT, DEFAULT_PREFIX, Map.of(),
-                DEFAULT_FEATURES);
+                DEFAULT_FEATURES, "");
     }
 
     public CoreSettings withVerdictTimeout(Duration timeout) {
         return new CoreSettings(this.link, this.tokens, this.instanceId, timeout, this.defaultPrefix, this.messages,
-                this.features);
+                this.features, this.serverId);
+    }
+
+    public CoreSettings withServerId(String id) {
+        return new CoreSettings(this.link, this.tokens, this.instanceId, this.verdictTimeout, this.defaultPrefix,
+                this.messages, this.features, id);
     }
 }

@@ -39,7 +39,7 @@ public final class MineclawCore {
         this.platform = platform;
         this.messages = new Messages(settings.messages(), this.renderer);
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
-                platform.minecraftVersion(), platform.platformName(), settings.features());
+                platform.minecraftVersion(), platform.platformName(), settings.features(), settings.serverId());
         ChatService[] chatRef = new ChatService[1];
         this.link = new LinkClient(settings.link(), identity, settings.tokens(), new LinkListener() {
             @Override

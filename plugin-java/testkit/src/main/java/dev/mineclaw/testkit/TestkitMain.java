@@ -46,7 +46,7 @@ public final class TestkitMain {
         TestkitPlatform platform = new TestkitPlatform(options.platform(), out::emit, rules);
         CoreSettings settings = CoreSettings.defaults(LinkSettings.defaults(options.url()),
                 TokenSource.configuredOrFile(options.token(), options.tokenFile()), options.instanceId())
-                .withVerdictTimeout(options.verdictTimeout());
+                .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));
         ControlLoop loop = new ControlLoop(platform, core, out);
 

@@ -7,10 +7,10 @@ import java.util.UUID;
 
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
 record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, String platform,
-        Duration verdictTimeout) {
+        Duration verdictTimeout, String serverId) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
-            + " [--verdict-timeout-ms 250]";
+            + " [--verdict-timeout-ms 250] [--server-id ID]";
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
@@ -20,6 +20,7 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
         UUID instanceId = UUID.randomUUID();
         String platform = "testkit";
         Duration verdictTimeout = Duration.ofMillis(250);
+        String serverId = "";
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -38,6 +39,7 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
                     platform = value;
                 }
                 case "--verdict-timeout-ms" -> verdictTimeout = Duration.ofMillis(parsePositive(option, value));
+                case "--server-id" -> serverId = value;
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
         }
@@ -47,7 +49,7 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
         if (tokenFile == null && token == null) {
             throw new IllegalArgumentException("--token-file (or --token) is required");
         }
-        return new TestkitOptions(url, tokenFile, token, instanceId, platform, verdictTimeout);
+        return new TestkitOptions(url, tokenFile, token, instanceId, platform, verdictTimeout, serverId);
     }
 
     private static URI parseUrl(String value) {

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * The plugin's own config file, {@value #FILE_NAME}: only how to reach the bridge and how long chat may wait. Every
@@ -27,9 +28,11 @@ import java.util.UUID;
  * @param chatPriority the chat listener's event priority, one of {@link #CHAT_PRIORITIES}
  *     ({@value #DEFAULT_CHAT_PRIORITY} by default): later than mute and anti-spam plugins, earlier
  *     than chat formatters that replace the renderer
+ * @param serverId this server's id in the bridge's {@code servers.yml}, or empty for the bridge's
+ *     default server (the one of {@code link.token})
  */
 public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout,
-        String chatPriority) {
+        String chatPriority, String serverId) {
     /**
      * Not {@code config.yml}: the plugin's folder is also the bridge's config folder, where
      * {@code config.yml} is the bridge's.
@@ -48,7 +51,11 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
     static final String TOKEN_FILE = "token-file";
     static final String VERDICT_TIMEOUT_MS = "verdict-timeout-ms";
     static final String CHAT_PRIORITY = "chat-priority";
-    private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY);
+    static final String SERVER_ID = "server-id";
+    /** The bridge's pattern for a server id ({@code servers.yml}, {@code hello.server_id}). */
+    static final Pattern SERVER_ID_PATTERN = Pattern.compile("[a-z0-9][a-z0-9_-]{0,31}");
+    private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY,
+            SERVER_ID);
 
     /**
      * Reads the top-level values of the config file; absent keys take their defaults.
@@ -71,14 +78,23 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
             throw new ConfigException(CHAT_PRIORITY, "must be one of " + CHAT_PRIORITIES + ", got '"
                     + values.get(CHAT_PRIORITY) + "'");
         }
-        return new PluginConfig(url, token, tokenFile, verdict, priority);
+        String serverId = string(values, SERVER_ID, "").strip();
+        if (!serverId.isEmpty() && !SERVER_ID_PATTERN.matcher(serverId).matches()) {
+            throw new ConfigException(SERVER_ID, "must be 1-32 of a-z, 0-9, _ and -, starting with a letter or digit"
+                    + " (as in the bridge's servers.yml), got '" + serverId + "'");
+        }
+        if (serverId.equals("default")) {
+            throw new ConfigException(SERVER_ID, "'default' is the bridge's own server of link.token: leave"
+                    + " server-id out for it");
+        }
+        return new PluginConfig(url, token, tokenFile, verdict, priority, serverId);
     }
 
     /** The core's settings for one server start. */
     public CoreSettings coreSettings(UUID instanceId) {
         return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrl),
                 TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
-                .withVerdictTimeout(this.verdictTimeout);
+                .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId);
     }
 
     private static String string(Map<String, ?> values, String key, String fallback) {

@@ -23,24 +23,46 @@ public final class Handshake {
      * "\n" + instanceId}, as 64 lowercase hex characters.
      */
     public static String mac(String token, String nonce, String instanceId) {
+        return mac(token, nonce, instanceId, "");
+    }
+
+    /**
+     * The MAC of a {@code hello} naming {@code serverId} (empty: none): the id is part of the
+     * message, {@code ... + "\n" + instanceId + "\n" + serverId}, so a MAC made for one server
+     * cannot be replayed under another id.
+     */
+    public static String mac(String token, String nonce, String instanceId, String serverId) {
         if (token.isEmpty()) {
             throw new MineclawException("the link token is empty");
         }
         try {
             Mac hmac = Mac.getInstance("HmacSHA256");
             hmac.init(new SecretKeySpec(token.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            byte[] digest = hmac.doFinal((LABEL + nonce + "\n" + instanceId).getBytes(StandardCharsets.UTF_8));
+            String message = LABEL + nonce + "\n" + instanceId + (serverId.isEmpty() ? "" : "\n" + serverId);
+            byte[] digest = hmac.doFinal(message.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest);
         } catch (GeneralSecurityException exc) {
             throw new MineclawException("HMAC-SHA256 is unavailable in this JVM", exc);
         }
     }
 
-    /** What the plugin says about itself in {@code hello}. Immutable. */
+    /**
+     * What the plugin says about itself in {@code hello}. Immutable.
+     *
+     * @param serverId which server of the bridge's {@code servers.yml} this is; empty for the
+     *     default server (the bridge's {@code link.token})
+     */
     public record Identity(UUID instanceId, String pluginVersion, String minecraftVersion, String platform,
-            List<String> features) {
+            List<String> features, String serverId) {
         public Identity {
             features = List.copyOf(features);
+            java.util.Objects.requireNonNull(serverId, "serverId");
+        }
+
+        /** The identity of the default server (no server id). */
+        public Identity(UUID instanceId, String pluginVersion, String minecraftVersion, String platform,
+                List<String> features) {
+            this(instanceId, pluginVersion, minecraftVersion, platform, features, "");
         }
     }
 
@@ -58,12 +80,15 @@ public final class Handshake {
         JsonObject data = new JsonObject();
         data.add("protocol", protocol);
         data.addProperty("nonce", nonce);
-        data.addProperty("mac", mac(token, nonce, instanceId));
+        data.addProperty("mac", mac(token, nonce, instanceId, identity.serverId()));
         data.addProperty("instance_id", instanceId);
         data.addProperty("plugin_version", identity.pluginVersion());
         data.addProperty("minecraft_version", identity.minecraftVersion());
         data.addProperty("platform", identity.platform());
         data.add("features", features);
+        if (!identity.serverId().isEmpty()) {
+            data.addProperty("server_id", identity.serverId());
+        }
         return data;
     }
 }

@@ -157,9 +157,12 @@ public final class MessageTypes {
     private static void hello(Fields data) {
         data.only(
                 Set.of("protocol", "nonce", "mac", "instance_id", "plugin_version", "minecraft_version", "platform",
-                        "features"),
+                        "features", "server_id"),
                 Set.of("protocol", "nonce", "mac", "instance_id", "plugin_version", "minecraft_version", "platform",
                         "features"));
+        if (data.has("server_id")) {
+            data.string("server_id", 1, 32, Shapes.SERVER_ID);
+        }
         Fields protocol = data.object("protocol");
         protocol.only(Set.of("major", "minor"), Set.of("major", "minor"));
         protocol.integer("major", 0, 65535);

@@ -16,6 +16,8 @@ final class Shapes {
     static final Pattern FEATURE = Pattern.compile("[a-z][a-z0-9_.]{0,63}");
     static final Pattern NONCE = Pattern.compile("[A-Za-z0-9_-]{43}");
     static final Pattern MAC = Pattern.compile("[0-9a-f]{64}");
+    /** A server's id in a bridge's {@code servers.yml} (the same pattern as the bridge's). */
+    static final Pattern SERVER_ID = Pattern.compile("[a-z0-9][a-z0-9_-]{0,31}");
 
     /** The permission nodes a sender's facts may name, in the order the spec lists them. */
     static final List<String> GRANTABLE = List.of(

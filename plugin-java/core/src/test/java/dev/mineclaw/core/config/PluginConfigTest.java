@@ -31,6 +31,19 @@ class PluginConfigTest {
     }
 
     @Test
+    void theServerIdNamesAServerOfTheBridgesServersYml() {
+        assertEquals("", PluginConfig.fromMap(Map.of(), this.dataFolder).serverId());
+        PluginConfig config = PluginConfig.fromMap(Map.of("server-id", " lobby-2 "), this.dataFolder);
+        assertEquals("lobby-2", config.serverId());
+        assertEquals("lobby-2", config.coreSettings(UUID.randomUUID()).serverId());
+        assertKey("server-id", Map.of("server-id", "Lobby"));
+        assertKey("server-id", Map.of("server-id", "-lobby"));
+        assertKey("server-id", Map.of("server-id", "x".repeat(33)));
+        assertKey("server-id", Map.of("server-id", "default"));
+        assertKey("server-id", Map.of("server-id", 3));
+    }
+
+    @Test
     void theChatPriorityIsOneThatMayChangeTheEvent() {
         assertEquals("HIGHEST", PluginConfig.fromMap(Map.of("chat-priority", "highest"), this.dataFolder).chatPriority());
         assertEquals("LOWEST", PluginConfig.fromMap(Map.of("chat-priority", "LOWEST"), this.dataFolder).chatPriority());

@@ -26,8 +26,9 @@ class HandshakeTest {
         int checked = 0;
         for (JsonElement element : file.getAsJsonArray("cases")) {
             JsonObject vector = element.getAsJsonObject();
+            String serverId = vector.has("server_id") ? vector.get("server_id").getAsString() : "";
             String mac = Handshake.mac(vector.get("token").getAsString(), vector.get("nonce").getAsString(),
-                    vector.get("instance_id").getAsString());
+                    vector.get("instance_id").getAsString(), serverId);
             assertEquals(vector.get("mac").getAsString(), mac, "case " + vector);
             checked++;
         }
@@ -40,6 +41,21 @@ class HandshakeTest {
         assertNotEquals(base, Handshake.mac("tokeN", "n".repeat(43), "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b"));
         assertNotEquals(base, Handshake.mac("token", "m".repeat(43), "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b"));
         assertNotEquals(base, Handshake.mac("token", "n".repeat(43), "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1c"));
+    }
+
+    @Test
+    void helloNamesItsServerIdAndSignsIt() {
+        UUID instance = UUID.fromString("3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f");
+        Handshake.Identity identity = new Handshake.Identity(instance, "0.1.0", "1.21.8", "testkit",
+                List.of("chat"), "lobby");
+        JsonObject data = Handshake.helloData(identity, "test-token", "A".repeat(43));
+        assertEquals("lobby", data.get("server_id").getAsString());
+        assertEquals(Handshake.mac("test-token", "A".repeat(43), instance.toString(), "lobby"),
+                data.get("mac").getAsString());
+        assertNotEquals(Handshake.mac("test-token", "A".repeat(43), instance.toString()),
+                data.get("mac").getAsString());
+        FrameCodec codec = new FrameCodec();
+        codec.decode(codec.encode(new Frame("p-1", "hello", null, data)), Direction.PLUGIN_TO_BRIDGE);
     }
 
     @Test

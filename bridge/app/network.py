@@ -1,0 +1,269 @@
+"""Several servers on one bridge: a context of its own per server id, one store for all.
+
+The link authenticates each plugin by the server id of its ``hello`` and hands its frames to
+that server's handler (``bridge.link.handler.ServerTable``). Each server gets its own
+``Runtime`` and ``AppHandler``: its own public session, listen switch, gates and cooldowns,
+turn activity, link, plugin access and approval prompts, so one server's running or stuck
+turn never makes another's chat wait, and a verdict on one server never waits for another's
+connect, disconnect or turn. What is one per bridge is shared: the control plane store (a
+``/mineclaw reload`` from any server publishes one new plane for all, read in a worker thread
+so no server's verdicts wait for it), the archive and the audit log.
+
+A server's context is built the first time its plugin links (a ``servers.yml`` with fifty
+servers costs nothing until they link) and kept for the process: a reconnect finds its
+session and listen switch where they were.
+
+Players move between servers behind a proxy (quit on one, join on another, in either order
+over two connections). When a player joins a server, prompts still waiting for their answer
+on every other server are closed as if they had left (the turn that asked learns the player
+is gone) and the move is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import httpx
+
+from bridge.app.handler import AppHandler
+from bridge.app.runtime import Runtime, RuntimeSettings
+from bridge.link.handler import Link
+from bridge.link.messages import (
+    ChatRequest,
+    ChatVerdict,
+    CommandReply,
+    CommandRequest,
+    Hello,
+    LinkState,
+    PlayerRef,
+)
+from bridge.link.protocol import DEFAULT_SERVER_ID
+
+log = logging.getLogger(__name__)
+
+_DEFAULT_SETTINGS = RuntimeSettings()
+MAX_SHUTDOWN_WAIT_S = 10.0
+"""How long shutting down waits for the running turns to commit (as ``Runtime.aclose``)."""
+
+
+class ServerContext:
+    """One server of the network: its id, its runtime and its application handler."""
+
+    def __init__(self, server_id: str, runtime: Runtime, app: AppHandler) -> None:
+        self.server_id = server_id
+        self.runtime = runtime
+        self.app = app
+        self.players: set[str] = set()
+        """UUIDs of the players this server reported online (chat, commands, joins)."""
+
+
+class _ServerHandler:
+    """The ``LinkHandler`` of one server: its ``AppHandler``, plus what the network tracks."""
+
+    def __init__(self, network: Network, context: ServerContext) -> None:
+        self._network = network
+        self._context = context
+        self._app = context.app
+
+    def link_state(self) -> LinkState:
+        return self._app.link_state()
+
+    async def on_connected(self, link: Link, hello: Hello) -> None:
+        await self._app.on_connected(link, hello)
+
+    async def on_disconnected(self) -> None:
+        await self._app.on_disconnected()
+
+    async def on_chat(self, request: ChatRequest) -> ChatVerdict:
+        self._network.seen(self._context, request.player)
+        return await self._app.on_chat(request)
+
+    async def on_command(self, request: CommandRequest) -> CommandReply:
+        if request.sender.player is not None:
+            self._network.seen(self._context, request.sender.player)
+        version = self._context.runtime.plane.version
+        reply = await self._app.on_command(request)
+        if self._context.runtime.plane.version != version:
+            # A reload from this server published a plane for every server: the others' wake
+            # prefix and forwarding may have changed too.
+            self._network.plane_changed(self._context)
+        return reply
+
+    async def on_player_join(self, player: PlayerRef) -> None:
+        self._network.seen(self._context, player)
+        await self._app.on_player_join(player)
+
+    async def on_player_quit(self, player: PlayerRef) -> None:
+        self._context.players.discard(player.uuid)
+        await self._app.on_player_quit(player)
+
+    async def on_chat_expired(self, request_id: str) -> None:
+        await self._app.on_chat_expired(request_id)
+
+
+class Network:
+    """The servers one bridge serves: the link's ``ServerTable``.
+
+    ``default``: the runtime of the default server (``link.token``), opened by the caller; every
+    other server's runtime shares its store, archive and audit log. ``default_token``: the
+    token of ``link.token``. ``serves``: whether this bridge serves a server now (a lease held
+    by this bridge; every server when ``None``).
+    """
+
+    def __init__(
+        self,
+        default: Runtime,
+        *,
+        default_token: str,
+        serves: Callable[[str], bool] | None = None,
+        settings: RuntimeSettings = _DEFAULT_SETTINGS,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._default_runtime = default
+        self._default_token = default_token
+        self._serves = serves
+        self._settings = settings
+        self._transport = transport
+        self._contexts: dict[str, ServerContext] = {}
+        self._handlers: dict[str, _ServerHandler] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+        self.context(DEFAULT_SERVER_ID)
+
+    @classmethod
+    def open(
+        cls,
+        config_dir: Path,
+        *,
+        default_token: str,
+        environ: Mapping[str, str] | None = None,
+        manage_logging: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,
+        serves: Callable[[str], bool] | None = None,
+    ) -> Network:
+        """Open the default server's runtime (``Runtime.open``) and the network around it.
+        Raises ``ConfigError`` or ``StoreError``."""
+        runtime = Runtime.open(
+            config_dir, environ=environ, manage_logging=manage_logging, transport=transport
+        )
+        return cls(runtime, default_token=default_token, serves=serves, transport=transport)
+
+    @property
+    def default(self) -> ServerContext:
+        return self._contexts[DEFAULT_SERVER_ID]
+
+    @property
+    def contexts(self) -> Mapping[str, ServerContext]:
+        """The servers that have linked at least once (and the default one)."""
+        return self._contexts
+
+    # ---- ServerTable
+
+    def token(self, server_id: str) -> str | None:
+        if server_id == DEFAULT_SERVER_ID:
+            return self._default_token
+        # Read at every handshake: a reload that adds a server lets it link at once.
+        return self._default_runtime.plane.servers.token(server_id)
+
+    def handler(self, server_id: str) -> _ServerHandler:
+        handler = self._handlers.get(server_id)
+        if handler is None:
+            handler = self._handlers[server_id] = _ServerHandler(self, self.context(server_id))
+        return handler
+
+    def serves(self, server_id: str) -> bool:
+        return self._serves is None or self._serves(server_id)
+
+    # ---- contexts
+
+    def context(self, server_id: str) -> ServerContext:
+        """The server's context, built on first use."""
+        context = self._contexts.get(server_id)
+        if context is not None:
+            return context
+        if server_id == DEFAULT_SERVER_ID:
+            runtime = self._default_runtime
+        else:
+            shared = self._default_runtime
+            runtime = Runtime(
+                store=shared.store,
+                archive=shared.archive,
+                audit=shared.audit,
+                settings=self._settings,
+                transport=self._transport,
+            )
+            runtime.environ = shared.environ
+            runtime.manage_logging = shared.manage_logging
+            runtime.started_with = shared.started_with
+            runtime.prepare()
+        context = self._contexts[server_id] = ServerContext(server_id, runtime, AppHandler(runtime))
+        if server_id != DEFAULT_SERVER_ID:
+            log.info("server %s: context created", server_id)
+        return context
+
+    def server_of(self, player_uuid: str) -> ServerContext | None:
+        """The server the player was last seen on, if any is known to hold them now."""
+        for context in self._contexts.values():
+            if player_uuid in context.players:
+                return context
+        return None
+
+    # ---- what the servers' handlers report
+
+    def seen(self, context: ServerContext, player: PlayerRef) -> None:
+        """``player`` is on ``context``'s server now; they left every other server."""
+        if player.uuid in context.players:
+            return
+        context.players.add(player.uuid)
+        for other in self._contexts.values():
+            if other is context:
+                continue
+            was_there = player.uuid in other.players
+            other.players.discard(player.uuid)
+            # The quit on the old server may come after this join (two connections): close
+            # the prompts waiting for this player there now, whichever arrives first.
+            closed = other.app.link_tools.broker.player_quit(player.uuid)
+            if was_there or closed:
+                context.runtime.audit.record(
+                    "player.moved",
+                    {
+                        "player": player.name,
+                        "from": other.server_id,
+                        "to": context.server_id,
+                        "prompts_closed": closed,
+                    },
+                )
+                if closed:
+                    log.info(
+                        "%s moved from %s to %s: %d pending prompt(s) there closed",
+                        *(player.name, other.server_id, context.server_id, closed),
+                    )
+
+    def plane_changed(self, source: ServerContext) -> None:
+        """A reload published a new plane: send each other linked server its link state."""
+        for context in self._contexts.values():
+            if context is not source and context.runtime.link is not None:
+                task = asyncio.get_running_loop().create_task(context.app.send_link_state())
+                self._pending.add(task)
+                task.add_done_callback(self._pending.discard)
+
+    async def aclose(self) -> None:
+        """Stop every server's turn (each commits first), then close the runtimes; the shared
+        archive and audit log close with the last."""
+        for context in self._contexts.values():
+            context.runtime.engine.stop()
+        turns = [
+            task
+            for context in self._contexts.values()
+            if (task := context.runtime.turn) is not None and not task.done()
+        ]
+        if turns:
+            await asyncio.wait(turns, timeout=MAX_SHUTDOWN_WAIT_S)
+        # Every turn has committed: closing the shared archive and audit log with the first
+        # runtime closed loses nothing (closing them again is a no-op).
+        others = [c for c in self._contexts.values() if c.server_id != DEFAULT_SERVER_ID]
+        for context in others:
+            await context.runtime.aclose()
+        await self._default_runtime.aclose()

@@ -1,0 +1,186 @@
+"""Several servers on one bridge (``bridge.app.network``): each its own session, listen switch,
+gates and turn; one plane, archive and audit log for all; players followed across servers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.app.network import Network
+from bridge.control import init_config_dir
+from bridge.link.messages import (
+    ApprovalButton,
+    ApprovalShowResult,
+    ChatRequest,
+    CommandReply,
+    CommandRequest,
+    CommandSender,
+    PlayerRef,
+    Text,
+    WireModel,
+)
+from bridge.policy.approvals import Subject
+from bridge.link.protocol import DEFAULT_SERVER_ID
+
+from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, FakeLink, hello, rendered, write_config
+from .scripted_provider import ScriptedProvider
+
+LOBBY_TOKEN = "l" * 43
+SURVIVAL_TOKEN = "s" * 43
+DEFAULT_TOKEN = "d" * 43
+
+
+def _servers_yml(config: Path) -> None:
+    (config / "servers.yml").write_text(
+        "schema: 1\nservers:\n  lobby:\n    token: ${LOBBY_T}\n"
+        "  survival:\n    token: ${SURVIVAL_T}\n"
+    )
+
+
+@pytest.fixture
+async def network(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[Network]:
+    config = tmp_path / "config"
+    write_config(config, provider.port)
+    init_config_dir(config)
+    _servers_yml(config)
+    environ = {"LOBBY_T": LOBBY_TOKEN, "SURVIVAL_T": SURVIVAL_TOKEN}
+    opened = Network.open(config, default_token=DEFAULT_TOKEN, environ=environ)
+    yield opened
+    await opened.aclose()
+
+
+async def _link(network: Network, server_id: str) -> FakeLink:
+    link = FakeLink()
+    await network.handler(server_id).on_connected(link, hello())
+    return link
+
+
+async def _chat(network: Network, server_id: str, text: str, player: PlayerRef = STEVE) -> Any:
+    request = ChatRequest(player=player, granted=EVERY_NODE, text=text)  # type: ignore[arg-type]
+    return await network.handler(server_id).on_chat(request)
+
+
+async def _command(network: Network, server_id: str, *args: str) -> list[str]:
+    sender = CommandSender.model_validate(
+        {"kind": "player", "player": STEVE, "granted": EVERY_NODE}
+    )
+    reply: CommandReply = await network.handler(server_id).on_command(
+        CommandRequest(sender=sender, args=list(args))
+    )
+    return [rendered(line) for line in reply.lines]
+
+
+def test_tokens_come_from_servers_yml_and_link_token(network: Network) -> None:
+    assert network.token(DEFAULT_SERVER_ID) == DEFAULT_TOKEN
+    assert network.token("lobby") == LOBBY_TOKEN
+    assert network.token("survival") == SURVIVAL_TOKEN
+    assert network.token("creative") is None
+
+
+async def test_a_turn_streaming_on_one_server_leaves_the_others_free(
+    network: Network, provider: ScriptedProvider
+) -> None:
+    lobby, survival = await _link(network, "lobby"), await _link(network, "survival")
+    held = provider.held("slow ", "answer")
+    verdict = await _chat(network, "lobby", "@ai tell me a long story")
+    assert verdict.decision == "accept"
+    await asyncio.wait_for(held.streaming.wait(), WAIT)
+    # The lobby is busy with its turn; survival is not, and answers at once.
+    busy = await _chat(network, "lobby", "@ai and another", player=ALEX)
+    assert busy.decision == "refuse"
+    provider.answer("survival answer")
+    verdict = await _chat(network, "survival", "@ai hello", player=ALEX)
+    assert verdict.decision == "accept"
+    survival_turn = network.context("survival").runtime.turn
+    assert survival_turn is not None
+    await asyncio.wait_for(asyncio.shield(survival_turn), WAIT)
+    await survival.wait_for(lambda name, data: name == "output.chat")
+    assert not lobby.of("output.chat")  # the lobby's reply has not come, nor has survival's
+    held.release.set()
+    lobby_turn = network.context("lobby").runtime.turn
+    assert lobby_turn is not None
+    await asyncio.wait_for(asyncio.shield(lobby_turn), WAIT)
+    # Separate public sessions: each holds only its own server's turn.
+    lobby_session = network.context("lobby").runtime.session
+    survival_session = network.context("survival").runtime.session
+    assert lobby_session is not survival_session
+    assert len(lobby_session.state.turns) == 1 and len(survival_session.state.turns) == 1
+    assert "tell me a long story" in str(lobby_session.state.turns[0].items)
+    assert "hello" in str(survival_session.state.turns[0].items)
+    assert "long story" not in str(survival_session.state.turns[0].items)
+
+
+async def test_listen_mode_is_per_server(network: Network) -> None:
+    lobby, survival = await _link(network, "lobby"), await _link(network, "survival")
+    lines = await _command(network, "lobby", "listen", "on")
+    assert lines
+    assert network.context("lobby").runtime.listen.on
+    assert not network.context("survival").runtime.listen.on
+    assert lobby.of("link.state")[-1].forward == "all"
+    assert not survival.of("link.state") or survival.of("link.state")[-1].forward == "prefixed"
+
+
+async def test_a_reload_from_one_server_sends_the_new_prefix_to_every_linked_server(
+    network: Network,
+) -> None:
+    lobby, survival = await _link(network, "lobby"), await _link(network, "survival")
+    config = network.default.runtime.plane.directory
+    (config / "config.yml").write_text(
+        "schema: 1\nchat:\n  public_prefix: '@bot'\n"
+        "rate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+    )
+    since = len(survival.sent)
+    await _command(network, "lobby", "reload")
+    state = await survival.wait_for(lambda name, data: name == "link.state", since=since)
+    assert state.public_prefix == "@bot"
+    assert lobby.of("link.state")[-1].public_prefix == "@bot"
+
+
+class _PromptingLink(FakeLink):
+    """Shows approval prompts (answers ``approval.show`` with shown)."""
+
+    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
+        if name == "approval.show":
+            self._record(name, data)
+            return ApprovalShowResult(shown=True)
+        return await super().request(name, data, timeout=timeout)
+
+
+async def test_a_player_moving_server_closes_their_prompts_on_the_old_one(
+    network: Network,
+) -> None:
+    lobby_link = _PromptingLink()
+    await network.handler("lobby").on_connected(lobby_link, hello())
+    await _link(network, "survival")
+    await _chat(network, "lobby", "hello everyone", player=ALEX)  # Alex is on the lobby
+    lobby = network.context("lobby")
+    broker = lobby.app.link_tools.broker
+    prompt = asyncio.ensure_future(
+        broker.request(
+            lobby_link,
+            target=ALEX,
+            subject=Subject("command", ALEX.uuid, "tp Alex 0 64 0"),
+            prompt=Text(template="confirm?"),
+            buttons=[
+                ApprovalButton(
+                    label=Text(template="yes"), hover=None, answer="approve", option=None
+                )
+            ],
+        )
+    )
+    await lobby_link.wait_for(lambda name, data: name == "approval.show")
+    assert broker.open_prompts == 1
+    # Alex arrives on survival before the lobby reports the quit (two connections).
+    await network.handler("survival").on_player_join(ALEX)
+    outcome = await asyncio.wait_for(prompt, WAIT)
+    assert outcome.status == "offline" and broker.open_prompts == 0
+    assert network.server_of(ALEX.uuid) is network.context("survival")
+    lobby.runtime.audit.flush()
+    moved = lobby.runtime.audit.events("player.moved")
+    assert [(e.fields["from"], e.fields["to"], e.fields["prompts_closed"]) for e in moved] == [
+        ("lobby", "survival", 1)
+    ]
