@@ -23,8 +23,8 @@ from bridge.link.messages import (
     Text,
     WireModel,
 )
-from bridge.policy.approvals import Subject
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.policy.approvals import Subject
 
 from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, FakeLink, hello, rendered, write_config
 from .scripted_provider import ScriptedProvider
