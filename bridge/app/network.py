@@ -30,6 +30,8 @@ import httpx
 
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime, RuntimeSettings
+from bridge.control import ControlPlane
+from bridge.errors import MineclawError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     ChatRequest,
@@ -242,12 +244,31 @@ class Network:
                     )
 
     def plane_changed(self, source: ServerContext) -> None:
-        """A reload published a new plane: send each other linked server its link state."""
+        """A reload from ``source`` published a new plane: every other server serves it too,
+        and each linked one gets its link state (the prefix may have changed)."""
+        plane = source.runtime.plane
         for context in self._contexts.values():
-            if context is not source and context.runtime.link is not None:
-                task = asyncio.get_running_loop().create_task(context.app.send_link_state())
+            if context is not source:
+                task = asyncio.get_running_loop().create_task(self._adopt(context, plane))
                 self._pending.add(task)
                 task.add_done_callback(self._pending.discard)
+
+    @staticmethod
+    async def _adopt(context: ServerContext, plane: ControlPlane) -> None:
+        try:
+            # Building a served configuration compiles the whitelist: not on the loop, where
+            # the servers' verdicts are answered.
+            await asyncio.to_thread(context.runtime.adopt, plane)
+        except MineclawError as exc:  # built once already by the reloading server
+            log.error(
+                "server %s keeps version %s: %s",
+                context.server_id,
+                context.runtime.plane.version,
+                exc,
+            )
+            return
+        if context.runtime.link is not None:
+            await context.app.send_link_state()
 
     async def aclose(self) -> None:
         """Stop every server's turn (each commits first), then close the runtimes; the shared

@@ -234,6 +234,19 @@ class Runtime:
             log.warning("%s", warning)
         return plane
 
+    def adopt(self, plane: ControlPlane) -> None:
+        """Serve ``plane``, which another runtime sharing this store (another server of the
+        network, ``bridge.app.network``) has loaded and published: build its served
+        configuration here and swap the pair in. Blocking: run it in a worker thread."""
+        if plane.version <= self.plane.version:
+            return
+        self._publish(
+            build_served(
+                plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=self._served
+            )
+        )
+        self.restart_pending = restart_needed(self.started_with, plane)
+
     def _publish(self, served: ServedConfig) -> None:
         old, self._served = self._served, served
         # A running turn may still stream through a replaced client: closed after turns.

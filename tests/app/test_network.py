@@ -134,10 +134,14 @@ async def test_a_reload_from_one_server_sends_the_new_prefix_to_every_linked_ser
         "rate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
     )
     since = len(survival.sent)
-    await _command(network, "lobby", "reload")
+    lines = await _command(network, "lobby", "reload")
+    assert any("reload" in line.lower() for line in lines), lines
     state = await survival.wait_for(lambda name, data: name == "link.state", since=since)
     assert state.public_prefix == "@bot"
     assert lobby.of("link.state")[-1].public_prefix == "@bot"
+    # Every server serves the new version, also one whose plugin is not linked.
+    assert {c.runtime.plane.version for c in network.contexts.values()} == {2}
+    assert network.context("survival").runtime.wake_rules().public_prefix == "@bot"
 
 
 class _PromptingLink(FakeLink):
