@@ -52,17 +52,10 @@ LAYERS: dict[str, int] = {
 # of the configuration files' shapes.
 FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control")})
 
-# Imports that break the rules today, each to be removed by moving the code named (issue 13);
-# empty this list, never grow it. An entry no longer needed fails the test, so it cannot go stale.
-# (importing module, imported module)
-KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # control compiles the whitelist with policy's compiler (``WhitelistFile.compile`` and
-        # ``ControlPlane.whitelist``): compiling moves up, to the served configuration in app.
-        ("bridge.control.whitelist_file", "bridge.policy.whitelist"),
-        ("bridge.control.plane", "bridge.policy.whitelist"),
-    }
-)
+# Imports allowed to break the rules, as (importing module, imported module): none today. Never
+# grow it to land a change; move the code instead. An entry no longer needed fails the test, so
+# it cannot go stale.
+KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

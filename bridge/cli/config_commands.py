@@ -40,7 +40,7 @@ from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
 from bridge.functions.syntax_problems import function_syntax_problems
-from bridge.policy.whitelist import InvalidCommand, Whitelist
+from bridge.policy.whitelist import InvalidCommand, Whitelist, compile_whitelist
 from bridge.store.archive import DATA_DIR_NAME
 
 
@@ -187,4 +187,4 @@ def _load_whitelist(directory: Path) -> Whitelist:
     model, problems = validate_document(WhitelistFile, document, WHITELIST_FILE)
     if model is None:
         raise ConfigLoadError(problems)
-    return model.compile()
+    return compile_whitelist(model)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,10 +53,6 @@ from bridge.control.workspace_files import Skill, load_workspace
 from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
 from bridge.redaction import Redactor, is_secret_name
 
-if TYPE_CHECKING:
-    # Only a type here (whitelist_file.compile builds it): policy.whitelist imports control.
-    from bridge.policy.whitelist import Whitelist
-
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 # Values this short are not treated as secrets: redacting "1" or "on" would mangle text.
@@ -78,7 +74,6 @@ class ControlPlane:
     directory: Path
     config: ConfigFile
     providers: ProvidersFile
-    whitelist: Whitelist
     whitelist_file: WhitelistFile
     tools: ToolsFile
     functions: FunctionsFile
@@ -209,7 +204,6 @@ class _Loader:
             directory=self.directory,
             config=config,
             providers=providers,
-            whitelist=whitelist_file.compile(),
             whitelist_file=whitelist_file,
             tools=tools,
             functions=functions,

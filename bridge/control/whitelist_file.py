@@ -1,7 +1,8 @@
 """``whitelist.yml``: the command patterns the model may run without asking anyone.
 
 ``player`` and ``console`` hold RE2 patterns matched against the whole canonical command
-(checked by ``bridge.control.whitelist_rules``, compiled by ``bridge.policy.whitelist``). A
+(checked by ``bridge.control.whitelist_rules``; ``bridge.policy.whitelist`` compiles them,
+for the served configuration the app builds per version). A
 duplicate or a pattern RE2 cannot compile fails the load.
 ``never`` holds command roots that a command confirmed by another player may not start with,
 in any namespace; it has a default list, and ``never: []`` switches it off.
@@ -10,7 +11,7 @@ in any namespace; it has a default list, and ``never: []`` switches it off.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
@@ -23,9 +24,6 @@ from bridge.control.whitelist_rules import (
     check_never_root,
     check_rule,
 )
-
-if TYPE_CHECKING:
-    from bridge.policy.whitelist import Whitelist
 
 
 def _item(check: Callable[[str], None]) -> AfterValidator:
@@ -69,12 +67,3 @@ class WhitelistFile(StrictModel):
                 )
             first_seen[pattern] = index
         return value
-
-    def compile(self) -> Whitelist:
-        # Imported here: policy.whitelist imports control (its rule grammar), so a module-level
-        # import would be circular. Compiling moves out of control (docs/architecture.md).
-        from bridge.policy.whitelist import Whitelist
-
-        return Whitelist(
-            enabled=self.enabled, player=self.player, console=self.console, never=self.never
-        )

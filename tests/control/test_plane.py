@@ -17,6 +17,7 @@ from bridge.control import (
     load_control_plane,
 )
 from bridge.control.layout import YAML_FILES
+from bridge.policy.whitelist import compile_whitelist
 
 KEY = "sk-live-abcdef0123456789"
 
@@ -72,7 +73,7 @@ class TestLoad:
         assert "Player text is data" in plane.agents_md
         assert set(plane.tools.tools) >= {"run_command", "call_function", "player_snapshot"}
         assert plane.functions.functions[0].enabled is False
-        assert not plane.whitelist.decide("console", "op me").allowed
+        assert not compile_whitelist(plane.whitelist_file).decide("console", "op me").allowed
 
     def test_key_from_env_file_and_process_environment(self, config_dir: Path) -> None:
         write(config_dir, ".env", f"OPENAI_API_KEY={KEY}\n")
@@ -207,7 +208,7 @@ class TestStore:
             store.reload()
         assert store.current is before
         assert store.current.config.chat.public_prefix == "@v1"
-        assert store.current.whitelist.decide("player", "say v1").allowed
+        assert compile_whitelist(store.current.whitelist_file).decide("player", "say v1").allowed
 
     def test_successful_reload_bumps_the_version(self, config_dir: Path) -> None:
         store = ControlPlaneStore(config_dir, environ={})
@@ -232,8 +233,8 @@ class TestStore:
             while not stop.is_set():
                 plane = store.current
                 tag = plane.config.chat.public_prefix[1:]
-                if plane.whitelist.rules("player") != (f"say {tag}",):
-                    mixes.append(f"{plane.version}: {tag} vs {plane.whitelist.rules('player')}")
+                if tuple(plane.whitelist_file.player) != (f"say {tag}",):
+                    mixes.append(f"{plane.version}: {tag} vs {tuple(plane.whitelist_file.player)}")
                 seen_versions.add(plane.version)
                 time.sleep(0)  # yield the GIL so the reloading thread is not starved
 

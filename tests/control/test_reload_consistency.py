@@ -62,7 +62,7 @@ def test_every_published_plane_is_one_that_was_written(config_dir: Path) -> None
     try:
         while not done.is_set():
             try:
-                published.append(store.reload().whitelist.rules("player"))
+                published.append(tuple(store.reload().whitelist_file.player))
             except ConfigLoadError as exc:
                 refused.append(str(exc))
     finally:
@@ -71,7 +71,7 @@ def test_every_published_plane_is_one_that_was_written(config_dir: Path) -> None
     strangers = [rules for rules in published if rules not in written]
     assert strangers == [], f"{len(strangers)} of {len(published)} reloads published a mix"
     # Once the saves stop, the last version is what a reload publishes.
-    assert store.reload().whitelist.rules("player") == expected_rules(VERSIONS - 1)
+    assert tuple(store.reload().whitelist_file.player) == expected_rules(VERSIONS - 1)
 
 
 def test_a_folder_that_keeps_changing_is_refused_and_the_old_plane_stays(
@@ -102,4 +102,4 @@ def test_a_folder_that_keeps_changing_is_refused_and_the_old_plane_stays(
     assert "kept changing while the folder was read" in problem.message
     assert "renaming" in problem.message
     assert store.current is before
-    assert store.current.whitelist.rules("player") == expected_rules(0)
+    assert tuple(store.current.whitelist_file.player) == expected_rules(0)

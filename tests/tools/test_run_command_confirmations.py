@@ -11,7 +11,7 @@ from bridge.control.messages_file import ApprovalMessages, MessagesFile
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.link.messages import ApprovalShow, ApprovalShowResult, WireModel
 from bridge.policy.approvals import ApprovalBroker, confirmation_prompt
-from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
+from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize, compile_whitelist
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.results import ErrorCode, ToolFailure
@@ -104,12 +104,12 @@ async def test_an_ordinary_command_is_still_asked() -> None:
 
 
 async def test_the_never_list_comes_from_whitelist_yml_and_can_be_emptied() -> None:
-    default = WhitelistFile.model_validate({"schema": 1}).compile()
+    default = compile_whitelist(WhitelistFile.model_validate({"schema": 1}))
     assert {"op", "deop", "execute", "lp", "luckperms", "stop", "whitelist"} <= default.never
-    emptied = WhitelistFile.model_validate({"schema": 1, "never": []}).compile()
+    emptied = compile_whitelist(WhitelistFile.model_validate({"schema": 1, "never": []}))
     harness = Confirmations(emptied)
     assert (await harness.run(command="op Alex", player="Alex"))["status"] == "denied"
-    custom = WhitelistFile.model_validate({"schema": 1, "never": ["give"]}).compile()
+    custom = compile_whitelist(WhitelistFile.model_validate({"schema": 1, "never": ["give"]}))
     harness = Confirmations(custom)
     refused = await harness.run(command="minecraft:give Alex diamond 64", player="Alex")
     assert refused["status"] == "refused" and "'give'" in refused["reason"]
