@@ -1,11 +1,15 @@
-"""The lossless turn archive: every completed turn, in an embedded SQLite database (WAL).
+"""The lossless turn archive: every completed turn, in the bridge's database.
+
+The database is SQLite (``<config>/data/archive.sqlite3``, WAL) by default, or PostgreSQL
+(``storage`` in ``config.yml``); the statements are the same for both (`bridge.store.database`).
 
 A turn is written in one transaction (its header row and every item row), so whatever moment the
 process dies at, the archive holds each turn either whole or not at all. Compaction only changes
 the live session's projection; nothing here is ever deleted by it.
 
-The archive uses ``synchronous=FULL``: a turn is committed at most every few seconds, so paying
-one fsync per turn buys durability across power loss as well as process kills. Calls are
+On SQLite the archive uses ``synchronous=FULL``: a turn is committed at most every few seconds,
+so paying one fsync per turn buys durability across power loss as well as process kills
+(PostgreSQL's default ``synchronous_commit=on`` is the same promise). Calls are
 synchronous; the engine runs them in a worker thread (`asyncio.to_thread`), which is why the
 connection is shared under a lock rather than tied to the thread that opened it.
 """
@@ -13,8 +17,6 @@ connection is shared under a lock rather than tied to the thread that opened it.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,32 +25,55 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from bridge.errors import StoreError
+from bridge.store.database import Database, DatabaseError, SqliteDatabase
+from bridge.store.migrations import Migration, Schema, SchemaTooNewError, migrate
 from bridge.unicode_text import SURROGATE_ESCAPE, has_surrogate, valid_json
 
 ARCHIVE_FILE_NAME = "archive.sqlite3"
 DATA_DIR_NAME = "data"
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS turns (
-    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
-    turn_id         TEXT NOT NULL UNIQUE,
-    session_id      TEXT NOT NULL,
-    player          TEXT NOT NULL,
-    started_at      TEXT NOT NULL,
-    ended_at        TEXT NOT NULL,
-    model_ref       TEXT NOT NULL,
-    control_version TEXT NOT NULL,
-    item_count      INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq);
-CREATE TABLE IF NOT EXISTS turn_items (
-    turn_id   TEXT NOT NULL REFERENCES turns (turn_id),
-    position  INTEGER NOT NULL,
-    item_json TEXT NOT NULL,
-    PRIMARY KEY (turn_id, position)
-);
-"""
+_TURN_COLUMNS = (
+    "turn_id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, player TEXT NOT NULL,"
+    " started_at TEXT NOT NULL, ended_at TEXT NOT NULL, model_ref TEXT NOT NULL,"
+    " control_version TEXT NOT NULL, item_count INTEGER NOT NULL"
+)
+_TURN_ITEMS = (
+    "CREATE TABLE IF NOT EXISTS turn_items ("
+    " turn_id TEXT NOT NULL REFERENCES turns (turn_id), position INTEGER NOT NULL,"
+    " item_json TEXT NOT NULL, PRIMARY KEY (turn_id, position))"
+)
+_BY_SESSION = "CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq)"
+
+SCHEMA = Schema(
+    "archive",
+    (
+        # Version 1 is the schema the archive had before migrations: IF NOT EXISTS takes an
+        # older file's tables over as they are.
+        Migration(
+            1,
+            "turns and their items",
+            sqlite=(
+                "CREATE TABLE IF NOT EXISTS turns"
+                f" (seq INTEGER PRIMARY KEY AUTOINCREMENT, {_TURN_COLUMNS})",
+                _BY_SESSION,
+                _TURN_ITEMS,
+            ),
+            postgresql=(
+                f"CREATE TABLE IF NOT EXISTS turns (seq BIGSERIAL PRIMARY KEY, {_TURN_COLUMNS})",
+                _BY_SESSION,
+                _TURN_ITEMS,
+            ),
+        ),
+        Migration.portable(
+            2,
+            "turns by player, for a player's lanes and usage across sessions",
+            "CREATE INDEX IF NOT EXISTS turns_by_player ON turns (player, seq)",
+        ),
+    ),
+    sqlite_user_version=True,
+)
+SCHEMA_VERSION = SCHEMA.latest
 
 
 class ArchivedTurn(BaseModel):
@@ -96,37 +121,45 @@ def _load_item(raw: str) -> JsonValue:
 
 
 class TurnArchive:
-    """An open archive database. Use as a context manager or call `close`."""
+    """An open archive. Use as a context manager or call `close`.
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._lock = threading.Lock()
+    ``database``: a SQLite file path (opened with ``synchronous=FULL``) or an open `Database`
+    of either backend, which the archive then owns and closes.
+    """
+
+    def __init__(self, database: Path | Database) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the turn archive at {path}: {exc}") from exc
+            self._db = (
+                database
+                if isinstance(database, Database)
+                else SqliteDatabase(database, synchronous="FULL")
+            )
+        except StoreError as exc:
+            raise StoreError(f"cannot open the turn archive at {database}: {exc}") from exc
+        try:
+            migrate(self._db, SCHEMA)
+        except SchemaTooNewError:
+            self._db.close()
+            raise
+        except StoreError as exc:
+            self._db.close()
+            raise StoreError(
+                f"cannot open the turn archive at {self._db.description}: {exc}"
+            ) from exc
 
     @classmethod
     def in_config_dir(cls, config_dir: Path) -> TurnArchive:
         return cls(default_archive_path(config_dir))
 
     @property
-    def path(self) -> Path:
-        return self._path
+    def database(self) -> Database:
+        """The archive's database; other repositories may keep their tables beside it."""
+        return self._db
 
-    def _migrate(self) -> None:
-        (version,) = self._conn.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self._path}: archive schema {version} is newer than this bridge"
-                f" ({SCHEMA_VERSION})"
-            )
-        self._conn.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file, or None on PostgreSQL."""
+        return self._db.path if isinstance(self._db, SqliteDatabase) else None
 
     def append(self, turn: ArchivedTurn) -> None:
         """Store one completed turn, whole, in one transaction."""
@@ -147,31 +180,29 @@ class TurnArchive:
             turn.control_version,
             len(item_rows),
         )
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._conn.execute(
-                        "INSERT INTO turns (turn_id, session_id, player, started_at, ended_at,"
-                        " model_ref, control_version, item_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        header,
-                    )
-                    self._conn.executemany(
-                        "INSERT INTO turn_items (turn_id, position, item_json) VALUES (?, ?, ?)",
-                        item_rows,
-                    )
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                if "UNIQUE constraint failed: turns.turn_id" in str(exc):
-                    raise StoreError(f"turn {turn.turn_id} is already archived") from exc
-                raise StoreError(f"cannot archive turn {turn.turn_id}: {exc}") from exc
+        try:
+            with self._db.transaction() as tx:
+                tx.execute(
+                    "INSERT INTO turns (turn_id, session_id, player, started_at, ended_at,"
+                    " model_ref, control_version, item_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    header,
+                )
+                tx.executemany(
+                    "INSERT INTO turn_items (turn_id, position, item_json) VALUES (?, ?, ?)",
+                    item_rows,
+                )
+        except DatabaseError as exc:
+            if exc.duplicate:
+                raise StoreError(f"turn {turn.turn_id} is already archived") from exc
+            raise StoreError(f"cannot archive turn {turn.turn_id}: {exc}") from exc
 
     def turns_of(self, session_id: str) -> list[ArchivedTurn]:
         """Every archived turn of a session, oldest first."""
         return self._read("WHERE session_id = ?", (session_id,))
+
+    def turns_of_player(self, player: str) -> list[ArchivedTurn]:
+        """Every archived turn a player asked, in any session, oldest first."""
+        return self._read("WHERE player = ?", (player,))
 
     def all_turns(self) -> list[ArchivedTurn]:
         """Every archived turn, oldest first."""
@@ -179,39 +210,41 @@ class TurnArchive:
 
     def session_ids(self) -> list[str]:
         """Sessions in the order their first turn was archived."""
-        with self._lock:
-            try:
-                rows = self._conn.execute(
-                    "SELECT session_id FROM turns GROUP BY session_id ORDER BY MIN(seq)"
-                ).fetchall()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the turn archive: {exc}") from exc
+        try:
+            rows = self._db.query(
+                "SELECT session_id FROM turns GROUP BY session_id ORDER BY MIN(seq)"
+            )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read the turn archive: {exc}") from exc
         return [row[0] for row in rows]
 
     def _read(self, where: str, params: Sequence[Any]) -> list[ArchivedTurn]:
-        with self._lock:
-            try:
-                headers = self._conn.execute(
+        try:
+            # One transaction: on PostgreSQL a turn committed between the two reads would
+            # otherwise show up with items but no header, or the other way round.
+            with self._db.transaction() as tx:
+                headers = tx.query(
                     "SELECT turn_id, session_id, player, started_at, ended_at, model_ref,"
                     f" control_version, item_count FROM turns {where} ORDER BY seq",
                     params,
-                ).fetchall()
+                )
                 items: dict[str, list[str]] = {}
-                for turn_id, item_json in self._conn.execute(
+                for turn_id, item_json in tx.query(
                     "SELECT turn_items.turn_id, item_json FROM turn_items"
                     f" JOIN turns USING (turn_id) {where} ORDER BY seq, position",
                     params,
                 ):
                     items.setdefault(turn_id, []).append(item_json)
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the turn archive: {exc}") from exc
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read the turn archive: {exc}") from exc
         turns = []
         for header in headers:
             turn_id, session_id, player, started, ended, model_ref, version, count = header
             raw_items = items.get(turn_id, [])
             if len(raw_items) != count:
                 raise StoreError(
-                    f"{self._path}: turn {turn_id} has {len(raw_items)} items, expected {count}"
+                    f"{self._db.description}: turn {turn_id} has {len(raw_items)} items,"
+                    f" expected {count}"
                 )
             try:
                 turns.append(
@@ -227,12 +260,13 @@ class TurnArchive:
                     )
                 )
             except (ValueError, ValidationError) as exc:
-                raise StoreError(f"{self._path}: turn {turn_id} is unreadable: {exc}") from exc
+                raise StoreError(
+                    f"{self._db.description}: turn {turn_id} is unreadable: {exc}"
+                ) from exc
         return turns
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
     def __enter__(self) -> TurnArchive:
         return self

@@ -1,4 +1,8 @@
-"""The audit log: one SQLite table and one JSON-lines file, written by a dedicated thread.
+"""The audit log: one database table and one JSON-lines file, written by a dedicated thread.
+
+The table lives in ``<config>/data/audit.sqlite3`` by default, or in the PostgreSQL database
+``storage`` in ``config.yml`` names (`bridge.store.database`); the JSON-lines copy is always a
+local file beside the configuration.
 
 Why a writer thread, and why it writes on an interval: `record` is called from the event loop,
 in the middle of turns and chat verdicts. A SQLite commit is usually tens of microseconds in
@@ -30,10 +34,11 @@ succeeds is preceded by one ``audit.lost`` record with the count and the first r
 that no UTF-8 encoder accepts (an unpaired surrogate, say in a tool name the model made up) is
 stored with each such code point written as the visible escape ``\\udXXX``.
 
-The database runs with ``synchronous=NORMAL``. What a process kill can lose is the events of
-the last interval not yet written; the table never holds a torn batch (one transaction per
-batch), while the JSON-lines file may end in a torn line after a kill, so the table is the
-authoritative copy.
+The database runs with ``synchronous=NORMAL`` (on PostgreSQL ``synchronous_commit=off``, the
+same promise: a crash may lose the last commits, never tear one). What a process kill can lose
+is the events of the last interval not yet written; the table never holds a torn batch (one
+transaction per batch), while the JSON-lines file may end in a torn line after a kill, so the
+table is the authoritative copy.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ import collections
 import contextlib
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +58,8 @@ import re2
 
 from bridge.errors import StoreError
 from bridge.store.audit_sink import JSONValue
+from bridge.store.database import Database, DatabaseError, SqliteDatabase
+from bridge.store.migrations import Migration, Schema, migrate
 from bridge.store.redaction import mask_secrets
 from bridge.unicode_text import escape_surrogates, has_surrogate
 
@@ -70,15 +76,28 @@ _BATCH_MAX = 256
 _KNOWN_KINDS_MAX = 1024
 _known_kinds: set[str] = set()
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_events (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-    at          TEXT NOT NULL,
-    kind        TEXT NOT NULL,
-    fields_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_by_kind ON audit_events (kind, seq);
-"""
+_BY_KIND = "CREATE INDEX IF NOT EXISTS audit_by_kind ON audit_events (kind, seq)"
+_COLUMNS = "at TEXT NOT NULL, kind TEXT NOT NULL, fields_json TEXT NOT NULL"
+
+SCHEMA = Schema(
+    "audit",
+    (
+        # The table an older bridge made is taken over as it is (IF NOT EXISTS).
+        Migration(
+            1,
+            "audit events",
+            sqlite=(
+                "CREATE TABLE IF NOT EXISTS audit_events"
+                f" (seq INTEGER PRIMARY KEY AUTOINCREMENT, {_COLUMNS})",
+                _BY_KIND,
+            ),
+            postgresql=(
+                f"CREATE TABLE IF NOT EXISTS audit_events (seq BIGSERIAL PRIMARY KEY, {_COLUMNS})",
+                _BY_KIND,
+            ),
+        ),
+    ),
+)
 
 # One encoder for every event: `json.dumps` with options builds a new one per call.
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
@@ -157,7 +176,7 @@ class _Mark:
     reached: threading.Event
 
 
-_WRITE_ERRORS = (sqlite3.Error, OSError, ValueError)
+_WRITE_ERRORS = (StoreError, OSError, ValueError)
 _MAX_REASON_CHARS = 300
 
 _Row = tuple[str, str, str]
@@ -192,7 +211,10 @@ class _Tally:
 
 
 class AuditLog:
-    """The SQLite + JSON-lines audit sink. Implements `bridge.store.audit_sink.AuditSink`.
+    """The database + JSON-lines audit sink. Implements `bridge.store.audit_sink.AuditSink`.
+
+    ``database``: a SQLite file path (opened with ``synchronous=NORMAL``) or an open `Database`
+    of either backend, which the log then owns and closes.
 
     Keyword-only settings: ``queue_size`` (events waiting for the writer, default 10 000; past
     it events are counted and summarised, not queued), ``write_interval`` (seconds between the
@@ -201,14 +223,13 @@ class AuditLog:
 
     def __init__(
         self,
-        db_path: Path,
+        database: Path | Database,
         jsonl_path: Path,
         *,
         queue_size: int = 10_000,
         write_interval: float = 0.05,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self._db_path = db_path
         self._jsonl_path = jsonl_path
         self._clock = clock
         self._queue_size = max(1, queue_size)
@@ -225,16 +246,21 @@ class AuditLog:
         self._lost = _Tally()
         self._read_lock = threading.Lock()
         self._redact: Callable[[Any], Any] | None = None
+        self._jsonl: TextIO | None = None
+        db: Database | None = database if isinstance(database, Database) else None
         try:
-            db_path.parent.mkdir(parents=True, exist_ok=True)
+            if db is None:
+                assert isinstance(database, Path)
+                db = SqliteDatabase(database, synchronous="NORMAL")
+            migrate(db, SCHEMA)
             jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._jsonl: TextIO | None = jsonl_path.open("a", encoding="utf-8")
-        except (sqlite3.Error, OSError) as exc:
-            raise AuditError(f"cannot open the audit log at {db_path}: {exc}") from exc
+            self._jsonl = jsonl_path.open("a", encoding="utf-8")
+        except (StoreError, OSError) as exc:
+            if db is not None:
+                db.close()
+            where = database.description if isinstance(database, Database) else database
+            raise AuditError(f"cannot open the audit log at {where}: {exc}") from exc
+        self._db = db
         self._writer = threading.Thread(target=self._write_loop, name="audit-writer", daemon=True)
         self._writer.start()
 
@@ -295,8 +321,8 @@ class AuditLog:
             params = (kind,)
         with self._read_lock:
             try:
-                rows = self._conn.execute(query + " ORDER BY seq", params).fetchall()
-            except sqlite3.Error as exc:
+                rows = self._db.query(query + " ORDER BY seq", params)
+            except DatabaseError as exc:
                 raise AuditError(f"cannot read the audit log: {exc}") from exc
         return [
             AuditEvent(seq, datetime.fromisoformat(at), kind_, json.loads(fields_json))
@@ -312,7 +338,7 @@ class AuditLog:
         self._wake.set()
         self._writer.join(timeout)
         with self._read_lock:
-            self._conn.close()
+            self._db.close()
         if self._jsonl is not None:
             self._jsonl.close()
         if self._writer.is_alive():
@@ -417,17 +443,10 @@ class AuditLog:
         return stored
 
     def _insert(self, rows: list[_Row]) -> None:
-        with self._read_lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(
-                    "INSERT INTO audit_events (at, kind, fields_json) VALUES (?, ?, ?)", rows
-                )
-                self._conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                raise
+        with self._read_lock, self._db.transaction() as tx:
+            tx.executemany(
+                "INSERT INTO audit_events (at, kind, fields_json) VALUES (?, ?, ?)", rows
+            )
 
     def _append_jsonl(self, rows: list[_Row]) -> None:
         if not rows:

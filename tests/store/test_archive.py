@@ -128,7 +128,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version=99")
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match="schema 99 is newer"):
+    with pytest.raises(StoreError, match="archive schema is at version 99, newer than this bridge"):
         TurnArchive(path)
 
 

@@ -1,0 +1,307 @@
+"""One interface over the bridge's two database backends: SQLite (embedded, the default) and
+PostgreSQL (a shared server, for a network of servers).
+
+Repositories (the archive, the audit log, and every table added later) are written once against
+`Database`. The SQL they pass uses ``?`` placeholders and the common subset of both dialects;
+where the dialects differ (an auto-increment key), a migration gives each its own statement.
+
+Each `Database` holds one connection, shared under a lock: repository calls come from worker
+threads (the engine runs archive writes through ``asyncio.to_thread``) and the audit writer.
+Every failure leaves as `DatabaseError`, a `StoreError`, with the backend's reason.
+
+A PostgreSQL connection can be lost at any time (the server restarts, a network drops). The
+statement that notices fails with `DatabaseError`; the connection is dropped, and the next call
+opens a new one. Nothing is retried here: whether a write may be repeated is the repository's
+decision (an archived turn is refused twice by its unique id, an audit batch is counted lost).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from bridge.errors import StoreError
+
+if TYPE_CHECKING:
+    import psycopg
+
+Dialect = Literal["sqlite", "postgresql"]
+Params = Sequence[Any]
+Row = tuple[Any, ...]
+
+CONNECT_TIMEOUT_S = 10
+"""How long opening a PostgreSQL connection may take before the start (or a write) fails."""
+
+
+class DatabaseError(StoreError):
+    """A statement, a transaction or a connection failed. ``duplicate``: a unique key refused
+    the row (the caller may report it as "already stored")."""
+
+    def __init__(self, message: str, *, duplicate: bool = False) -> None:
+        super().__init__(message)
+        self.duplicate = duplicate
+
+
+class Transaction(ABC):
+    """Statements inside one transaction; committed when the ``with`` block ends normally."""
+
+    @abstractmethod
+    def execute(self, sql: str, params: Params = ()) -> None: ...
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None: ...
+
+    @abstractmethod
+    def query(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+
+class Database(ABC):
+    """An open database of either backend. Use ``transaction()`` for writes, ``query`` for
+    reads; ``close`` when done."""
+
+    dialect: Dialect
+    description: str
+    """Where the data is, for messages: a file path, or the DSN without its password."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    @abstractmethod
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """One transaction, holding the connection until it ends (rolled back on error)."""
+
+    def query(self, sql: str, params: Params = ()) -> list[Row]:
+        """Rows of one read, outside any explicit transaction."""
+        with self.transaction() as tx:
+            return tx.query(sql, params)
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+# ---- SQLite
+
+
+class _SqliteTransaction(Transaction):
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Params = ()) -> None:
+        self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        self._conn.executemany(sql, rows)
+
+    def query(self, sql: str, params: Params = ()) -> list[Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+
+class SqliteDatabase(Database):
+    """A SQLite file in WAL mode. ``synchronous``: ``FULL`` (an fsync per commit: the archive)
+    or ``NORMAL`` (a power loss may lose the last commits, never tear one: the audit log)."""
+
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, path: Path, *, synchronous: Literal["FULL", "NORMAL"] = "FULL") -> None:
+        super().__init__()
+        self.path = path
+        self.description = str(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA synchronous={synchronous}")
+                self._conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error:
+                self._conn.close()
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            raise DatabaseError(f"cannot open {path}: {exc}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        with self._lock:
+            try:
+                # IMMEDIATE takes the write lock at once: two writers never deadlock upgrading.
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(exc) from exc
+            try:
+                yield _SqliteTransaction(self._conn)
+                self._conn.execute("COMMIT")
+            except BaseException as exc:
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                if isinstance(exc, sqlite3.Error):
+                    raise _sqlite_error(exc) from exc
+                raise
+
+    def user_version(self) -> int:
+        """SQLite's own schema stamp (the archive kept its version there before migrations)."""
+        with self._lock:
+            try:
+                (version,) = self._conn.execute("PRAGMA user_version").fetchone()
+            except sqlite3.Error as exc:
+                raise _sqlite_error(exc) from exc
+        return int(version)
+
+    def set_user_version(self, version: int) -> None:
+        with self._lock:
+            try:
+                self._conn.execute(f"PRAGMA user_version={int(version)}")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(exc) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _sqlite_error(exc: sqlite3.Error) -> DatabaseError:
+    duplicate = isinstance(exc, sqlite3.IntegrityError) and "UNIQUE constraint" in str(exc)
+    return DatabaseError(str(exc), duplicate=duplicate)
+
+
+# ---- PostgreSQL
+
+
+def _postgres_sql(sql: str) -> str:
+    # psycopg's placeholder is %s, and a literal % must be doubled.
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _PostgresTransaction(Transaction):
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Params = ()) -> None:
+        self._conn.execute(_postgres_sql(sql), tuple(params))
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        with self._conn.cursor() as cursor:
+            cursor.executemany(_postgres_sql(sql), [tuple(row) for row in rows])
+
+    def query(self, sql: str, params: Params = ()) -> list[Row]:
+        return self._conn.execute(_postgres_sql(sql), tuple(params)).fetchall()
+
+
+def describe_dsn(dsn: str) -> str:
+    """``user@host:port/dbname`` of a DSN (URL or ``key=value`` form), never its password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except Exception:  # a DSN psycopg cannot parse is described without its text
+        return "an unreadable DSN"
+    user = str(parts.get("user") or "")
+    host = str(parts.get("host") or "localhost")
+    port = str(parts.get("port") or 5432)
+    name = str(parts.get("dbname") or user)
+    return f"{user + '@' if user else ''}{host}:{port}/{name}"
+
+
+class PostgresDatabase(Database):
+    """A PostgreSQL database reached by ``dsn``. ``password`` is passed apart from the DSN (it
+    comes from ``.env``) and never appears in a message. ``synchronous_commit=False`` lets a
+    commit return before its WAL reaches the disk (the audit log's ``synchronous=NORMAL``)."""
+
+    dialect: Dialect = "postgresql"
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        password: str | None = None,
+        synchronous_commit: bool = True,
+        application_name: str = "mineclaw-bridge",
+    ) -> None:
+        super().__init__()
+        self._dsn = dsn
+        self._password = password
+        self._synchronous_commit = synchronous_commit
+        self._application_name = application_name
+        self.description = f"PostgreSQL {describe_dsn(dsn)}"
+        self._conn: psycopg.Connection[Any] | None = None
+        self._closed = False
+        with self._lock:
+            self._connection()  # a wrong DSN or a server that is down fails the start
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        import psycopg
+
+        if self._closed:
+            raise DatabaseError(f"{self.description}: the database is closed")
+        conn = self._conn
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        self._conn = None
+        settings: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "application_name": self._application_name,
+        }
+        if self._password is not None:
+            settings["password"] = self._password
+        try:
+            conn = psycopg.connect(self._dsn, **settings)
+        except psycopg.Error as exc:
+            raise DatabaseError(
+                f"cannot connect to {self.description}: {_first_line(exc)}"
+            ) from exc
+        try:
+            if not self._synchronous_commit:
+                conn.execute("SET synchronous_commit = off")
+        except psycopg.Error as exc:
+            conn.close()
+            raise DatabaseError(f"{self.description}: {_first_line(exc)}") from exc
+        self._conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        import psycopg
+
+        with self._lock:
+            conn = self._connection()
+            try:
+                with conn.transaction():
+                    yield _PostgresTransaction(conn)
+            except psycopg.Error as exc:
+                if conn.closed or conn.broken:
+                    # Lost mid-statement: the next call connects again.
+                    self._conn = None
+                    try:
+                        conn.close()
+                    except psycopg.Error:
+                        pass
+                duplicate = isinstance(exc, psycopg.errors.UniqueViolation)
+                raise DatabaseError(
+                    f"{self.description}: {_first_line(exc)}", duplicate=duplicate
+                ) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
