@@ -6,8 +6,13 @@ import asyncio
 import inspect
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from bridge.store.target import StorageTarget
+from tests.postgres_server import INSTALL_HINT, PostgresServer, PostgresUnavailable, start_postgres
+from tests.storage_backends import Backend
 
 
 @pytest.fixture(autouse=True)
@@ -32,3 +37,37 @@ def _no_idle_current_loop(request: pytest.FixtureRequest) -> Iterator[None]:
             loop.close()
             asyncio.set_event_loop(None)
     yield
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the whole run, on loopback, in a temporary folder.
+
+    Never skipped: a machine without PostgreSQL fails these tests, naming the fix."""
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.fail(f"the PostgreSQL tests need a PostgreSQL server: {exc}\n{INSTALL_HINT}")
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The test runs once per storage backend: SQLite files in ``tmp_path / "data"``, then a
+    new database on the session's PostgreSQL server (dropped afterwards)."""
+    data_dir = tmp_path / "data"
+    if request.param == "sqlite":
+        yield Backend(StorageTarget(data_dir))
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    dbname = server.create_database()
+    target = StorageTarget(
+        data_dir, backend="postgresql", dsn=server.dsn(dbname), password=server.password
+    )
+    try:
+        yield Backend(target, server, dbname)
+    finally:
+        server.drop_database(dbname)

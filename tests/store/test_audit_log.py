@@ -1,9 +1,8 @@
-"""The audit log: SQLite table and JSON-lines file, written by its own thread."""
+"""The audit log: a table (SQLite or PostgreSQL) and a JSON-lines file, written by a thread."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from datetime import UTC, datetime
@@ -14,30 +13,31 @@ import pytest
 from bridge.store.audit import AuditError, AuditLog
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.store.redaction import MASK
+from tests.storage_backends import Backend
 
 FIXED = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
 
 
-def open_log(tmp_path: Path, **settings: object) -> AuditLog:
-    return AuditLog.in_data_dir(tmp_path / "data", clock=lambda: FIXED, **settings)
+def open_log(backend: Backend, **settings: object) -> AuditLog:
+    return backend.audit(clock=lambda: FIXED, **settings)
 
 
-def jsonl_lines(tmp_path: Path) -> list[dict[str, JSONValue]]:
-    text = (tmp_path / "data" / "audit.jsonl").read_text(encoding="utf-8")
+def jsonl_lines(backend: Backend) -> list[dict[str, JSONValue]]:
+    text = (backend.data_dir / "audit.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines()]
 
 
-def test_is_an_audit_sink(tmp_path: Path) -> None:
-    with open_log(tmp_path) as log:
+def test_is_an_audit_sink(backend: Backend) -> None:
+    with open_log(backend) as log:
         sink: AuditSink = log
         sink.record("turn.start", {"turn_id": "t1"})
         log.flush()
         assert [e.kind for e in log.events()] == ["turn.start"]
 
 
-def test_events_land_in_table_and_jsonl_in_order(tmp_path: Path) -> None:
+def test_events_land_in_table_and_jsonl_in_order(backend: Backend) -> None:
     kinds = ["turn.start", "tool.call", "command.dispatch", "approval.answer", "turn.end"]
-    with open_log(tmp_path) as log:
+    with open_log(backend) as log:
         for index, kind in enumerate(kinds):
             log.record(kind, {"turn_id": "t1", "index": index, "player": "Älex"})
         log.flush()
@@ -46,7 +46,7 @@ def test_events_land_in_table_and_jsonl_in_order(tmp_path: Path) -> None:
         assert [e.fields["index"] for e in events] == list(range(5))
         assert all(e.at == FIXED for e in events)
         assert [e.kind for e in log.events("tool.call")] == ["tool.call"]
-    lines = jsonl_lines(tmp_path)
+    lines = jsonl_lines(backend)
     assert [line["kind"] for line in lines] == kinds
     assert lines[0] == {
         "at": FIXED.isoformat(),
@@ -55,28 +55,26 @@ def test_events_land_in_table_and_jsonl_in_order(tmp_path: Path) -> None:
     }
 
 
-def test_close_writes_everything_still_queued(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+def test_close_writes_everything_still_queued(backend: Backend) -> None:
+    log = open_log(backend)
     for index in range(2000):
         log.record("function.invoke", {"index": index})
     log.close()
-    assert [line["fields"] for line in jsonl_lines(tmp_path)] == [{"index": i} for i in range(2000)]
-    conn = sqlite3.connect(tmp_path / "data" / "audit.sqlite3")
-    assert conn.execute("SELECT COUNT(*) FROM audit_events").fetchone() == (2000,)
-    conn.close()
+    assert [line["fields"] for line in jsonl_lines(backend)] == [{"index": i} for i in range(2000)]
+    assert backend.execute("SELECT COUNT(*) FROM audit_events", which="audit") == [(2000,)]
 
 
-def test_survives_reopen_and_appends(tmp_path: Path) -> None:
-    with open_log(tmp_path) as log:
+def test_survives_reopen_and_appends(backend: Backend) -> None:
+    with open_log(backend) as log:
         log.record("turn.start", {"n": 1})
-    with open_log(tmp_path) as log:
+    with open_log(backend) as log:
         log.record("turn.end", {"n": 2})
         log.flush()
         assert [e.kind for e in log.events()] == ["turn.start", "turn.end"]
-    assert [line["kind"] for line in jsonl_lines(tmp_path)] == ["turn.start", "turn.end"]
+    assert [line["kind"] for line in jsonl_lines(backend)] == ["turn.start", "turn.end"]
 
 
-def test_secret_named_fields_are_masked_everywhere(tmp_path: Path) -> None:
+def test_secret_named_fields_are_masked_everywhere(backend: Backend) -> None:
     fields: dict[str, JSONValue] = {
         "api_key": "sk-live-123",
         "headers": {"Authorization": "Bearer abc", "X-Trace": "ok"},
@@ -86,7 +84,7 @@ def test_secret_named_fields_are_masked_everywhere(tmp_path: Path) -> None:
         "tokens": "not a credential name",
         "nested": [{"client-secret": "s"}, {"password": {"deep": "p"}}],
     }
-    with open_log(tmp_path) as log:
+    with open_log(backend) as log:
         log.record("provider.failure", fields)
         log.flush()
         (event,) = log.events()
@@ -100,26 +98,24 @@ def test_secret_named_fields_are_masked_everywhere(tmp_path: Path) -> None:
         "nested": [{"client-secret": MASK}, {"password": {"deep": MASK}}],
     }
     assert event.fields == expected
-    assert jsonl_lines(tmp_path)[0]["fields"] == expected
-    conn = sqlite3.connect(tmp_path / "data" / "audit.sqlite3")
-    rows = conn.execute("SELECT * FROM audit_events").fetchall()
-    conn.close()
-    raw = (tmp_path / "data" / "audit.jsonl").read_text() + str(rows)
+    assert jsonl_lines(backend)[0]["fields"] == expected
+    rows = backend.execute("SELECT * FROM audit_events", which="audit")
+    raw = (backend.data_dir / "audit.jsonl").read_text() + str(rows)
     assert "sk-live-123" not in raw and "abc" not in raw
     assert fields["api_key"] == "sk-live-123", "the caller's dict must not be changed"
 
 
 @pytest.mark.parametrize("kind", ["", "Turn.start", "turn..end", "turn.end\n", "a" * 65, "1turn"])
-def test_bad_kind_is_refused_at_once(tmp_path: Path, kind: str) -> None:
-    with open_log(tmp_path) as log:
+def test_bad_kind_is_refused_at_once(backend: Backend, kind: str) -> None:
+    with open_log(backend) as log:
         with pytest.raises(AuditError, match="kind"):
             log.record(kind, {})
         log.flush()
         assert log.events() == []
 
 
-def test_non_json_fields_are_refused_naming_the_event(tmp_path: Path) -> None:
-    with open_log(tmp_path) as log:
+def test_non_json_fields_are_refused_naming_the_event(backend: Backend) -> None:
+    with open_log(backend) as log:
         with pytest.raises(AuditError, match="'tool.call': fields are not plain JSON"):
             log.record("tool.call", {"when": datetime.now(UTC)})  # type: ignore[dict-item]
         with pytest.raises(AuditError, match="not plain JSON"):
@@ -129,53 +125,48 @@ def test_non_json_fields_are_refused_naming_the_event(tmp_path: Path) -> None:
         assert [e.fields for e in log.events()] == [{"ok": True}]
 
 
-def test_record_after_close_is_an_error(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+def test_record_after_close_is_an_error(backend: Backend) -> None:
+    log = open_log(backend)
     log.close()
     log.close()  # idempotent
     with pytest.raises(AuditError, match="closed"):
         log.record("turn.start", {})
 
 
-def refuse_inserts(db: Path, when: str) -> None:
-    """Make SQLite itself refuse audit rows matching ``when`` (a real write failure)."""
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS broken (on_ INTEGER)")
-        conn.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON audit_events"
-            f" WHEN {when} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
-        )
+def refuse_inserts(backend: Backend, when: str) -> None:
+    """Make the database itself refuse audit rows matching ``when`` (a real write failure)."""
+    backend.execute("CREATE TABLE IF NOT EXISTS broken (on_ INTEGER)", which="audit")
+    backend.refuse_inserts("audit_events", when, "refused by the test", which="audit")
 
 
-def set_broken(db: Path, on: bool) -> None:
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM broken")
-        if on:
-            conn.execute("INSERT INTO broken VALUES (1)")
+def set_broken(backend: Backend, on: bool) -> None:
+    backend.execute("DELETE FROM broken", which="audit")
+    if on:
+        backend.execute("INSERT INTO broken VALUES (1)", which="audit")
 
 
-def test_a_lone_surrogate_is_stored_escaped_with_the_rest_of_its_batch(tmp_path: Path) -> None:
+def test_a_lone_surrogate_is_stored_escaped_with_the_rest_of_its_batch(backend: Backend) -> None:
     # A model-made tool name "\ud800" once made the writer fail for good: every later record
     # raised, and the batch with every player's events was lost.
-    log = open_log(tmp_path, write_interval=3600.0)
+    log = open_log(backend, write_interval=3600.0)
     log.record("turn.start", {"turn_id": "t1", "player": "Alex"})
     log.record("tool.call", {"turn_id": "t2", "name": "\ud800", "\udfff key": "x\ud83dy"})
     log.record("turn.end", {"turn_id": "t3", "player": "Steve"})
     log.flush()
     log.record("turn.start", {"turn_id": "t4"})
     log.close()
-    with AuditLog.in_data_dir(tmp_path / "data") as reopened:
+    with backend.audit() as reopened:
         stored = reopened.events()
     assert [e.kind for e in stored] == ["turn.start", "tool.call", "turn.end", "turn.start"]
     assert stored[1].fields == {"turn_id": "t2", "name": "\\ud800", "\\udfff key": "x\\ud83dy"}
-    lines = jsonl_lines(tmp_path)
+    lines = jsonl_lines(backend)
     assert [line["fields"]["turn_id"] for line in lines] == ["t1", "t2", "t3", "t4"]  # type: ignore[index]
     assert lines[1]["fields"] == stored[1].fields
 
 
-def test_a_row_sqlite_refuses_costs_only_itself_and_its_loss_is_recorded(tmp_path: Path) -> None:
-    log = open_log(tmp_path, write_interval=3600.0)
-    refuse_inserts(tmp_path / "data" / "audit.sqlite3", "NEW.kind = 'tool.call'")
+def test_a_row_sqlite_refuses_costs_only_itself_and_its_loss_is_recorded(backend: Backend) -> None:
+    log = open_log(backend, write_interval=3600.0)
+    refuse_inserts(backend, "NEW.kind = 'tool.call'")
     log.record("turn.start", {"player": "Alex"})
     log.record("tool.call", {"player": "Steve"})
     log.record("turn.end", {"player": "Alex"})
@@ -188,21 +179,20 @@ def test_a_row_sqlite_refuses_costs_only_itself_and_its_loss_is_recorded(tmp_pat
     assert lost.fields["records"] == 1
     assert lost.fields["jsonl_lines"] == 0
     assert "refused by the test" in str(lost.fields["reason"])
-    assert [line["kind"] for line in jsonl_lines(tmp_path)] == kinds
+    assert [line["kind"] for line in jsonl_lines(backend)] == kinds
     log.close()
 
 
-def test_a_failing_sink_recovers_and_records_how_many_events_it_lost(tmp_path: Path) -> None:
-    db = tmp_path / "data" / "audit.sqlite3"
-    log = open_log(tmp_path, write_interval=3600.0)
-    refuse_inserts(db, "EXISTS (SELECT 1 FROM broken)")
+def test_a_failing_sink_recovers_and_records_how_many_events_it_lost(backend: Backend) -> None:
+    log = open_log(backend, write_interval=3600.0)
+    refuse_inserts(backend, "EXISTS (SELECT 1 FROM broken)")
     log.record("turn.start", {"n": 0})
     log.flush()
-    set_broken(db, True)
+    set_broken(backend, True)
     for n in range(1, 4):
         log.record("turn.start", {"n": n})
         log.flush()  # one failing batch each: the failure is never taken as permanent
-    set_broken(db, False)
+    set_broken(backend, False)
     log.record("turn.end", {"n": 4})  # a later record is accepted and written
     log.flush()
     stored = log.events()
@@ -217,8 +207,8 @@ def test_a_failing_sink_recovers_and_records_how_many_events_it_lost(tmp_path: P
     log.close()
 
 
-def test_a_full_queue_never_waits_and_the_drops_are_summarised(tmp_path: Path) -> None:
-    log = open_log(tmp_path, queue_size=3, write_interval=3600.0)
+def test_a_full_queue_never_waits_and_the_drops_are_summarised(backend: Backend) -> None:
+    log = open_log(backend, queue_size=3, write_interval=3600.0)
     # The writer cannot take the lock it writes under, so nothing drains while the test holds
     # it: a `record` that waited for room would wait for good (the old one raised after 2 s).
     with log._read_lock:
@@ -249,21 +239,21 @@ def test_a_full_queue_never_waits_and_the_drops_are_summarised(tmp_path: Path) -
 def test_unopenable_location_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "data").write_text("a file where the folder should be")
     with pytest.raises(AuditError, match="cannot open the audit log"):
-        open_log(tmp_path)
+        AuditLog.in_data_dir(tmp_path / "data")
 
 
-def test_flush_and_close_wake_a_sleeping_writer(tmp_path: Path) -> None:
-    log = open_log(tmp_path, write_interval=3600.0)
+def test_flush_and_close_wake_a_sleeping_writer(backend: Backend) -> None:
+    log = open_log(backend, write_interval=3600.0)
     log.record("turn.start", {"n": 1})
     log.flush(timeout=30)
     assert [e.fields for e in log.events()] == [{"n": 1}]
     log.record("turn.end", {"n": 2})
     log.close(timeout=30)
-    assert [line["kind"] for line in jsonl_lines(tmp_path)] == ["turn.start", "turn.end"]
+    assert [line["kind"] for line in jsonl_lines(backend)] == ["turn.start", "turn.end"]
 
 
-def test_half_full_queue_wakes_the_writer_without_flush(tmp_path: Path) -> None:
-    log = open_log(tmp_path, queue_size=4, write_interval=3600.0)
+def test_half_full_queue_wakes_the_writer_without_flush(backend: Backend) -> None:
+    log = open_log(backend, queue_size=4, write_interval=3600.0)
     written = threading.Event()
     original = log._insert
 

@@ -1,0 +1,80 @@
+"""Where the bridge keeps its persistent state, and opening it.
+
+``sqlite`` (the default): ``<config>/data/archive.sqlite3`` holds the archive and every other
+repository's tables (``synchronous=FULL``); ``audit.sqlite3`` beside it holds the audit log
+(``synchronous=NORMAL``), so the audit writer's frequent commits never wait behind an archive
+fsync. ``postgresql``: one database, named by a DSN, holds all of them; the archive and the
+audit log each get their own connection. The audit log's JSON-lines copy is always a local file
+in the data folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bridge.errors import StoreError
+from bridge.store.archive import ARCHIVE_FILE_NAME, TurnArchive
+from bridge.store.audit import AUDIT_DB_FILE_NAME, AUDIT_JSONL_FILE_NAME, AuditLog
+from bridge.store.database import Database, PostgresDatabase, SqliteDatabase
+
+Backend = Literal["sqlite", "postgresql"]
+
+
+@dataclass(frozen=True, slots=True)
+class StorageTarget:
+    """``data_dir``: the local data folder (SQLite files, the audit JSON-lines copy).
+    ``dsn`` and ``password``: the PostgreSQL database (the password apart from the DSN, from
+    ``.env``; never shown)."""
+
+    data_dir: Path
+    backend: Backend = "sqlite"
+    dsn: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.backend == "postgresql" and not self.dsn:
+            raise StoreError("the postgresql storage backend needs a DSN")
+
+    def open_state(self) -> Database:
+        """The database of the archive and of every repository but the audit log."""
+        if self.backend == "sqlite":
+            return SqliteDatabase(self.data_dir / ARCHIVE_FILE_NAME, synchronous="FULL")
+        return self._postgres(synchronous_commit=True)
+
+    def open_audit_database(self) -> Database:
+        if self.backend == "sqlite":
+            return SqliteDatabase(self.data_dir / AUDIT_DB_FILE_NAME, synchronous="NORMAL")
+        return self._postgres(synchronous_commit=False)
+
+    def open_archive(self) -> TurnArchive:
+        try:
+            database = self.open_state()
+        except StoreError as exc:
+            raise StoreError(f"cannot open the turn archive: {exc}") from exc
+        return TurnArchive(database)
+
+    def open_audit(self, **settings: Any) -> AuditLog:
+        try:
+            database = self.open_audit_database()
+        except StoreError as exc:
+            raise StoreError(f"cannot open the audit log: {exc}") from exc
+        return AuditLog(database, self.data_dir / AUDIT_JSONL_FILE_NAME, **settings)
+
+    def _postgres(self, *, synchronous_commit: bool) -> PostgresDatabase:
+        assert self.dsn is not None  # checked in __post_init__
+        return PostgresDatabase(
+            self.dsn, password=self.password, synchronous_commit=synchronous_commit
+        )
+
+
+def open_stores(target: StorageTarget) -> tuple[TurnArchive, AuditLog]:
+    """The archive and the audit log, both migrated; nothing stays open when either fails."""
+    archive = target.open_archive()
+    try:
+        audit = target.open_audit()
+    except BaseException:
+        archive.close()
+        raise
+    return archive, audit
