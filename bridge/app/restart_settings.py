@@ -24,6 +24,11 @@ def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     for dotted in RESTART_ONLY:
         section, name = dotted.split(".")
         fields[dotted] = getattr(getattr(plane.config, section), name)
+    # The stores are opened once, at start. The password is left out: this is written to
+    # data/serving.json and printed.
+    storage = plane.config.storage
+    fields["storage.backend"] = storage.backend
+    fields["storage.dsn"] = storage.dsn or "none"
     return fields
 
 

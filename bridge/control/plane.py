@@ -169,7 +169,8 @@ class _Loader:
         self.environ = merged_environment(process_environ, self.dotenv)
 
     def load(self, version: int) -> ControlPlane:
-        config = self.model(CONFIG_FILE, ConfigFile)
+        # The environment resolves storage.password (a ${NAME} reference).
+        config = self.model(CONFIG_FILE, ConfigFile, context={"environ": self.environ})
         context = {"environ": self.environ, "defer_cross_checks": True}
         providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
         whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)

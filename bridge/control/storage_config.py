@@ -1,0 +1,91 @@
+"""``config.yml``'s ``storage`` section: which database holds the bridge's state.
+
+``backend: sqlite`` (the default) keeps everything in files under ``<config>/data``.
+``backend: postgresql`` needs ``dsn`` (a ``postgresql://user@host:port/dbname`` URL or a
+``key=value`` connection string) and, unless the server trusts the bridge's host, ``password``
+as an environment reference (``${MINECLAW_DB_PASSWORD}``, set in ``.env``). A password written
+into the DSN or into ``password`` itself is refused: ``config.yml`` is often shared, ``.env``
+is not. Read at start only; a change needs a restart.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from bridge.control.base import StrictModel
+from bridge.control.secrets import Secret, lookup, whole_reference
+
+_DSN_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _environ(info: ValidationInfo) -> Mapping[str, str]:
+    context = info.context
+    if isinstance(context, Mapping):
+        environ = context.get("environ")
+        if isinstance(environ, Mapping):
+            return environ
+    return os.environ
+
+
+class StorageConfig(StrictModel):
+    """Where the archive, the audit log and the other tables live."""
+
+    backend: Literal["sqlite", "postgresql"] = "sqlite"
+    dsn: str | None = Field(default=None, max_length=2048, validate_default=True)
+    password: Secret = Field(default=Secret(""), validate_default=True)
+
+    @field_validator("dsn")
+    @classmethod
+    def _dsn(cls, value: str | None, info: ValidationInfo) -> str | None:
+        backend = info.data.get("backend")
+        if value is None:
+            if backend == "postgresql":
+                raise ValueError(
+                    "backend postgresql needs a dsn, such as "
+                    "postgresql://mineclaw@db.example:5432/mineclaw"
+                )
+            return None
+        if backend != "postgresql":
+            raise ValueError("dsn is only read with backend: postgresql")
+        if not value.isprintable():
+            raise ValueError("must not contain control characters")
+        if "=" not in value and not value.startswith(_DSN_SCHEMES):
+            raise ValueError("must be a postgresql:// URL or a key=value connection string")
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            parts = conninfo_to_dict(value)
+        except Exception:  # psycopg's message quotes the text, which may hold a password
+            raise ValueError(
+                "is not a PostgreSQL connection string (write postgresql://user@host:port/dbname)"
+            ) from None
+        if parts.get("password"):
+            raise ValueError(
+                "must not hold the password: put it in .env and write password: ${NAME}"
+            )
+        return value
+
+    @field_validator("password", mode="before")
+    @classmethod
+    def _password(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str) or value == "":
+            return value
+        name = whole_reference(value)
+        if name is None:
+            raise ValueError(
+                "must be an environment reference such as ${MINECLAW_DB_PASSWORD}: keep the "
+                "password itself in .env"
+            )
+        resolved = lookup(name, _environ(info))
+        if resolved is None and info.data.get("backend") == "postgresql":
+            raise ValueError(f"refers to ${{{name}}}, which is not set in the environment or .env")
+        return resolved or ""
+
+    @property
+    def password_value(self) -> str | None:
+        """The resolved password, or None when none is configured."""
+        return self.password.get_secret_value() or None
