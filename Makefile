@@ -27,15 +27,33 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run test install java plugin paper-api check lint typecheck pytest bench clean
+.PHONY: run test install postgres java plugin paper-api check lint typecheck pytest bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
 
-test: $(STAMP) java
+test: $(STAMP) java postgres
 	$(BIN)/pytest
 
-install: $(STAMP)
+install: $(STAMP) postgres
+
+# The storage tests and the store bench start a PostgreSQL server of their own (initdb in a
+# temporary folder, see tests/postgres_server.py); they need the server's binaries, not a
+# running service. Debian keeps them in /usr/lib/postgresql/<version>/bin, off PATH. Where none
+# is found, root installs the distribution's package; anyone else is told the command.
+PG_FOUND ?= command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+postgres:
+	@if ! { $(PG_FOUND); }; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing PostgreSQL from the distribution (the storage tests start their own server)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql >/dev/null \
+	      || { echo "apt-get install postgresql failed" >&2; exit 1; }; \
+	  else \
+	    echo "PostgreSQL is not installed; the storage tests need it: sudo apt-get install -y postgresql" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,10 +98,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) postgres
 	$(BIN)/pytest
 
-bench: $(STAMP) java
+bench: $(STAMP) java postgres
 	$(BIN)/python -m bench
 
 clean:

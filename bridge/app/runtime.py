@@ -30,13 +30,14 @@ from bridge.app.served import (
     build_served,
     retired_clients,
 )
+from bridge.app.storage_settings import open_storage
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.errors import MineclawError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.providers.client import ProviderClient
-from bridge.store.archive import DATA_DIR_NAME, TurnArchive
+from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
@@ -167,18 +168,13 @@ class Runtime:
         manage_logging: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> Runtime:
-        """Load the control plane and open the archive and audit log in ``<config>/data``.
+        """Load the control plane and open the archive and audit log where ``storage`` says
+        (``<config>/data`` by default), migrating their schemas.
 
         Raises ``ConfigError`` or ``StoreError``.
         """
         store = ControlPlaneStore(config_dir, environ=environ)
-        data_dir = config_dir / DATA_DIR_NAME
-        archive = TurnArchive.in_config_dir(config_dir)
-        try:
-            audit = AuditLog.in_data_dir(data_dir)
-        except MineclawError:
-            archive.close()
-            raise
+        archive, audit = open_storage(store.current, config_dir)
         try:
             runtime = cls(
                 store=store, archive=archive, audit=audit, settings=settings, transport=transport
