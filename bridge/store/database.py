@@ -9,10 +9,13 @@ Each `Database` holds one connection, shared under a lock: repository calls come
 threads (the engine runs archive writes through ``asyncio.to_thread``) and the audit writer.
 Every failure leaves as `DatabaseError`, a `StoreError`, with the backend's reason.
 
-A PostgreSQL connection can be lost at any time (the server restarts, a network drops). The
-statement that notices fails with `DatabaseError`; the connection is dropped, and the next call
-opens a new one. Nothing is retried here: whether a write may be repeated is the repository's
-decision (an archived turn is refused twice by its unique id, an audit batch is counted lost).
+A PostgreSQL connection can be lost at any time (the server restarts, a network drops, an idle
+connection is cut). A transaction that finds its connection dead at ``BEGIN`` starts again on a
+new one, since nothing of it was sent. One that loses it later fails with `DatabaseError`; the
+connection is dropped and the next call opens a new one. Such a failure is not retried here:
+whether the commit reached the server is unknown, and whether a write may be repeated is the
+repository's decision (an archived turn is refused twice by its unique id, an audit batch is
+counted lost).
 """
 
 from __future__ import annotations
@@ -277,22 +280,53 @@ class PostgresDatabase(Database):
         import psycopg
 
         with self._lock:
+            conn = self._begin()
+            try:
+                yield _PostgresTransaction(conn)
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if not self._dropped_if_broken(conn):
+                    try:
+                        conn.execute("ROLLBACK")
+                    except psycopg.Error:
+                        self._dropped_if_broken(conn)
+                if isinstance(exc, psycopg.Error):
+                    raise self._error(exc) from exc
+                raise
+
+    def _begin(self) -> psycopg.Connection[Any]:
+        """A connection inside a new transaction. A connection found dead at ``BEGIN`` (the
+        server restarted, an idle connection was cut) is replaced once: nothing of this
+        transaction was sent yet, so trying again on a new one cannot apply anything twice."""
+        import psycopg
+
+        for attempt in range(2):
             conn = self._connection()
             try:
-                with conn.transaction():
-                    yield _PostgresTransaction(conn)
+                conn.execute("BEGIN")
+                return conn
             except psycopg.Error as exc:
-                if conn.closed or conn.broken:
-                    # Lost mid-statement: the next call connects again.
-                    self._conn = None
-                    try:
-                        conn.close()
-                    except psycopg.Error:
-                        pass
-                duplicate = isinstance(exc, psycopg.errors.UniqueViolation)
-                raise DatabaseError(
-                    f"{self.description}: {_first_line(exc)}", duplicate=duplicate
-                ) from exc
+                if not self._dropped_if_broken(conn) or attempt == 1:
+                    raise self._error(exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _dropped_if_broken(self, conn: psycopg.Connection[Any]) -> bool:
+        """Forget ``conn`` when it is lost, so the next call connects again; True if it was."""
+        if not (conn.closed or conn.broken):
+            return False
+        if self._conn is conn:
+            self._conn = None
+        try:
+            conn.close()
+        except Exception:  # closing a dead connection has nothing left to report
+            pass
+        return True
+
+    def _error(self, exc: BaseException) -> DatabaseError:
+        import psycopg
+
+        duplicate = isinstance(exc, psycopg.errors.UniqueViolation)
+        return DatabaseError(f"{self.description}: {_first_line(exc)}", duplicate=duplicate)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,145 @@
+"""PostgreSQL going wrong under the stores: a DSN that reaches nothing, a wrong password, a
+connection cut while the bridge runs, the server stopped and started again. Each is a clear
+`StoreError` or a recovery, never a crash, a hang or a lost completed turn."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bridge.errors import StoreError
+from bridge.store.archive import ArchivedTurn
+from bridge.store.target import StorageTarget
+from tests.postgres_server import BRIDGE_ROLE, PostgresServer, start_postgres
+from tests.storage_backends import Backend
+
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+
+def turn(turn_id: str) -> ArchivedTurn:
+    return ArchivedTurn(
+        turn_id=turn_id,
+        session_id="s1",
+        player="Alex",
+        started_at=T0,
+        ended_at=T0,
+        model_ref="m/x",
+        control_version="1",
+        items=({"text": turn_id},),
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # nothing listens once the probe is closed
+
+
+def test_a_dsn_that_reaches_no_server_is_a_clear_error(tmp_path: Path) -> None:
+    port = closed_port()
+    target = StorageTarget(
+        tmp_path, backend="postgresql", dsn=f"postgresql://mc@127.0.0.1:{port}/mc", password="pw"
+    )
+    with pytest.raises(StoreError) as caught:
+        target.open_archive()
+    message = str(caught.value)
+    assert f"cannot connect to PostgreSQL mc@127.0.0.1:{port}/mc" in message
+    assert "turn archive" in message
+
+
+def test_a_wrong_password_is_refused_without_showing_it(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    name = postgres_server.create_database()
+    wrong = "Wr0ng-" + postgres_server.password
+    target = StorageTarget(
+        tmp_path, backend="postgresql", dsn=postgres_server.dsn(name), password=wrong
+    )
+    with pytest.raises(StoreError, match="password authentication failed") as caught:
+        target.open_audit()
+    assert wrong not in str(caught.value) and postgres_server.password not in str(caught.value)
+    assert BRIDGE_ROLE in str(caught.value)
+
+
+def test_a_database_that_does_not_exist_is_named(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    target = StorageTarget(
+        tmp_path,
+        backend="postgresql",
+        dsn=postgres_server.dsn("no_such_database"),
+        password=postgres_server.password,
+    )
+    with pytest.raises(StoreError, match='database "no_such_database" does not exist'):
+        target.open_archive()
+
+
+@pytest.fixture
+def postgres_only(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Backend]:
+    name = postgres_server.create_database()
+    target = StorageTarget(
+        tmp_path / "data",
+        backend="postgresql",
+        dsn=postgres_server.dsn(name),
+        password=postgres_server.password,
+    )
+    yield Backend(target, postgres_server, name)
+    postgres_server.drop_database(name)
+
+
+def test_cut_connections_are_replaced_and_nothing_is_lost(postgres_only: Backend) -> None:
+    backend = postgres_only
+    with backend.archive() as archive, backend.audit(write_interval=3600.0) as log:
+        archive.append(turn("t1"))
+        log.record("turn.start", {"n": 1})
+        log.flush()
+        assert backend.cut_connections() == 2  # the archive's and the audit writer's
+        archive.append(turn("t2"))
+        log.record("turn.start", {"n": 2})
+        log.flush()
+        assert [t.turn_id for t in archive.all_turns()] == ["t1", "t2"]
+        assert [e.fields for e in log.events()] == [{"n": 1}, {"n": 2}]
+
+
+def test_a_stopped_server_fails_writes_cleanly_and_they_work_again_after_it_returns(
+    tmp_path: Path,
+) -> None:
+    server = start_postgres()  # its own server: this test stops it
+    try:
+        name = server.create_database()
+        target = StorageTarget(
+            tmp_path / "data", backend="postgresql", dsn=server.dsn(name), password=server.password
+        )
+        backend = Backend(target, server, name)
+        with backend.archive() as archive, backend.audit(write_interval=3600.0) as log:
+            archive.append(turn("before"))
+            log.record("turn.start", {"n": 1})
+            log.flush()
+            server.stop()
+            with pytest.raises(StoreError, match="cannot archive turn during"):
+                archive.append(turn("during"))
+            with pytest.raises(StoreError, match="cannot read the turn archive"):
+                archive.all_turns()
+            log.record("turn.start", {"n": 2})  # never raises, never waits for the server
+            log.flush()
+            server.start()
+            archive.append(turn("after"))
+            log.record("turn.end", {"n": 3})
+            log.flush()
+            assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
+            events = log.events()
+        assert [(e.kind, e.fields.get("n")) for e in events] == [
+            ("turn.start", 1),
+            ("audit.lost", None),
+            ("turn.end", 3),
+        ]
+        assert events[1].fields["records"] == 1
+        lines = (tmp_path / "data" / "audit.jsonl").read_text().splitlines()
+        assert len(lines) == 3
+    finally:
+        server.remove()
