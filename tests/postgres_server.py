@@ -38,8 +38,7 @@ BRIDGE_ROLE = "mineclaw_bridge"
 UNPRIVILEGED_USER = "nobody"
 _STEP_TIMEOUT_S = 120
 INSTALL_HINT = (
-    "run `make install` (it installs the distribution's postgresql package where initdb is "
-    "missing)"
+    "run `make install` (it installs the distribution's postgresql package where initdb is missing)"
 )
 
 
