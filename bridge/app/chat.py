@@ -2,17 +2,21 @@
 
 Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on);
 an empty question gets a private hint; then the gates in order (permission, player cooldown,
-global cooldown, busy), each refusal cancelling an explicit wake with its own private line,
-while an implicit wake that a gate refuses simply stays ordinary chat. An
-admitted wake fixes its snapshot and starts the turn before the verdict is returned: the
-check, the admission and the start happen with no await in between, so two messages arriving
-together cannot both start a turn. The turn's first output needs a provider round trip, so the
+global cooldown), each refusal cancelling an explicit wake with its own private line,
+while an implicit wake that a gate refuses simply stays ordinary chat. An admitted explicit
+wake starts its turn in the public lane, or waits in that lane's line while the lane is busy
+(or the server runs as many turns as it may), its player seeing their place in the action
+bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
+ordinary chat. A wake that starts now fixes its snapshot and starts the turn before the verdict
+is returned: the check, the admission and the start happen with no await in between, so two
+messages arriving together cannot both start a turn. The turn's first output needs a provider round trip, so the
 verdict is always on the wire before it.
 
 The plugin waits only so long for a verdict; when it gives up it sends ``chat.expired`` with the
 request's id, having already treated the message as unanswered (a wake was cancelled with the
-offline line). A turn that message started is then stopped, and a message whose expiry arrives
-before its request is not started at all, so the assistant never answers a line nobody saw.
+offline line). A turn that message started is then stopped, a wake of it waiting in the line
+leaves the line, and a message whose expiry arrives before its request is not started at all,
+so the assistant never answers a line nobody saw.
 """
 
 from __future__ import annotations
@@ -53,12 +57,17 @@ class ChatPath:
         self._expired: deque[str] = deque(maxlen=EXPIRED_KEPT)
 
     def expired(self, request_id: str) -> None:
-        """``chat.expired``: stop the turn that request started, or never start one for it."""
+        """``chat.expired``: stop the turn that request started, take it out of the wait line,
+        or never start one for it."""
+        runtime = self._runtime
+        if runtime.lanes.queue.drop_request(request_id):
+            log.info("chat %s: the plugin gave up on its verdict; out of the wait line", request_id)
+            runtime.audit.record("chat.expired", {"request": request_id})
+            return
         task = self._turns.pop(request_id, None)
         if task is None:
             self._expired.append(request_id)
             return
-        runtime = self._runtime
         if runtime.turn is task and runtime.engine.stop():
             log.info("chat %s: the plugin gave up on its verdict; turn stopped", request_id)
             runtime.audit.record("chat.expired", {"request": request_id})
@@ -68,15 +77,18 @@ class ChatPath:
         if request_id is not None and request_id in self._expired:
             # The plugin has already given up on this message: nothing may answer it.
             return PASS
-        verdict = self._decide(request)
-        task = self._runtime.turn
-        if request_id is not None and verdict.decision == "accept" and task is not None:
-            if not task.done() and task not in self._turns.values():
-                self._turns[request_id] = task
-                task.add_done_callback(lambda _: self._turns.pop(request_id, None))
+        public = self._runtime.lanes.public
+        before = public.task
+        verdict = self._decide(request, request_id)
+        task = public.task
+        # Only a turn this message started now is its own; a queued one starts later, long
+        # after the verdict, when no expiry can come for it any more.
+        if request_id is not None and task is not before and task is not None and not task.done():
+            self._turns[request_id] = task
+            task.add_done_callback(lambda _: self._turns.pop(request_id, None))
         return verdict
 
-    def _decide(self, request: ChatRequest) -> ChatVerdict:
+    def _decide(self, request: ChatRequest, request_id: str | None) -> ChatVerdict:
         runtime = self._runtime
         # A version whose pattern is bad is never served: a reload refuses it whole.
         rules = runtime.wake_rules()
@@ -89,13 +101,20 @@ class ChatPath:
                 runtime.text("chat.empty_question", {**player, "prefix": rules.public_prefix})
             )
         plane = runtime.plane
+        implicit = isinstance(wake, ImplicitWake)
+        lanes = runtime.lanes
+        public = lanes.public
+        # An explicit wake that finds the lane busy waits in its line (busy only past it); an
+        # implicit one never waits: listen mode must not turn chat into a backlog of questions.
+        busy = implicit and (
+            public.busy or lanes.cap.full or lanes.queue.has_waiting(public.lane_id)
+        )
         refusal = runtime.gates.check(
             player_uuid=request.player.uuid,
             granted=request.granted,
             limits=plane.config.rate_limits,
-            busy=runtime.activity.busy,
+            busy=busy,
         )
-        implicit = isinstance(wake, ImplicitWake)
         if refusal is not None:
             if implicit:
                 # Listen mode must never cost a player a chat line: an implicit wake a gate
@@ -124,13 +143,20 @@ class ChatPath:
             implicit=implicit,
         )
         try:
-            runtime.turn = runtime.engine.start(turn, snapshot)
-        except BusyError:  # cannot happen after the busy gate; kept as the gate's answer
+            admission = lanes.admit(
+                public, turn, request.granted, snapshot, request_id=request_id
+            )
+        except BusyError:  # cannot happen after the checks; kept as the gate's answer
             return _refuse(runtime.text(BUSY, player))
         except MineclawError as exc:  # the turn's start could not be audited
             log.error("turn for %s not started: %s", request.player.name, exc)
             line = runtime.text("errors.invalid_request", {**player, "reason": "internal error"})
             return _refuse(line)
-        runtime.turn_player = turn.player
+        if admission.status == "busy":
+            return _refuse(runtime.text(BUSY, player))
+        if admission.status == "already_waiting":
+            values = {**player, "place": str(admission.place)}
+            return _refuse(runtime.text("queue.already_waiting", values))
+        # Waiting counts as asking: the cooldowns start now, so one player cannot fill the line.
         runtime.gates.admit(player_uuid=request.player.uuid)
         return accepted

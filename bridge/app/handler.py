@@ -101,6 +101,7 @@ class AppHandler:
 
     async def on_player_quit(self, player: PlayerRef) -> None:
         self.link_tools.player_quit(player)
+        self.runtime.lanes.player_quit(player.uuid)
         self.notices.quit(player)
 
     async def on_chat_expired(self, request_id: str) -> None:

@@ -42,13 +42,11 @@ from bridge.store.audit import AuditLog
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
-from bridge.turns.activity import ServerActivity
-from bridge.turns.compaction import Compactor
-from bridge.turns.engine import TurnEngine, TurnOutcome
+from bridge.app.turn_lanes import TurnLanes
+from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode
 from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
-from bridge.turns.session import PublicSession
 from bridge.turns.wake import WakeRules
 
 log = logging.getLogger(__name__)
@@ -107,8 +105,6 @@ class Runtime:
         self.plugin: PluginAccess | None = None
         """The connected plugin and its features (set by the app handler): a tool the plugin
         cannot serve is not shown to the model."""
-        self.activity = ServerActivity()
-        self.session = PublicSession()
         self.listen = ListenMode()
         self.gates = ChatGates()
         self.model_override: str | None = None
@@ -122,22 +118,19 @@ class Runtime:
         self.turn: asyncio.Task[TurnOutcome] | None = None
         """The latest turn's task (set by the chat path), for shutdown."""
         self.turn_player: PlayerRef | None = None
-        """Who asked the latest turn, for the notice when it is stopped."""
-        self.engine = TurnEngine(
-            session=self.session,
+        """Who asked the latest public turn, for the notice when it is stopped."""
+        # The public lane and the players' private lanes (/ai), the cap and the wait line.
+        self.lanes = TurnLanes(
+            self,
             archive=archive,
             audit=audit,
             output=output or LinkTurnOutput(self),
-            activity=self.activity,
             action_bar_interval_s=settings.action_bar_interval_s,
         )
-        self.compactor = Compactor(
-            session=self.session,
-            activity=self.activity,
-            audit=audit,
-        )
-        self.engine.add_after_turn(self.compactor.after_turn)
-        self.engine.add_after_turn(self._close_retired_clients)
+        public = self.lanes.public
+        self.activity, self.session = public.activity, public.session
+        self.engine, self.compactor = public.engine, public.compactor
+        self.lanes.add_after_turn(self._close_retired_clients)
         self._retired: list[ProviderClient] = []
         self._closing: set[asyncio.Task[None]] = set()
         self._warned_version: int | None = None
@@ -312,7 +305,7 @@ class Runtime:
 
     def _close_retired_clients(self, snapshot: TurnSnapshot) -> None:
         """After-turn listener: close replaced clients once nothing can be using them."""
-        if self.activity.busy or not self._retired:
+        if self.lanes.busy or not self._retired:
             return
         retired, self._retired = self._retired, []
         for client in retired:
@@ -322,9 +315,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop the running turn (its commit finishes first), close clients and stores."""
-        self.engine.stop()
-        if self.turn is not None and not self.turn.done():
-            await asyncio.wait([self.turn], timeout=10)
+        await self.lanes.aclose()
         await self.functions.aclose()
         for client in [*self._served.clients, *self._retired]:
             await client.aclose()

@@ -47,6 +47,13 @@ _declare("listen.enabled", "player name")
 _declare("listen.disabled", "player name")
 _declare("reply.layout", "name message", "message")
 _declare("reply.action_bar", "name text", "text")
+_declare("reply.private_layout", "name message", "message")
+_declare("queue.place", "player name place", "place")
+_declare("queue.already_waiting", "player name place", "place")
+_declare("private.asked", "player name question", "question")
+_declare("private.usage", "player name")
+_declare("private.players_only", "name")
+_declare("private.cleared", "player name")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
 _declare("approval.intent", "requester target command intent name", "intent")
 _declare("approval.accept_button", "", "")
@@ -148,6 +155,28 @@ class ReplyMessages(_Section):
     section_name: ClassVar[str] = "reply"
     layout: str = "<aqua>[<name>]</aqua> <message>"
     action_bar: str = "<gray><name>: <text>"
+    private_layout: str = "<light_purple>[<name> → you]</light_purple> <message>"
+
+
+class QueueMessages(_Section):
+    """The wait line: a waiting player's place (action bar), a second wake while waiting."""
+
+    section_name: ClassVar[str] = "queue"
+    place: str = "<gray>Waiting for <name>: you are #<place> in line"
+    already_waiting: str = "<gray>You are already waiting for <name> (#<place> in line)."
+
+
+class PrivateMessages(_Section):
+    """``/ai``: a private conversation between one player and the assistant."""
+
+    section_name: ClassVar[str] = "private"
+    asked: str = "<light_purple>[you → <name>]</light_purple> <gray><question>"
+    usage: str = (
+        "<gray>Ask <name> privately: /ai followed by your question. /ai clear starts over,"
+        " /ai stop stops the answer."
+    )
+    players_only: str = "<gray>Only players can talk to <name> privately."
+    cleared: str = "<gray>Started a new private conversation with <name>."
 
 
 class ApprovalMessages(_Section):
@@ -245,6 +274,8 @@ class MessagesFile(StrictModel):
     listen: ListenMessages = Field(default_factory=ListenMessages)
     reply: ReplyMessages = Field(default_factory=ReplyMessages)
     approval: ApprovalMessages = Field(default_factory=ApprovalMessages)
+    queue: QueueMessages = Field(default_factory=QueueMessages)
+    private: PrivateMessages = Field(default_factory=PrivateMessages)
     chat: ChatMessages = Field(default_factory=ChatMessages)
     commands: CommandMessages = Field(default_factory=CommandMessages)
     budgets: BudgetMessages = Field(default_factory=BudgetMessages)

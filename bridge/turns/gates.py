@@ -1,11 +1,12 @@
 """The gates a wake passes before a turn starts, in this order, each with its own message:
 
-1. permission ``mineclaw.command.chat``;
+1. permission ``mineclaw.command.chat`` (``mineclaw.command.private`` for ``/ai``);
 2. the asking player's cooldown;
 3. the global cooldown (2 and 3 are skipped for holders of ``mineclaw.bypass.ratelimit``);
-4. busy: a turn or a compaction is running.
+4. busy: the lane is busy and its wait line is full (`bridge.turns.queue`).
 
-Listen mode bypasses none of them. Cooldowns run from the moment a turn was admitted and use an
+Listen mode bypasses none of them. The cooldowns are the player's across every lane: a private
+question starts the same cooldowns as a public one. Cooldowns run from the moment a turn was admitted and use an
 injectable monotonic clock, so tests move time by hand. The message keys are the ``gates.*``
 templates of ``message.yml``.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 CHAT_PERMISSION = "mineclaw.command.chat"
+PRIVATE_PERMISSION = "mineclaw.command.private"
 BYPASS_RATELIMIT = "mineclaw.bypass.ratelimit"
 
 NO_PERMISSION = "gates.no_permission"
@@ -66,9 +68,10 @@ class ChatGates:
         granted: Collection[str],
         limits: RateLimits,
         busy: bool,
+        permission: str = CHAT_PERMISSION,
     ) -> GateRefusal | None:
         """The first gate that refuses, or None when a turn may start."""
-        if CHAT_PERMISSION not in granted:
+        if permission not in granted:
             return GateRefusal(NO_PERMISSION)
         if BYPASS_RATELIMIT not in granted:
             now = self._clock()

@@ -88,6 +88,7 @@ class Lanes:
         self._pinned = pinned
         self._max_private = max_private
         self._private: OrderedDict[str, Lane] = OrderedDict()  # by player UUID, oldest use first
+        self._by_id: dict[str, Lane] = {public.lane_id: public}
 
     def private(self, player: PlayerRef) -> Lane:
         """The player's private lane, made on first use."""
@@ -97,16 +98,14 @@ class Lanes:
             return lane
         self._forget_idle()
         lane = self._factory(private_lane_id(player.uuid), player)
-        self._private[player.uuid] = lane
+        self._private[player.uuid] = self._by_id[lane.lane_id] = lane
         return lane
 
     def find_private(self, player_uuid: str) -> Lane | None:
         return self._private.get(player_uuid)
 
     def get(self, lane_id: str) -> Lane | None:
-        if lane_id == self.public.lane_id:
-            return self.public
-        return next((lane for lane in self._private.values() if lane.lane_id == lane_id), None)
+        return self._by_id.get(lane_id)
 
     def __iter__(self) -> Iterator[Lane]:
         yield self.public
@@ -122,5 +121,6 @@ class Lanes:
         for uuid, lane in list(self._private.items()):
             if not lane.busy and not self._pinned(lane.lane_id):
                 del self._private[uuid]
+                del self._by_id[lane.lane_id]
                 if len(self._private) < self._max_private:
                     return

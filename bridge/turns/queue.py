@@ -123,6 +123,11 @@ class TurnQueue:
         """Take out the entry a chat request made (the plugin gave up on its verdict)."""
         return self._drop(lambda entry: entry.request_id == request_id) > 0
 
+    def clear(self) -> int:
+        """Empty every line (shutdown): nothing may start any more."""
+        gone, self._waiting = len(self._waiting), []
+        return gone
+
     def drop_lane(self, lane_id: str) -> int:
         return self._drop(lambda entry: entry.lane_id == lane_id)
 

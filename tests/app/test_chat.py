@@ -78,7 +78,8 @@ async def test_gates_refuse_in_order_permission_cooldowns_then_busy(
     write_config(
         config,
         provider.port,
-        "schema: 1\nrate_limits:\n  player_cooldown_ms: 600000\n  global_cooldown_ms: 300000\n",
+        "schema: 1\nrate_limits:\n  player_cooldown_ms: 600000\n  global_cooldown_ms: 300000\n"
+        "concurrency:\n  queue_length: 0\n",  # no wait line: busy at once, the old way
     )
     app = await open_app(config, provider)
     try:
@@ -148,12 +149,18 @@ async def test_in_listen_mode_a_running_turn_leaves_other_chat_public_and_unsent
 
     chatter = await app.chat("nice weather today", player=ALEX)
     assert (chatter.decision, chatter.ai_prefix, chatter.notice) == ("pass", False, None)
-    explicit = await app.chat("@ai hurry up", player=ALEX)  # an explicit wake is still told
-    assert explicit.decision == "refuse" and "busy" in rendered(explicit.notice)
+    # An explicit wake waits in line (an implicit one never does: it stays ordinary chat).
+    explicit = await app.chat("@ai hurry up", player=ALEX)
+    assert (explicit.decision, explicit.notice) == ("accept", None)
 
+    app.provider.answer("Soon.")
     held.release.set()
-    await app.turn_done()
-    assert len(app.provider.bodies()) == 1  # only the admitted wake reached the model
+    await app.link.wait_for(
+        lambda name, data: name == "output.chat" and "Soon." in rendered(data.text)
+    )
+    # Only the admitted wakes reached the model; the chatter never did.
+    questions = [b["messages"][-1]["content"] for b in app.provider.bodies()]
+    assert questions == ["what should I build?", "hurry up"]
 
 
 async def test_a_wake_pattern_wakes_and_makes_the_plugin_forward_everything(
