@@ -9,8 +9,8 @@ wake starts its turn in the public lane, or waits in that lane's line while the 
 bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
 ordinary chat. A wake that starts now fixes its snapshot and starts the turn before the verdict
 is returned: the check, the admission and the start happen with no await in between, so two
-messages arriving together cannot both start a turn. The turn's first output needs a provider round trip, so the
-verdict is always on the wire before it.
+messages arriving together cannot both start a turn. The turn's first output needs a provider
+round trip, so the verdict is always on the wire before it.
 
 The plugin waits only so long for a verdict; when it gives up it sends ``chat.expired`` with the
 request's id, having already treated the message as unanswered (a wake was cancelled with the
@@ -143,9 +143,7 @@ class ChatPath:
             implicit=implicit,
         )
         try:
-            admission = lanes.admit(
-                public, turn, request.granted, snapshot, request_id=request_id
-            )
+            admission = lanes.admit(public, turn, request.granted, snapshot, request_id=request_id)
         except BusyError:  # cannot happen after the checks; kept as the gate's answer
             return _refuse(runtime.text(BUSY, player))
         except MineclawError as exc:  # the turn's start could not be audited

@@ -31,6 +31,7 @@ from bridge.app.served import (
     retired_clients,
 )
 from bridge.app.storage_settings import open_storage
+from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.errors import MineclawError
 from bridge.functions.live_tool import LiveFunctions
@@ -42,7 +43,6 @@ from bridge.store.audit import AuditLog
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
-from bridge.app.turn_lanes import TurnLanes
 from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode

@@ -6,9 +6,9 @@
 4. busy: the lane is busy and its wait line is full (`bridge.turns.queue`).
 
 Listen mode bypasses none of them. The cooldowns are the player's across every lane: a private
-question starts the same cooldowns as a public one. Cooldowns run from the moment a turn was admitted and use an
-injectable monotonic clock, so tests move time by hand. The message keys are the ``gates.*``
-templates of ``message.yml``.
+question starts the same cooldowns as a public one. Cooldowns run from the moment a turn was
+admitted (started, or queued) and use an injectable monotonic clock, so tests move time by
+hand. The message keys are the ``gates.*`` templates of ``message.yml``.
 """
 
 from __future__ import annotations

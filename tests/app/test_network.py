@@ -89,9 +89,14 @@ async def test_a_turn_streaming_on_one_server_leaves_the_others_free(
     verdict = await _chat(network, "lobby", "@ai tell me a long story")
     assert verdict.decision == "accept"
     await asyncio.wait_for(held.streaming.wait(), WAIT)
-    # The lobby is busy with its turn; survival is not, and answers at once.
-    busy = await _chat(network, "lobby", "@ai and another", player=ALEX)
-    assert busy.decision == "refuse"
+    # The lobby is busy with its turn (a wake there waits in the lobby's line); survival is
+    # not, and answers at once.
+    waiting = await _chat(network, "lobby", "@ai and another", player=ALEX)
+    assert waiting.decision == "accept"
+    assert [e.player.name for e in network.context("lobby").runtime.lanes.queue.waiting()] == [
+        "Alex"
+    ]
+    assert network.context("survival").runtime.lanes.queue.waiting() == []
     provider.answer("survival answer")
     verdict = await _chat(network, "survival", "@ai hello", player=ALEX)
     assert verdict.decision == "accept"
@@ -100,15 +105,16 @@ async def test_a_turn_streaming_on_one_server_leaves_the_others_free(
     await asyncio.wait_for(asyncio.shield(survival_turn), WAIT)
     await survival.wait_for(lambda name, data: name == "output.chat")
     assert not lobby.of("output.chat")  # the lobby's reply has not come, nor has survival's
+    provider.answer("lobby's second answer")
     held.release.set()
-    lobby_turn = network.context("lobby").runtime.turn
-    assert lobby_turn is not None
-    await asyncio.wait_for(asyncio.shield(lobby_turn), WAIT)
+    await lobby.wait_for(
+        lambda name, data: name == "output.chat" and "second answer" in rendered(data.text)
+    )
     # Separate public sessions: each holds only its own server's turn.
     lobby_session = network.context("lobby").runtime.session
     survival_session = network.context("survival").runtime.session
     assert lobby_session is not survival_session
-    assert len(lobby_session.state.turns) == 1 and len(survival_session.state.turns) == 1
+    assert len(lobby_session.state.turns) == 2 and len(survival_session.state.turns) == 1
     assert "tell me a long story" in str(lobby_session.state.turns[0].items)
     assert "hello" in str(survival_session.state.turns[0].items)
     assert "long story" not in str(survival_session.state.turns[0].items)
