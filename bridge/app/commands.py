@@ -18,7 +18,7 @@ from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.control import ConfigLoadError
 from bridge.errors import ConfigError, MineclawError, TurnError
-from bridge.functions.review import review_catalogue, review_lines
+from bridge.functions.review import review_catalogue, review_lines, skill_texts
 from bridge.link.messages import CommandReply, CommandRequest, Text
 from bridge.turns.compaction import CompactionOutcome
 
@@ -241,7 +241,7 @@ class CommandRouter:
         review = review_catalogue(
             plane.functions,
             plane.config.functions,
-            skills=[(skill.header.id, skill.body) for skill in plane.skills],
+            skills=skill_texts(plane.skills),
             known_tools=frozenset(entry.name for entry in registry.catalogue),
         )
         return [self._line(line) for line in review_lines(review)]

@@ -48,6 +48,7 @@ from bridge.tools.assembly import invoker_for_player, registry_for
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import offered
 from bridge.tools.registry import HandlerFn, ToolRegistry
+from bridge.tools.skill_index import instructions_with_skills
 from bridge.turns.ports import ModelRoute, TurnLimits, TurnSnapshot
 from bridge.turns.wake import WakeRules
 
@@ -233,7 +234,12 @@ class ServedConfig:
             stream=functools.partial(
                 client.stream, model=model_settings(resolved.model_name, resolved.model)
             ),
-            instructions=self.plane.agents_md.strip() or None,
+            instructions=instructions_with_skills(
+                self.plane.agents_md,
+                self.plane.skills,
+                None if runner is None else runner.tools,
+                self.redactor,
+            ),
             tools=tools,
             native_tools=tuple(dict(tool) for tool in resolved.provider.native_tools),
             tool_runner=runner,

@@ -38,7 +38,7 @@ from bridge.control.workspace_files import load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
-from bridge.functions.review import CatalogueReview, review_catalogue
+from bridge.functions.review import CatalogueReview, SkillText, review_catalogue, skill_texts
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
 from bridge.functions.syntax_problems import function_syntax_problems
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
@@ -51,7 +51,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class _Loaded:
     catalogue: FunctionsFile | None
     limits: FunctionLimits
-    skills: tuple[tuple[str, str], ...]
+    skills: tuple[SkillText, ...]
     known_tools: frozenset[str] | None
     problems: tuple[Problem, ...]
     """Problems of functions.yml (and config.yml's functions: section)."""
@@ -107,8 +107,8 @@ def run_validate(args: argparse.Namespace) -> int:
             row.source_sha256,
         )
     console.print(table)
-    for skill, name in review.missing_references:
-        console.print(f"[red]skill {escape(skill)} names unknown Function {escape(name)!r}[/red]")
+    for missing in review.missing_references:
+        console.print(f"[red]{escape(str(missing.problem()))}[/red]")
     if loaded.known_tools is None:
         console.print("native tool names not checked: tools.yml could not be read")
     ok = review.ok and not loaded.problems
@@ -229,7 +229,7 @@ def _load(directory: Path) -> _Loaded:
     return _Loaded(
         catalogue=plane.functions,
         limits=plane.config.functions,
-        skills=tuple((skill.file, skill.body) for skill in plane.skills),
+        skills=tuple(skill_texts(plane.skills)),
         known_tools=tools,
         problems=(),
         other_problems=0,
@@ -248,7 +248,7 @@ def _load_partially(directory: Path, problems: tuple[Problem, ...]) -> _Loaded:
     return _Loaded(
         catalogue=catalogue if not ours else None,
         limits=config.functions if config is not None else FunctionLimits(),
-        skills=tuple((skill.file, skill.body) for skill in skills),
+        skills=tuple(skill_texts(skills)),
         known_tools=None,
         problems=ours + config_ours,
         other_problems=max(others, 0),

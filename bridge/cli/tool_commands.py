@@ -31,6 +31,7 @@ from bridge.tools.assembly import WORKSPACE_HANDLERS, redactor_for, registry_for
 from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import CallContext, CatalogueEntry, ToolRegistry
+from bridge.tools.skill_index import READ_SKILL, skill_reader
 from bridge.tools.workspace import Workspace
 
 # What offline cannot know, said per kind of tool: these run through the server, so they are
@@ -56,7 +57,9 @@ def register(subparsers: Any) -> None:
     validate.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
     validate.set_defaults(handler=run_validate)
 
-    call = actions.add_parser("call", help="run list, read or grep offline and print the result")
+    call = actions.add_parser(
+        "call", help="run list, read, grep or read_skill offline and print the result"
+    )
     call.add_argument("name", help="the tool name from tools.yml")
     call.add_argument("--args", dest="arguments", default="{}", metavar="JSON")
     call.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
@@ -80,7 +83,10 @@ def run_validate(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             console.print(f"[red]error:[/red] {escape(str(problem))}")
         return EXIT_PROBLEMS
-    handlers = workspace_handlers(Workspace(args.config / WORKSPACE_DIR))
+    handlers = {
+        **workspace_handlers(Workspace(args.config / WORKSPACE_DIR)),
+        READ_SKILL: skill_reader(()),  # bound only to say it runs offline; nothing is read
+    }
     registry, file_problems = ToolRegistry.from_document(document, handlers)
     console.print(catalogue_table(source, registry.catalogue))
     for problem in file_problems:
@@ -144,7 +150,7 @@ def run_call(args: argparse.Namespace) -> int:
     if entry.handler not in WORKSPACE_HANDLERS:
         print_error(
             f"{args.name} is a {entry.handler} tool; it runs once the plugin is linked, "
-            "and only list, read and grep run offline"
+            "and only list, read, grep and read_skill run offline"
         )
         return EXIT_USAGE
     if entry.status != "available":

@@ -27,6 +27,7 @@ Handler = Literal[
     "grep",
     "run_command",
     "call_function",
+    "read_skill",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

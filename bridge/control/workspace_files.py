@@ -41,11 +41,14 @@ class SkillHeader(StrictModel):
 
 
 class Skill(StrictModel):
-    """A skill: its header and its Markdown body."""
+    """A skill: its header and its Markdown body, with the file lines they start on (for
+    problems found later in their text, such as a Function that does not exist)."""
 
     file: str
     header: SkillHeader
     body: str
+    body_line: int = 1
+    description_line: int | None = None
 
 
 def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Problem]]:
@@ -112,7 +115,14 @@ def parse_skill(text: str, label: str) -> Skill:
     header, problems = validate_document(SkillHeader, document, label, line_offset=1)
     if header is None:
         raise ConfigLoadError(problems)
-    return Skill(file=label, header=header, body=text[match.end() :])
+    description_line, _ = document.locate(("description",))
+    return Skill(
+        file=label,
+        header=header,
+        body=text[match.end() :],
+        body_line=text[: match.end()].count("\n") + 1,
+        description_line=description_line + 1 if description_line is not None else None,
+    )
 
 
 def _text(data: bytes, label: str) -> str:

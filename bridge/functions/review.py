@@ -5,7 +5,8 @@ Nothing here executes owner code. `functions validate` (CLI) and `/mineclaw func
 (in game, through the command handler) both render a `CatalogueReview`.
 
 Skills name a Function as `function:NAME` in their text, or in a `call_function` example as
-`"name": "NAME"` on the same line.
+`"name": "NAME"` on the same line. A reference to a Function that does not exist is reported
+with the skill's file, the line and the field (`description` or `body`) it is on.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 from bridge.control.function_capabilities import parse_capability
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionsFile, catalogue_problems
+from bridge.control.problems import Problem
+from bridge.control.workspace_files import Skill
 
 _FUNCTION_REF = re.compile(r"\bfunction:([a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)")
 _CALL_REF = re.compile(r"call_function\b.*?\"name\"\s*:\s*\"([^\"]{1,64})\"")
@@ -39,10 +42,47 @@ class FunctionRow:
 
 
 @dataclass(frozen=True)
+class SkillText:
+    """One field of a skill to search for Function names: its file, the field, the file line
+    the text starts on, and the text."""
+
+    file: str
+    field: str
+    line: int | None
+    text: str
+
+
+def skill_texts(skills: Iterable[Skill]) -> list[SkillText]:
+    """The fields of each skill that can name a Function: the description the model sees in
+    the index, and the body it reads."""
+    texts: list[SkillText] = []
+    for skill in skills:
+        texts.append(
+            SkillText(skill.file, "description", skill.description_line, skill.header.description)
+        )
+        texts.append(SkillText(skill.file, "body", skill.body_line, skill.body))
+    return texts
+
+
+@dataclass(frozen=True)
+class MissingReference:
+    """A skill naming a Function that does not exist, where it does so."""
+
+    file: str
+    line: int | None
+    field: str
+    name: str
+
+    def problem(self) -> Problem:
+        message = f"names unknown Function {self.name!r}"
+        return Problem(self.file, self.line, None, self.field, message)
+
+
+@dataclass(frozen=True)
 class CatalogueReview:
     rows: tuple[FunctionRow, ...]
-    missing_references: tuple[tuple[str, str], ...]
-    """(skill, function name) for every skill naming a Function that does not exist."""
+    missing_references: tuple[MissingReference, ...]
+    """Every place a skill names a Function that does not exist."""
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -52,23 +92,29 @@ class CatalogueReview:
 
 def function_references(text: str) -> list[str]:
     """Function names a skill's text refers to, in order of first mention."""
-    names: list[str] = []
+    return [name for name, _ in _located_references(text)]
+
+
+def _located_references(text: str) -> list[tuple[str, int]]:
+    """(name, 0-based line within ``text``) of each Function named, first mention only."""
+    found: dict[str, int] = {}
     for pattern in (_FUNCTION_REF, _CALL_REF):
         for match in pattern.finditer(text):
-            if match.group(1) not in names:
-                names.append(match.group(1))
-    return names
+            line = text.count("\n", 0, match.start(1))
+            if match.group(1) not in found or line < found[match.group(1)]:
+                found[match.group(1)] = line
+    return sorted(found.items(), key=lambda item: item[1])
 
 
 def review_catalogue(
     catalogue: FunctionsFile,
     limits: FunctionLimits,
     *,
-    skills: Iterable[tuple[str, str]] = (),
+    skills: Iterable[SkillText] = (),
     known_tools: frozenset[str] | None = None,
 ) -> CatalogueReview:
-    """Review without running anything. `skills` are (name, text); `known_tools` the native
-    tool names that exist (`None`: not known, so not checked)."""
+    """Review without running anything. `skills`: the skill fields to search (`skill_texts`);
+    `known_tools` the native tool names that exist (`None`: not known, so not checked)."""
     limit_problems = catalogue_problems(catalogue, limits)
     rows = []
     for spec in catalogue.functions:
@@ -89,9 +135,11 @@ def review_catalogue(
             )
         )
     missing = tuple(
-        (skill, name)
-        for skill, text in skills
-        for name in function_references(text)
+        MissingReference(
+            skill.file, skill.line + offset if skill.line is not None else None, skill.field, name
+        )
+        for skill in skills
+        for name, offset in _located_references(skill.text)
         if catalogue.get(name) is None
     )
     return CatalogueReview(tuple(rows), missing)
@@ -104,10 +152,7 @@ def review_lines(review: CatalogueReview) -> list[str]:
         f"{len(row.capabilities)} capabilities" + "".join(f"; {p}" for p in row.problems)
         for row in review.rows
     ]
-    lines += [
-        f"skill {skill} names unknown Function {name!r}"
-        for skill, name in review.missing_references
-    ]
+    lines += [str(missing.problem()) for missing in review.missing_references]
     lines += list(review.notes)
     lines.append("catalogue ok" if review.ok else "catalogue has problems")
     return lines

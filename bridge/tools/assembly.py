@@ -17,9 +17,10 @@ from bridge.store.audit_sink import AuditSink
 from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import HandlerFn, RegistryError, ToolAdmission, ToolRegistry
+from bridge.tools.skill_index import READ_SKILL, skill_reader
 from bridge.tools.workspace import Workspace, WorkspaceLimits
 
-WORKSPACE_HANDLERS = frozenset({"list", "read", "grep"})
+WORKSPACE_HANDLERS = frozenset({"list", "read", "grep", READ_SKILL})
 
 
 def workspace_for(plane: ControlPlane) -> Workspace:
@@ -41,9 +42,11 @@ def registry_for(
     extra_handlers: Mapping[str, HandlerFn] | None = None,
     notes: Mapping[str, str] | None = None,
 ) -> ToolRegistry:
-    """The registry of ``tools.yml`` with the file tools bound, plus ``extra_handlers``;
+    """The registry of ``tools.yml`` with the file tools and ``read_skill`` (over the plane's
+    skills) bound, plus ``extra_handlers``;
     ``notes`` extend the descriptions of a handler's tools (see ``ToolRegistry``)."""
     handlers = dict(workspace_handlers(workspace_for(plane)))
+    handlers[READ_SKILL] = skill_reader(plane.skills)
     for name, handler in (extra_handlers or {}).items():
         if name in WORKSPACE_HANDLERS:
             raise RegistryError(f"{name} is already bound to the workspace")

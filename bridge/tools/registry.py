@@ -61,6 +61,7 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "grep": "reads_workspace",
     "run_command": "dispatches_commands",
     "call_function": "runs_functions",
+    "read_skill": "reads_workspace",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 

@@ -6,8 +6,7 @@ A skill is ``workspace/skills/<name>.md`` with front matter (``id``, ``name``, `
 in ``skills/`` is reported, never followed. A bad skill is reported with its location and left
 out; the others stay usable.
 
-The index (``skills_prompt``) tells the model which skills exist and where; it reads a skill's
-body with ``read`` when the skill fits, so the system prompt stays short.
+The index the model sees and the ``read_skill`` tool are in ``bridge.tools.skill_index``.
 """
 
 from __future__ import annotations
@@ -82,22 +81,6 @@ def _load(workspace: Workspace, path: str, problems: list[Problem]) -> Skill | N
     except ConfigLoadError as exc:
         problems.extend(exc.problems)
         return None
-
-
-def skills_prompt(skills: Iterable[Skill]) -> str:
-    """A short index of the skills for the system prompt; empty when there are none."""
-    lines = [
-        f"- {skill.header.name} (read {skill.file.removeprefix('workspace/')}): "
-        f"{skill.header.description}"
-        for skill in skills
-    ]
-    if not lines:
-        return ""
-    heading = (
-        "Skills: owner-written guides in the workspace. When one fits the request, read it "
-        "with the read tool before acting."
-    )
-    return "\n".join([heading, *lines])
 
 
 def skills_for_message(skills: Iterable[Skill], message: str) -> tuple[Skill, ...]:

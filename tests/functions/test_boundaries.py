@@ -11,7 +11,7 @@ from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionSpec
 from bridge.functions.arguments import InvalidArguments, validate_arguments
 from bridge.functions.results import JSONLimitError, dump_limited, parse_limited, parse_return
-from bridge.functions.review import function_references
+from bridge.functions.review import SkillText, function_references
 
 LIMITS = FunctionLimits(argument_chars=200, argument_depth=3, argument_members=10)
 
@@ -120,13 +120,13 @@ def test_review_lines_for_chat() -> None:
     review = review_catalogue(
         catalogue,
         FunctionLimits(),
-        skills=[("workspace/skills/a.md", "use function:kit or function:gone")],
+        skills=[SkillText("workspace/skills/a.md", "body", 6, "use function:kit or function:gone")],
         known_tools=frozenset({"player_snapshot"}),
     )
     lines = review_lines(review)
     digest = catalogue.functions[0].source_sha256
     assert lines[0].startswith(f"kit [problem] sha256 {digest[:16]}... 1 capabilities")
     assert "no native tool 'teleport' is configured" in lines[0]
-    assert lines[1] == "skill workspace/skills/a.md names unknown Function 'gone'"
+    assert lines[1] == "workspace/skills/a.md:6: body: names unknown Function 'gone'"
     assert lines[-1] == "catalogue has problems"
     assert not review.ok

@@ -84,9 +84,23 @@ def test_validate_reports_skills_naming_missing_functions(
     )
     code, out = cli(capsys, "functions", "validate", "--config", str(config))
     assert code == 1
-    assert "names unknown Function 'vip-kit'" in out
-    assert "names unknown Function 'gold-kit'" in out
+    # The file, the line and the field of each reference (the body starts on line 6).
+    assert "workspace/skills/kits.md:6: body: names unknown Function 'vip-kit'" in out
+    assert "workspace/skills/kits.md:7: body: names unknown Function 'gold-kit'" in out
     assert "'starter-kit'" not in out
+
+
+def test_validate_reports_a_missing_function_named_in_a_skill_description(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    skill = config / "workspace" / "skills" / "kits.md"
+    skill.write_text(
+        "---\nid: kits\nname: Kits\n# the description is what the model sees in the index\n"
+        "description: Hands out function:gone-kit.\n---\nNothing here.\n"
+    )
+    code, out = cli(capsys, "functions", "validate", "--config", str(config))
+    assert code == 1
+    assert "workspace/skills/kits.md:5: description: names unknown Function 'gone-kit'" in out
 
 
 def test_validate_names_the_line_of_a_bad_capability(

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from bridge.control.layout import DEFAULT_SKILL_FILES, default_bytes
-from bridge.tools.skills import discover_skills, skills_for_message, skills_prompt
+from bridge.tools.skills import discover_skills, skills_for_message
 from bridge.tools.workspace import Workspace
 
 from .conftest import OUTSIDE_SECRET
@@ -90,11 +90,8 @@ def test_shipped_example_skills_parse(tmp_path: Path) -> None:
     assert len(index.skills) == len(DEFAULT_SKILL_FILES) and index.problems == ()
 
 
-def test_prompt_index_and_trigger_matching(workspace_dir: Path, workspace: Workspace) -> None:
+def test_trigger_matching(workspace_dir: Path, workspace: Workspace) -> None:
     _write(workspace_dir, "warps.md", GOOD)
     skills = discover_skills(workspace).skills
-    prompt = skills_prompt(skills)
-    assert "- Warps (read skills/warps.md): How to use the server's warp commands." in prompt
-    assert skills_prompt(()) == ""
     assert skills_for_message(skills, "can you TELEPORT me home") == skills
     assert skills_for_message(skills, "what is the weather") == ()
