@@ -1,4 +1,4 @@
-"""The application in-process against a recording fake link and the scripted SSE server.
+"""The application in-process against the shared fake link and the scripted SSE server.
 
 The link itself is not what these tests are about (the e2e tests run the real one); the
 provider is real HTTP over loopback, so the client, the engine and the app are all real.
@@ -7,13 +7,14 @@ provider is real HTTP over loopback, so the client, the engine and the app are a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 import httpx
 import pytest
+from support.fake_link import FakeLink, Responder, delivered
 
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime
@@ -25,11 +26,9 @@ from bridge.link.messages import (
     CommandRequest,
     CommandSender,
     Hello,
-    OutputChatResult,
     Permission,
     PlayerRef,
     ProtocolVersion,
-    WireModel,
 )
 
 from .scripted_provider import ScriptedProvider
@@ -70,36 +69,9 @@ def hello(instance_id: str = INSTANCE_A, features: tuple[str, ...] = ()) -> Hell
     )
 
 
-@dataclass
-class FakeLink:
-    """Records what the application sends; answers every request as delivered."""
-
-    connected: bool = True
-    sent: list[tuple[str, WireModel]] = field(default_factory=list)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
-        self._record(name, data)
-        return OutputChatResult(delivered=1)
-
-    async def send_event(self, name: str, data: WireModel) -> None:
-        self._record(name, data)
-
-    def _record(self, name: str, data: WireModel) -> None:
-        self.sent.append((name, data))
-        self.changed.set()
-
-    async def wait_for(self, matches: Callable[[str, Any], bool], since: int = 0) -> Any:
-        async with asyncio.timeout(WAIT):
-            while True:
-                for name, data in self.sent[since:]:
-                    if matches(name, data):
-                        return data
-                self.changed.clear()
-                await self.changed.wait()
-
-    def of(self, name: str) -> list[Any]:
-        return [data for sent, data in self.sent if sent == name]
+def app_link(responders: Mapping[str, Responder] | None = None) -> FakeLink:
+    """The shared fake link as a plugin that shows every line (``delivered``)."""
+    return FakeLink(responders, default=delivered)
 
 
 @dataclass
@@ -179,7 +151,7 @@ async def open_app(
     init_config_dir(config)
     runtime = Runtime.open(config, environ={}, transport=transport)
     handler = AppHandler(runtime)
-    link = FakeLink()
+    link = app_link()
     await handler.on_connected(link, hello())
     return App(runtime, handler, link, provider, config)
 

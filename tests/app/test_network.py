@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_link import FakeLink
 
 from bridge.app.network import Network
 from bridge.control import init_config_dir
@@ -21,12 +22,11 @@ from bridge.link.messages import (
     CommandSender,
     PlayerRef,
     Text,
-    WireModel,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.policy.approvals import Subject
 
-from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, FakeLink, hello, rendered, write_config
+from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, app_link, hello, rendered, write_config
 from .scripted_provider import ScriptedProvider
 
 LOBBY_TOKEN = "l" * 43
@@ -54,7 +54,7 @@ async def network(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[N
 
 
 async def _link(network: Network, server_id: str) -> FakeLink:
-    link = FakeLink()
+    link = app_link()
     await network.handler(server_id).on_connected(link, hello())
     return link
 
@@ -150,20 +150,10 @@ async def test_a_reload_from_one_server_sends_the_new_prefix_to_every_linked_ser
     assert network.context("survival").runtime.wake_rules().public_prefix == "@bot"
 
 
-class _PromptingLink(FakeLink):
-    """Shows approval prompts (answers ``approval.show`` with shown)."""
-
-    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
-        if name == "approval.show":
-            self._record(name, data)
-            return ApprovalShowResult(shown=True)
-        return await super().request(name, data, timeout=timeout)
-
-
 async def test_a_player_moving_server_closes_their_prompts_on_the_old_one(
     network: Network,
 ) -> None:
-    lobby_link = _PromptingLink()
+    lobby_link = app_link({"approval.show": lambda data: ApprovalShowResult(shown=True)})
     await network.handler("lobby").on_connected(lobby_link, hello())
     await _link(network, "survival")
     await _chat(network, "lobby", "hello everyone", player=ALEX)  # Alex is on the lobby

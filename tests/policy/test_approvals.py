@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.fake_link import FakeLink
 
 from bridge.control.messages_file import ApprovalMessages
 from bridge.link.codes import ErrorCode
@@ -36,24 +37,6 @@ STEVE = PlayerRef(uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", name="Steve")
 ALEX = PlayerRef(uuid="0b6f7c1e-2d3a-4e5f-8a9b-0c1d2e3f4a5b", name="Alex")
 
 
-class FakeLink:
-    """Answers approval.show through the given function and keeps what was sent."""
-
-    connected = True
-
-    def __init__(self, show: Callable[[WireModel], WireModel]) -> None:
-        self._show = show
-        self.shows: list[ApprovalShow] = []
-
-    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
-        assert name == "approval.show" and isinstance(data, ApprovalShow)
-        self.shows.append(data)
-        return self._show(data)
-
-    async def send_event(self, name: str, data: WireModel) -> None:
-        raise AssertionError("the broker sends no events")
-
-
 SUBJECT = Subject("command", ALEX.uuid, "give Alex minecraft:diamond 1")
 PROMPT, BUTTONS, DISPLAY = confirmation_prompt(
     ApprovalMessages(),
@@ -71,7 +54,7 @@ class Prompts:
 
     def __init__(self, shown: bool = True, error: ErrorCode | None = None) -> None:
         self.up = asyncio.Event()
-        self.link = FakeLink(self._show)
+        self.link = FakeLink({"approval.show": self._show})
         self._shown = shown
         self._error = error
         self.before_answer: Callable[[ApprovalShow], None] | None = None
@@ -87,7 +70,7 @@ class Prompts:
 
     @property
     def token(self) -> str:
-        shows = self.link.shows
+        shows = self.link.of("approval.show")
         assert len(shows) == 1
         token: str = shows[0].token
         return token
@@ -114,7 +97,7 @@ async def _open(
 async def test_the_target_approves_and_the_outcome_binds_the_exact_subject() -> None:
     broker, prompts = ApprovalBroker(), Prompts()
     task = await _open(broker, prompts)
-    show = prompts.link.shows[0]
+    show = prompts.link.of("approval.show")[0]
     assert show.player == ALEX.uuid and show.expires_ms == 60_000
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", show.token)
     result = broker.answer(ALEX, "approve", prompts.token)
@@ -251,7 +234,7 @@ async def test_tokens_differ_and_a_repeating_source_is_refused() -> None:
     for _ in range(3):
         more.up.clear()
         task = await _open(real, more)
-        tokens.add(more.link.shows[-1].token)
+        tokens.add(more.link.of("approval.show")[-1].token)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -1,14 +1,11 @@
-"""A scripted stand-in for the plugin link, for unit tests of the link-backed tools.
-
-Each request name maps to a function of the request data that returns the answer or raises
-``LinkRequestError``; every request is kept so a test can check what was (not) sent.
-"""
+"""Helpers for unit tests of the link-backed tools, around the shared ``FakeLink``
+(``tests/support/fake_link.py``): players, hellos, plugin access and scripted answers."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
-from typing import Any
+
+from support.fake_link import FakeLink, Responder
 
 from bridge.link.codes import ErrorCode
 from bridge.link.errors import LinkRequestError
@@ -26,31 +23,6 @@ from bridge.tools.registry import CallContext
 
 STEVE = PlayerRef(uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", name="Steve")
 ALEX = PlayerRef(uuid="0b6f7c1e-2d3a-4e5f-8a9b-0c1d2e3f4a5b", name="Alex")
-
-Responder = Callable[[WireModel], WireModel | Awaitable[WireModel]]
-
-
-class FakeLink:
-    def __init__(self, responders: dict[str, Responder] | None = None) -> None:
-        self.responders: dict[str, Responder] = dict(responders or {})
-        self.requests: list[tuple[str, WireModel]] = []
-        self.connected = True
-
-    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
-        self.requests.append((name, data))
-        responder = self.responders.get(name)
-        if responder is None:
-            raise LinkRequestError(ErrorCode.UNKNOWN_TYPE, f"{name} is not scripted")
-        answer = responder(data)
-        if isinstance(answer, WireModel):
-            return answer
-        return await answer
-
-    async def send_event(self, name: str, data: WireModel) -> None:
-        self.requests.append((name, data))
-
-    def sent(self, name: str) -> list[Any]:
-        return [data for sent, data in self.requests if sent == name]
 
 
 def hello(features: list[str]) -> Hello:

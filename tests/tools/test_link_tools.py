@@ -63,7 +63,7 @@ async def test_link_events_reach_the_plugin_view_and_the_broker(tmp_path: Path) 
     arguments = {"command": "spawn", "intent": "go home", "player": "Alex"}
     call = asyncio.create_task(tools.handlers()["run_command"](arguments, context(STEVE)))
     await asyncio.wait_for(shown.wait(), WAIT)
-    [prompt] = link.sent("approval.show")
+    [prompt] = link.of("approval.show")
 
     steve = CommandSender(kind="player", player=STEVE, granted=["mineclaw.command.approve"])
     alex = CommandSender(kind="player", player=ALEX, granted=["mineclaw.command.approve"])

@@ -101,7 +101,7 @@ class Harness:
 
     @property
     def dispatched(self) -> list[CommandDispatch]:
-        return list(self.link.sent("command.dispatch"))
+        return list(self.link.of("command.dispatch"))
 
     def statuses(self) -> list[Any]:
         return [fields["status"] for kind, fields in self.audit.events]
@@ -147,7 +147,7 @@ async def test_whitelist_bypasses_are_refused(command: str, player: str) -> None
     result = await harness.run(command=command, player=player)
     assert result["status"] == "refused", result
     assert result["reason"]
-    assert harness.dispatched == [] and harness.link.sent("approval.show") == []
+    assert harness.dispatched == [] and harness.link.of("approval.show") == []
     assert harness.statuses() == ["refused"]
 
 
@@ -165,7 +165,7 @@ async def test_another_player_confirms_and_the_command_runs_as_them() -> None:
     )
     assert result["status"] == "dispatched" and result["player"] == "Alex"
     assert result["execution_result"] == "unknown" and "feedback" not in result
-    [show] = harness.link.sent("approval.show")
+    [show] = harness.link.of("approval.show")
     assert show.player == ALEX.uuid and show.expires_ms == 60_000
     assert show.prompt.values is not None
     assert show.prompt.values["command"] == "give Alex minecraft:bread 2"
@@ -208,7 +208,7 @@ async def test_a_player_who_is_not_online_exactly_as_named_is_offline(player: st
     harness = Harness(answer="approve")
     result = await harness.run(command="spawn", player=player)
     assert result["status"] == "target_offline"
-    assert harness.dispatched == [] and harness.link.sent("approval.show") == []
+    assert harness.dispatched == [] and harness.link.of("approval.show") == []
 
 
 async def test_a_target_gone_by_dispatch_time_is_offline() -> None:
@@ -227,14 +227,14 @@ async def test_invalid_commands_for_another_player_are_refused_before_any_prompt
     for command in ("spawn\nop Alex", "spawn\u2028op Alex", "say  hi", "x" * 300):
         result = await harness.run(command=command, player="Alex")
         assert result["status"] == "refused"
-    assert harness.link.sent("approval.show") == [] and harness.dispatched == []
+    assert harness.link.of("approval.show") == [] and harness.dispatched == []
 
 
 async def test_without_the_approvals_feature_no_prompt_is_attempted() -> None:
     harness = Harness(answer="approve", features=("snapshots",))
     result = await harness.run(command="spawn", player="Alex")
     assert result["status"] == "refused" and "confirm" in result["reason"]
-    assert harness.link.sent("approval.show") == []
+    assert harness.link.of("approval.show") == []
 
 
 async def test_a_dispatch_timeout_says_the_outcome_is_unknown() -> None:
@@ -255,7 +255,7 @@ async def test_a_link_that_is_down_is_unavailable() -> None:
     harness.plugin.disconnected()
     with pytest.raises(ToolFailure) as caught:
         await harness.run(command="weather clear", player="")
-    assert caught.value.code is ErrorCode.UNAVAILABLE and harness.link.requests == []
+    assert caught.value.code is ErrorCode.UNAVAILABLE and harness.link.sent == []
 
 
 @pytest.mark.parametrize(
@@ -274,7 +274,7 @@ async def test_bad_arguments_are_clear_errors(arguments: dict[str, Any]) -> None
     with pytest.raises(ToolFailure) as caught:
         await harness.tool.run(arguments, context())
     assert caught.value.code is ErrorCode.INVALID_ARGUMENTS
-    assert harness.link.requests == []
+    assert harness.link.sent == []
 
 
 async def test_the_audit_record_is_redacted() -> None:
@@ -300,7 +300,7 @@ async def test_a_command_holding_a_secret_is_never_shown_to_another_player() -> 
     key = "sk-proj-" + "Qw3Er5Ty7Ui9Op1As3Df5Gh"
     result = await harness.run(command=f"msg Alex the key is {key}", player="Alex")
     assert result["status"] == "refused" and "secret" in result["reason"]
-    assert list(harness.link.sent("approval.show")) == [] and harness.dispatched == []
+    assert list(harness.link.of("approval.show")) == [] and harness.dispatched == []
     assert key not in str(harness.audit.events)
 
 
@@ -308,5 +308,5 @@ async def test_the_intent_shown_with_the_prompt_is_redacted() -> None:
     harness = Harness(answer="approve")
     key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     await harness.run(command="spawn", intent=f"Alex asked, token {key}", player="Alex")
-    [show] = harness.link.sent("approval.show")
+    [show] = harness.link.of("approval.show")
     assert key not in show.model_dump_json()

@@ -94,7 +94,7 @@ async def test_no_confirmation_can_pass_the_never_list(command: str) -> None:
     harness = Confirmations()
     result = await harness.run(command=command, player="Alex")
     assert result["status"] == "refused" and "never list" in result["reason"]
-    assert harness.shown == [] and harness.link.sent("command.dispatch") == []
+    assert harness.shown == [] and harness.link.of("command.dispatch") == []
 
 
 async def test_an_ordinary_command_is_still_asked() -> None:

@@ -83,7 +83,7 @@ async def test_player_snapshot_is_of_the_asking_player_and_carries_no_uuid() -> 
         {"snapshot.player": lambda _: SnapshotPlayerResult.model_validate(PLAYER_ANSWER)}
     )
     result = await _tools(link).player_snapshot({}, context(STEVE))
-    assert [data.player for data in link.sent("snapshot.player")] == [STEVE.uuid]
+    assert [data.player for data in link.of("snapshot.player")] == [STEVE.uuid]
     assert result["player"] == {"name": "Steve"}
     assert result["food"] == 17 and result["environment"]["biome"] == "minecraft:plains"
     assert STEVE.uuid not in json.dumps(result)
@@ -107,7 +107,7 @@ async def test_no_argument_can_point_a_snapshot_elsewhere(
     with pytest.raises(ToolFailure) as caught:
         await getattr(_tools(link), handler)(arguments, context())
     assert caught.value.code is ErrorCode.INVALID_ARGUMENTS
-    assert link.requests == []
+    assert link.sent == []
 
 
 async def test_an_offline_player_gets_a_refusal() -> None:
@@ -125,7 +125,7 @@ async def test_a_console_caller_is_refused_before_anything_is_sent() -> None:
     console = type(console)(turn_id="t", call_id="c", player_uuid="console", player_name="console")
     with pytest.raises(ToolFailure) as caught:
         await _tools(link).player_snapshot({}, console)
-    assert caught.value.code is ErrorCode.UNAVAILABLE and link.requests == []
+    assert caught.value.code is ErrorCode.UNAVAILABLE and link.sent == []
 
 
 @pytest.mark.parametrize(
@@ -153,14 +153,14 @@ async def test_without_the_feature_or_the_link_nothing_is_sent() -> None:
     plugin = PluginAccess()
     with pytest.raises(ToolFailure, match="not connected"):
         await SnapshotTools(plugin).block_inspect({}, context())
-    assert link.requests == []
+    assert link.sent == []
 
 
 async def test_item_inspect_sends_the_limits_and_validates_modes() -> None:
     link = FakeLink({"snapshot.item": _items(_item("main_hand"))})
     tools = _tools(link, SnapshotLimits(max_slots=500, max_chars=10))  # clamped to the wire's
     result = await tools.item_inspect({"mode": "slot", "slot": 40}, context())
-    sent = link.sent("snapshot.item")[0]
+    sent = link.of("snapshot.item")[0]
     assert isinstance(sent, SnapshotItem)
     assert (sent.mode, sent.slot, sent.max_slots, sent.max_chars) == ("slot", 40, 41, 256)
     assert result["items"][0]["slot"] == "main_hand" and "untrusted" not in result
@@ -174,7 +174,7 @@ async def test_item_inspect_sends_the_limits_and_validates_modes() -> None:
         with pytest.raises(ToolFailure) as caught:
             await tools.item_inspect(bad, context())
         assert caught.value.code is ErrorCode.INVALID_ARGUMENTS
-    assert len(link.requests) == 1
+    assert len(link.sent) == 1
 
 
 async def test_item_inspect_enforces_the_budgets_again_and_marks_player_text() -> None:
@@ -223,7 +223,7 @@ async def test_block_inspect_uses_the_look_distance_and_passes_misses_through() 
     tools = _tools(link, limits)
     hit = await tools.block_inspect({}, context())
     unloaded = await tools.block_inspect({"mode": "feet"}, context())
-    sent = link.sent("snapshot.block")
+    sent = link.of("snapshot.block")
     assert all(isinstance(s, SnapshotBlock) and s.distance == 24 for s in sent)
     assert [s.mode for s in sent] == ["look", "feet"]
     assert hit["block"]["properties"] == {"axis": "y"}
@@ -260,7 +260,7 @@ async def test_through_the_invoker_the_default_schema_and_the_redactor_apply() -
     bad = await invoker.invoke("item_inspect", '{"mode": "slot", "slot": 99}', context())
     assert bad.error_code is ErrorCode.INVALID_ARGUMENTS
     named = await invoker.invoke("block_inspect", '{"player": "Alex"}', context())
-    assert named.error_code is ErrorCode.INVALID_ARGUMENTS and link.sent("snapshot.block") == []
+    assert named.error_code is ErrorCode.INVALID_ARGUMENTS and link.of("snapshot.block") == []
 
 
 def test_offered_hides_what_the_plugin_cannot_serve() -> None:
