@@ -11,7 +11,7 @@ Each subpackage translates the errors of the libraries it uses at its boundary
     ├── ToolError            bridge.tools / bridge.policy: arguments, gating, whitelist
     ├── FunctionError        bridge.functions: the JavaScript sandbox and its limits
     ├── TurnError            bridge.turns: gates, cancellation, dropped turns
-    └── StoreError           bridge.store: the SQLite archive and the audit log
+    └── StoreError           bridge.store: archive, audit log, usage (SQLite or PostgreSQL)
 
 Subpackages derive their own, more precise classes from these branches.
 """

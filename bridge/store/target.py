@@ -1,10 +1,11 @@
 """Where the bridge keeps its persistent state, and opening it.
 
-``sqlite`` (the default): ``<config>/data/archive.sqlite3`` holds the archive and every other
-repository's tables (``synchronous=FULL``); ``audit.sqlite3`` beside it holds the audit log
-(``synchronous=NORMAL``), so the audit writer's frequent commits never wait behind an archive
-fsync. ``postgresql``: one database, named by a DSN, holds all of them; the archive and the
-audit log each get their own connection. The audit log's JSON-lines copy is always a local file
+``sqlite`` (the default): files in ``<config>/data``: ``archive.sqlite3`` (the archive, and the
+place for a new repository's tables unless it has reason for a file of its own;
+``synchronous=FULL``), ``audit.sqlite3`` (the audit log, ``synchronous=NORMAL``, so the audit
+writer's frequent commits never wait behind an archive fsync), ``usage.sqlite3`` (the usage
+ledger). ``postgresql``: one database, named by a DSN, holds all of them; each repository opened
+here gets its own connection. The audit log's JSON-lines copy is always a local file
 in the data folder.
 """
 
@@ -18,6 +19,7 @@ from bridge.errors import StoreError
 from bridge.store.archive import ARCHIVE_FILE_NAME, TurnArchive
 from bridge.store.audit import AUDIT_DB_FILE_NAME, AUDIT_JSONL_FILE_NAME, AuditLog
 from bridge.store.database import Database, PostgresDatabase, SqliteDatabase
+from bridge.store.usage import USAGE_FILE_NAME, UsageLedger
 
 Backend = Literal["sqlite", "postgresql"]
 
@@ -61,6 +63,18 @@ class StorageTarget:
         except StoreError as exc:
             raise StoreError(f"cannot open the audit log: {exc}") from exc
         return AuditLog(database, self.data_dir / AUDIT_JSONL_FILE_NAME, **settings)
+
+    def open_usage(self) -> UsageLedger:
+        """The token usage ledger (``usage.sqlite3``, or the PostgreSQL database)."""
+        try:
+            database: Database = (
+                SqliteDatabase(self.data_dir / USAGE_FILE_NAME, synchronous="FULL")
+                if self.backend == "sqlite"
+                else self._postgres(synchronous_commit=True)
+            )
+        except StoreError as exc:
+            raise StoreError(f"cannot open the usage ledger: {exc}") from exc
+        return UsageLedger(database)
 
     def _postgres(self, *, synchronous_commit: bool) -> PostgresDatabase:
         assert self.dsn is not None  # checked in __post_init__

@@ -1,7 +1,8 @@
 """The usage ledger: tokens used per player and for the whole server, per day and per month.
 
-Kept in SQLite (``<config>/data/usage.sqlite3``, WAL, ``synchronous=FULL``) so a restart, even a
-``kill -9``, does not give anyone their budget back. Rows are totals per holder and period
+Kept in SQLite (``<config>/data/usage.sqlite3``, WAL, ``synchronous=FULL``) or in the PostgreSQL
+database ``storage`` names (`bridge.store.database`), so a restart, even a ``kill -9``, does not
+give anyone their budget back. Rows are totals per holder and period
 (``day`` ``2026-12-03``, ``month`` ``2026-12``): one upsert per model response, never a scan of
 history. The period keys are computed by the caller (``bridge.policy.budgets``), which knows the
 configured time zone; this module only adds and reads.
@@ -13,35 +14,55 @@ lane of a player add to the same rows. The player's last known name is kept besi
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bridge.errors import StoreError
+from bridge.store.database import Database, DatabaseError, SqliteDatabase
+from bridge.store.migrations import Migration, Schema, migrate
 
 USAGE_FILE_NAME = "usage.sqlite3"
-SCHEMA_VERSION = 1
 SERVER = "*server*"
 """The holder key of the whole server's totals (never a UUID)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS usage_totals (
-    holder           TEXT NOT NULL,
-    period_kind      TEXT NOT NULL CHECK (period_kind IN ('day', 'month')),
-    period           TEXT NOT NULL,
-    tokens           INTEGER NOT NULL,
-    estimated_tokens INTEGER NOT NULL,
-    PRIMARY KEY (holder, period_kind, period)
-);
-CREATE TABLE IF NOT EXISTS usage_players (
-    uuid      TEXT PRIMARY KEY,
-    name      TEXT NOT NULL,
-    seen_at   TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS usage_players_by_name ON usage_players (name COLLATE NOCASE);
-"""
+_TOTALS = (
+    "CREATE TABLE IF NOT EXISTS usage_totals ("
+    " holder TEXT NOT NULL,"
+    " period_kind TEXT NOT NULL CHECK (period_kind IN ('day', 'month')),"
+    " period TEXT NOT NULL, tokens BIGINT NOT NULL, estimated_tokens BIGINT NOT NULL,"
+    " PRIMARY KEY (holder, period_kind, period))"
+)
+_PLAYERS = (
+    "CREATE TABLE IF NOT EXISTS usage_players"
+    " (uuid TEXT PRIMARY KEY, name TEXT NOT NULL, seen_at TEXT NOT NULL)"
+)
+
+SCHEMA = Schema(
+    "usage",
+    (
+        # A usage.sqlite3 file made before migrations existed is taken over as it is, with its
+        # NOCASE index; lookups compare lower() on both backends, indexed by version 2.
+        Migration(
+            1,
+            "usage totals and players",
+            sqlite=(
+                _TOTALS,
+                _PLAYERS,
+                "CREATE INDEX IF NOT EXISTS usage_players_by_name"
+                " ON usage_players (name COLLATE NOCASE)",
+            ),
+            postgresql=(_TOTALS, _PLAYERS),
+        ),
+        Migration.portable(
+            2,
+            "players by lower-cased name",
+            "CREATE INDEX IF NOT EXISTS usage_players_by_lower_name ON usage_players (lower(name))",
+        ),
+    ),
+    sqlite_user_version=True,
+)
+SCHEMA_VERSION = SCHEMA.latest
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,36 +89,34 @@ class HolderUsage:
 
 
 class UsageLedger:
-    """An open usage database. Calls are short and synchronous; the lock makes the shared
-    connection safe from the event loop and worker threads alike."""
+    """An open usage database. Calls are short and synchronous; the database's lock makes the
+    shared connection safe from the event loop and worker threads alike.
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._lock = threading.Lock()
+    ``database``: a SQLite file path (``synchronous=FULL``) or an open `Database` of either
+    backend, which the ledger then owns and closes."""
+
+    def __init__(self, database: Path | Database) -> None:
+        where = database.description if isinstance(database, Database) else database
+        db: Database | None = database if isinstance(database, Database) else None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._migrate()
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the usage ledger at {path}: {exc}") from exc
+            if db is None:
+                assert isinstance(database, Path)
+                db = SqliteDatabase(database, synchronous="FULL")
+            migrate(db, SCHEMA)
+        except StoreError as exc:
+            if db is not None:
+                db.close()
+            raise type(exc)(f"cannot open the usage ledger at {where}: {exc}") from exc
+        self._db = db
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> UsageLedger:
         return cls(data_dir / USAGE_FILE_NAME)
 
     @property
-    def path(self) -> Path:
-        return self._path
-
-    def _migrate(self) -> None:
-        (version,) = self._conn.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self._path}: usage schema {version} is newer than this bridge ({SCHEMA_VERSION})"
-            )
-        self._conn.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+    def path(self) -> Path | None:
+        """The SQLite file, or None on PostgreSQL."""
+        return self._db.path if isinstance(self._db, SqliteDatabase) else None
 
     def add(
         self,
@@ -120,62 +139,56 @@ class UsageLedger:
             for holder in (player_uuid, SERVER)
             for kind, period in (("day", periods.day), ("month", periods.month))
         ]
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._conn.executemany(
-                        "INSERT INTO usage_totals (holder, period_kind, period, tokens,"
-                        " estimated_tokens) VALUES (?, ?, ?, ?, ?)"
-                        " ON CONFLICT (holder, period_kind, period) DO UPDATE SET"
-                        " tokens = tokens + excluded.tokens,"
-                        " estimated_tokens = estimated_tokens + excluded.estimated_tokens",
-                        rows,
-                    )
-                    self._conn.execute(
-                        "INSERT INTO usage_players (uuid, name, seen_at) VALUES (?, ?, ?)"
-                        " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name,"
-                        " seen_at = excluded.seen_at",
-                        (player_uuid, player_name, moment),
-                    )
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot record usage: {exc}") from exc
+        try:
+            with self._db.transaction() as tx:
+                # The existing row is named by its table: PostgreSQL finds a bare column
+                # ambiguous beside ``excluded``.
+                tx.executemany(
+                    "INSERT INTO usage_totals (holder, period_kind, period, tokens,"
+                    " estimated_tokens) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (holder, period_kind, period) DO UPDATE SET"
+                    " tokens = usage_totals.tokens + excluded.tokens,"
+                    " estimated_tokens = usage_totals.estimated_tokens"
+                    " + excluded.estimated_tokens",
+                    rows,
+                )
+                tx.execute(
+                    "INSERT INTO usage_players (uuid, name, seen_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name,"
+                    " seen_at = excluded.seen_at",
+                    (player_uuid, player_name, moment),
+                )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot record usage: {exc}") from exc
 
     def usage(self, holder: str, periods: Periods) -> HolderUsage:
         """The totals of ``holder`` (a player UUID or ``SERVER``) in the given periods."""
-        with self._lock:
-            try:
-                rows = self._conn.execute(
-                    "SELECT period_kind, tokens, estimated_tokens FROM usage_totals"
-                    " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
-                    " OR (period_kind = 'month' AND period = ?))",
-                    (holder, periods.day, periods.month),
-                ).fetchall()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read usage: {exc}") from exc
-        found = {kind: Totals(tokens, estimated) for kind, tokens, estimated in rows}
+        try:
+            rows = self._db.query(
+                "SELECT period_kind, tokens, estimated_tokens FROM usage_totals"
+                " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
+                " OR (period_kind = 'month' AND period = ?))",
+                (holder, periods.day, periods.month),
+            )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read usage: {exc}") from exc
+        found = {kind: Totals(int(tokens), int(estimated)) for kind, tokens, estimated in rows}
         return HolderUsage(day=found.get("day", Totals()), month=found.get("month", Totals()))
 
     def find_player(self, name: str) -> tuple[str, str] | None:
         """The UUID and name of the player last seen with ``name`` (any case), if any."""
-        with self._lock:
-            try:
-                row = self._conn.execute(
-                    "SELECT uuid, name FROM usage_players WHERE name = ? COLLATE NOCASE"
-                    " ORDER BY seen_at DESC LIMIT 1",
-                    (name,),
-                ).fetchone()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read usage: {exc}") from exc
-        return None if row is None else (row[0], row[1])
+        try:
+            rows = self._db.query(
+                "SELECT uuid, name FROM usage_players WHERE lower(name) = lower(?)"
+                " ORDER BY seen_at DESC LIMIT 1",
+                (name,),
+            )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read usage: {exc}") from exc
+        return None if not rows else (rows[0][0], rows[0][1])
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
     def __enter__(self) -> UsageLedger:
         return self

@@ -1,4 +1,4 @@
-"""The usage ledger on real SQLite: totals per holder and period, kept across a reopen."""
+"""The usage ledger on both backends: totals per holder and period, kept across a reopen."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from bridge.errors import StoreError
 from bridge.store.usage import SERVER, Periods, Totals, UsageLedger
+from tests.storage_backends import Backend
 
 DEC3 = Periods(day="2026-12-03", month="2026-12")
 DEC4 = Periods(day="2026-12-04", month="2026-12")
@@ -15,16 +16,15 @@ ALEX, STEVE = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-0
 
 
 def test_usage_adds_up_per_player_and_for_the_server_and_survives_a_reopen(
-    tmp_path: Path,
+    backend: Backend,
 ) -> None:
-    path = tmp_path / "data" / "usage.sqlite3"
-    with UsageLedger(path) as ledger:
+    with backend.target.open_usage() as ledger:
         ledger.add(
             player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=100, estimated=False
         )
         ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=30, estimated=True)
         ledger.add(player_uuid=ALEX, player_name="Alex", periods=DEC4, tokens=7, estimated=False)
-    with UsageLedger(path) as reopened:
+    with backend.target.open_usage() as reopened:
         steve = reopened.usage(STEVE, DEC3)
         assert steve.day == Totals(130, 30) and steve.month == Totals(130, 30)
         assert reopened.usage(STEVE, DEC4).day == Totals()  # a new day starts at zero
@@ -35,8 +35,8 @@ def test_usage_adds_up_per_player_and_for_the_server_and_survives_a_reopen(
         assert reopened.find_player("Herobrine") is None
 
 
-def test_negative_usage_is_refused_and_nothing_changes(tmp_path: Path) -> None:
-    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+def test_negative_usage_is_refused_and_nothing_changes(backend: Backend) -> None:
+    with backend.target.open_usage() as ledger:
         with pytest.raises(StoreError):
             ledger.add(player_uuid=STEVE, player_name="S", periods=DEC3, tokens=-1, estimated=False)
         assert ledger.usage(SERVER, DEC3).day == Totals()
@@ -50,3 +50,31 @@ def test_a_newer_schema_is_refused_with_the_path(tmp_path: Path) -> None:
         conn.execute("PRAGMA user_version=99")
     with pytest.raises(StoreError, match="newer than this bridge"):
         UsageLedger(path)
+
+
+def test_a_usage_file_from_before_migrations_opens_with_its_totals(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "usage.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE usage_totals (holder TEXT NOT NULL, period_kind TEXT NOT NULL"
+            " CHECK (period_kind IN ('day', 'month')), period TEXT NOT NULL,"
+            " tokens INTEGER NOT NULL, estimated_tokens INTEGER NOT NULL,"
+            " PRIMARY KEY (holder, period_kind, period));"
+            "CREATE TABLE usage_players (uuid TEXT PRIMARY KEY, name TEXT NOT NULL,"
+            " seen_at TEXT NOT NULL);"
+            "CREATE INDEX usage_players_by_name ON usage_players (name COLLATE NOCASE);"
+            f"INSERT INTO usage_totals VALUES ('{STEVE}', 'day', '2026-12-03', 50, 0);"
+            f"INSERT INTO usage_players VALUES ('{STEVE}', 'Steve', '2026-12-03T00:00:00+00:00');"
+            "PRAGMA user_version=1;"
+        )
+    with UsageLedger(path) as ledger:
+        ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=5, estimated=False)
+        assert ledger.usage(STEVE, DEC3).day == Totals(55, 0)
+        assert ledger.find_player("STEVE") == (STEVE, "Steve")
+    with sqlite3.connect(path) as conn:
+        versions = conn.execute(
+            "SELECT version FROM schema_migrations WHERE schema_name = 'usage'"
+        ).fetchall()
+    assert versions == [(1,), (2,)]
