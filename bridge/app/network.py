@@ -22,6 +22,8 @@ is gone) and the move is written to the audit log.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -43,12 +45,32 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.policy.whitelist import compile_whitelist
 
 log = logging.getLogger(__name__)
 
 _DEFAULT_SETTINGS = RuntimeSettings()
 MAX_SHUTDOWN_WAIT_S = 10.0
 """How long shutting down waits for the running turns to commit (as ``Runtime.aclose``)."""
+
+
+def server_plane(plane: ControlPlane, *, server_id: str) -> ControlPlane:
+    """What server ``server_id`` serves of ``plane``: the network-wide files, with each policy
+    file the server has of its own (``servers.yml``) in place of its network-wide counterpart."""
+    policy = plane.server_policies.get(server_id)
+    if policy is None:
+        return plane
+    own: dict[str, object] = {}
+    if policy.whitelist is not None:
+        own["whitelist_file"] = policy.whitelist
+        own["whitelist"] = compile_whitelist(policy.whitelist)
+    if policy.tools is not None:
+        own["tools"] = policy.tools
+    if policy.functions is not None:
+        own["functions"] = policy.functions
+    if policy.messages is not None:
+        own["messages"] = policy.messages
+    return dataclasses.replace(plane, **own)  # type: ignore[arg-type]
 
 
 class ServerContext:
@@ -195,6 +217,7 @@ class Network:
                 audit=shared.audit,
                 settings=self._settings,
                 transport=self._transport,
+                view=functools.partial(server_plane, server_id=server_id),
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging
@@ -246,7 +269,7 @@ class Network:
     def plane_changed(self, source: ServerContext) -> None:
         """A reload from ``source`` published a new plane: every other server serves it too,
         and each linked one gets its link state (the prefix may have changed)."""
-        plane = source.runtime.plane
+        plane = source.runtime.store.current  # the network's, not the source's own view
         for context in self._contexts.values():
             if context is not source:
                 task = asyncio.get_running_loop().create_task(self._adopt(context, plane))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 import httpx
@@ -93,8 +93,12 @@ class Runtime:
         settings: RuntimeSettings = RuntimeSettings(),
         extra_tool_handlers: Mapping[str, HandlerFn] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        view: Callable[[ControlPlane], ControlPlane] | None = None,
     ) -> None:
         self.store = store
+        # What this runtime serves of each published plane: all of it, or one server's view
+        # of it in a network (its own policy files in place of the network-wide ones).
+        self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
         self.archive = archive
         self.audit = audit
         # Every audit field is redacted whole with the plane in force when it is written.
@@ -148,7 +152,7 @@ class Runtime:
         )
         self.extra_tool_handlers.update(self.functions.handlers())
         self._served = build_served(
-            store.current, parts=self._parts, handlers=self.extra_tool_handlers
+            self._view(store.current), parts=self._parts, handlers=self.extra_tool_handlers
         )
 
     @classmethod
@@ -203,7 +207,7 @@ class Runtime:
         def build(candidate: ControlPlane) -> None:
             built.append(
                 build_served(
-                    candidate,
+                    self._view(candidate),
                     parts=self._parts,
                     handlers=self.extra_tool_handlers,
                     previous=self._served,
@@ -231,7 +235,10 @@ class Runtime:
             return
         self._publish(
             build_served(
-                plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=self._served
+                self._view(plane),
+                parts=self._parts,
+                handlers=self.extra_tool_handlers,
+                previous=self._served,
             )
         )
         self.restart_pending = restart_needed(self.started_with, plane)

@@ -45,6 +45,7 @@ from bridge.control.messages_file import MessagesFile
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
 from bridge.control.secrets import EMBEDDED_REFERENCE, REQUEST_TEMPLATES, merged_environment
+from bridge.control.server_policies import ServerPolicy, load_policy
 from bridge.control.servers_file import NO_SERVERS, SERVERS_FILE, ServersFile
 from bridge.control.tools_file import ToolsFile
 from bridge.control.validation import validate_document
@@ -86,6 +87,8 @@ class ControlPlane:
     """The built-in rules, ``config.yml``'s ``redaction.rules`` and every secret value."""
     servers: ServersFile = NO_SERVERS
     """``servers.yml``: the named servers of a network (none without the file)."""
+    server_policies: Mapping[str, ServerPolicy] = field(default_factory=dict)
+    """The servers with policy files of their own, by id (``bridge.control.server_policies``)."""
 
     def redact(self, text: str) -> str:
         """``text`` with every secret the redactor knows replaced by a placeholder."""
@@ -178,6 +181,7 @@ class _Loader:
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
         messages = self.model(MESSAGES_FILE, MessagesFile)
         servers = self.servers_file(context)
+        policies = self.server_policies(servers, config)
         agents_md, skills, workspace_problems = load_workspace(self.directory)
         self.problems.extend(workspace_problems)
         if providers is not None:
@@ -198,6 +202,7 @@ class _Loader:
             or functions is None
             or messages is None
             or servers is None
+            or policies is None
         ):
             raise ConfigLoadError([*self.problems, *self.warnings])
         return ControlPlane(
@@ -215,7 +220,47 @@ class _Loader:
             secret_values=(secrets := self.secrets(providers)),
             redactor=Redactor(config.redaction.rules, secret_values=secrets),
             servers=servers,
+            server_policies=policies,
         )
+
+    def server_policies(
+        self, servers: ServersFile | None, config: ConfigFile | None
+    ) -> dict[str, ServerPolicy] | None:
+        policies: dict[str, ServerPolicy] = {}
+        failed = False
+        for server_id, entry in [] if servers is None else servers.servers.items():
+            policy = load_policy(
+                server_id,
+                entry,
+                validate=self.policy_file,
+                function_limits=None if config is None else config.functions,
+                problems=self.problems,
+            )
+            if policy is None:
+                failed = True
+            elif not policy.empty:
+                policies[server_id] = policy
+        return None if failed else policies
+
+    def policy_file(self, path: str, model: type[BaseModel]) -> BaseModel | None:
+        """One server's policy file, validated like its network-wide counterpart; problems
+        name the file by its path in the folder."""
+        limit = MAX_YAML_BYTES[FUNCTIONS_FILE if model is FunctionsFile else CONFIG_FILE]
+        try:
+            data = read_regular_file(self.directory / path, label=path, max_bytes=limit)
+            if data is None:
+                self.problems.append(
+                    Problem(path, None, None, "", "not found (named in servers.yml)")
+                )
+                return None
+            document = load_strict_yaml(data, path, max_bytes=limit)
+        except ConfigLoadError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        self.documents[path] = document  # its ${NAME} values are secrets too
+        result, problems = validate_document(model, document, path)
+        self.problems.extend(problems)
+        return result
 
     def servers_file(self, context: Mapping[str, Any]) -> ServersFile | None:
         """``servers.yml`` when the folder has one; without it, no named servers (no warning:

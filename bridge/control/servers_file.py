@@ -34,10 +34,37 @@ DEFAULT_SERVER_ID = "default"
 ServerId = Annotated[str, Field(pattern=SERVER_ID.pattern + "$")]
 
 
+POLICY_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_./-]{0,254}\.yml")
+"""A policy file of one server: a ``.yml`` path inside the configuration folder."""
+
+
+def _policy_path(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = value.split("/")
+    if not POLICY_FILE.fullmatch(value) or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(
+            "must be a .yml file inside the configuration folder, as a relative path such as "
+            "servers/survival/whitelist.yml (no .. and no leading /)"
+        )
+    return value
+
+
 class ServerEntry(StrictModel):
-    """One backend server: the token its plugin proves (resolved from ``${NAME}``)."""
+    """One backend server: the token its plugin proves (resolved from ``${NAME}``) and, where
+    the owner sets them, its own policy files, each replacing the network-wide file of the same
+    kind for this server only."""
 
     token: Secret
+    whitelist: str | None = None
+    tools: str | None = None
+    functions: str | None = None
+    messages: str | None = None
+
+    @field_validator("whitelist", "tools", "functions", "messages")
+    @classmethod
+    def _inside_the_folder(cls, value: str | None) -> str | None:
+        return _policy_path(value)
 
     @field_validator("token", mode="before")
     @classmethod

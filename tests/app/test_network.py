@@ -184,3 +184,42 @@ async def test_a_player_moving_server_closes_their_prompts_on_the_old_one(
     assert [(e.fields["from"], e.fields["to"], e.fields["prompts_closed"]) for e in moved] == [
         ("lobby", "survival", 1)
     ]
+
+
+async def test_a_server_with_its_own_files_serves_them_and_the_others_the_network_wide_ones(
+    network: Network, provider: ScriptedProvider
+) -> None:
+    config = network.default.runtime.plane.directory
+    (config / "servers").mkdir()
+    (config / "servers" / "lobby-whitelist.yml").write_text("schema: 1\nplayer:\n  - 'spawn'\n")
+    (config / "servers" / "lobby-message.yml").write_text(
+        "schema: 1\ngates:\n  busy: '<gray>The lobby assistant is busy.'\n"
+    )
+    (config / "servers.yml").write_text(
+        "schema: 1\nservers:\n  lobby:\n    token: ${LOBBY_T}\n"
+        "    whitelist: servers/lobby-whitelist.yml\n    messages: servers/lobby-message.yml\n"
+        "  survival:\n    token: ${SURVIVAL_T}\n"
+    )
+    lobby_link = await _link(network, "lobby")
+    await _link(network, "survival")
+    since = len(lobby_link.sent)
+    assert await _command(network, "survival", "reload")
+    # The lobby serves the new version once its link state is sent.
+    await lobby_link.wait_for(lambda name, data: name == "link.state", since=since)
+    lobby, survival = network.context("lobby").runtime, network.context("survival").runtime
+    assert lobby.plane.version == survival.plane.version == 2
+    assert list(lobby.plane.whitelist_file.player) == ["spawn"]
+    assert list(survival.plane.whitelist_file.player) == []
+    # The lobby's busy line is its own; survival keeps the network-wide one.
+    held = provider.held("slow")
+    assert (await _chat(network, "lobby", "@ai first")).decision == "accept"
+    await asyncio.wait_for(held.streaming.wait(), WAIT)
+    refused = await _chat(network, "lobby", "@ai second", player=ALEX)
+    assert refused.notice is not None and "lobby assistant" in rendered(refused.notice)
+    held2 = provider.held("slow too")
+    assert (await _chat(network, "survival", "@ai first")).decision == "accept"
+    await asyncio.wait_for(held2.streaming.wait(), WAIT)
+    refused = await _chat(network, "survival", "@ai second", player=ALEX)
+    assert refused.notice is not None and "lobby" not in rendered(refused.notice)
+    held.release.set()
+    held2.release.set()

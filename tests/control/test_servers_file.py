@@ -115,3 +115,52 @@ def test_a_reload_adds_a_server_and_a_bad_reload_keeps_the_old_servers(config_di
     with pytest.raises(ConfigLoadError):
         store.reload()
     assert store.current.servers.token("lobby") == LOBBY
+
+
+def _policy_folder(config_dir: Path, lobby_whitelist: str) -> None:
+    (config_dir / "servers" / "lobby").mkdir(parents=True)
+    (config_dir / "servers" / "lobby" / "whitelist.yml").write_text(lobby_whitelist)
+    (config_dir / "servers" / "lobby" / "message.yml").write_text(
+        "schema: 1\ngates:\n  busy: '<gray>The lobby assistant is busy.'\n"
+    )
+    _write(
+        config_dir,
+        "schema: 1\nservers:\n  lobby:\n    token: ${A}\n"
+        "    whitelist: servers/lobby/whitelist.yml\n    messages: servers/lobby/message.yml\n"
+        "  survival:\n    token: ${B}\n",
+        f"A={LOBBY}\nB={SURVIVAL}\n",
+    )
+
+
+def test_a_server_may_have_its_own_policy_files(config_dir: Path) -> None:
+    _policy_folder(config_dir, "schema: 1\nplayer:\n  - 'spawn'\n")
+    plane = load_control_plane(config_dir, environ={})
+    lobby = plane.server_policies["lobby"]
+    assert lobby.whitelist is not None and [r for r in lobby.whitelist.player] == ["spawn"]
+    assert lobby.messages is not None and "lobby" in lobby.messages.gates.busy
+    assert lobby.tools is None and lobby.functions is None
+    assert "survival" not in plane.server_policies  # it takes the network-wide files
+
+
+@pytest.mark.parametrize(
+    ("servers_extra", "lobby_whitelist", "expected"),
+    [
+        # A rule problem is located in the server's own file.
+        ("", "schema: 1\nplayer:\n  - 'time set ('\n", "servers/lobby/whitelist.yml:3:5: player[0]"),
+        # A file named but missing.
+        ("    tools: servers/lobby/tools.yml\n", "schema: 1\n", "servers/lobby/tools.yml: not found"),
+        # A path leaving the folder.
+        ("    tools: ../tools.yml\n", "schema: 1\n", "servers.lobby.tools: must be a .yml file"),
+        ("    tools: /etc/tools.yml\n", "schema: 1\n", "servers.lobby.tools: must be a .yml file"),
+    ],
+)
+def test_a_bad_policy_file_refuses_the_plane_naming_its_file(
+    config_dir: Path, servers_extra: str, lobby_whitelist: str, expected: str
+) -> None:
+    _policy_folder(config_dir, lobby_whitelist)
+    servers = (config_dir / "servers.yml").read_text()
+    (config_dir / "servers.yml").write_text(
+        servers.replace("    messages:", servers_extra + "    messages:")
+    )
+    problems = _problems(config_dir)
+    assert any(expected in problem for problem in problems), problems
