@@ -146,9 +146,17 @@ def test_a_server_may_have_its_own_policy_files(config_dir: Path) -> None:
     ("servers_extra", "lobby_whitelist", "expected"),
     [
         # A rule problem is located in the server's own file.
-        ("", "schema: 1\nplayer:\n  - 'time set ('\n", "servers/lobby/whitelist.yml:3:5: player[0]"),
+        (
+            "",
+            "schema: 1\nplayer:\n  - 'time set ('\n",
+            "servers/lobby/whitelist.yml:3:5: player[0]",
+        ),
         # A file named but missing.
-        ("    tools: servers/lobby/tools.yml\n", "schema: 1\n", "servers/lobby/tools.yml: not found"),
+        (
+            "    tools: servers/lobby/tools.yml\n",
+            "schema: 1\n",
+            "servers/lobby/tools.yml: not found",
+        ),
         # A path leaving the folder.
         ("    tools: ../tools.yml\n", "schema: 1\n", "servers.lobby.tools: must be a .yml file"),
         ("    tools: /etc/tools.yml\n", "schema: 1\n", "servers.lobby.tools: must be a .yml file"),
