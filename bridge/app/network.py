@@ -27,6 +27,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -45,7 +46,6 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
-from bridge.policy.whitelist import compile_whitelist
 
 log = logging.getLogger(__name__)
 
@@ -60,17 +60,16 @@ def server_plane(plane: ControlPlane, *, server_id: str) -> ControlPlane:
     policy = plane.server_policies.get(server_id)
     if policy is None:
         return plane
-    own: dict[str, object] = {}
+    own: dict[str, Any] = {}
     if policy.whitelist is not None:
-        own["whitelist_file"] = policy.whitelist
-        own["whitelist"] = compile_whitelist(policy.whitelist)
+        own["whitelist_file"] = policy.whitelist  # the served configuration compiles it
     if policy.tools is not None:
         own["tools"] = policy.tools
     if policy.functions is not None:
         own["functions"] = policy.functions
     if policy.messages is not None:
         own["messages"] = policy.messages
-    return dataclasses.replace(plane, **own)  # type: ignore[arg-type]
+    return dataclasses.replace(plane, **own)
 
 
 class ServerContext:
