@@ -41,6 +41,11 @@ class _Output:
     async def action_bar(self, player: PlayerRef, text: str) -> None:
         return None
 
+    async def action_bar_line(
+        self, player: PlayerRef, message_key: str, values: dict[str, str]
+    ) -> None:
+        return None
+
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         self.replied_at.append(time.perf_counter())
 

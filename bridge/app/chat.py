@@ -1,9 +1,12 @@
 """The chat path: a public message in, a verdict out at once, and maybe a turn started.
 
 Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on);
-an empty question gets a private hint; then the gates in order (permission, player cooldown,
-global cooldown), each refusal cancelling an explicit wake with its own private line,
-while an implicit wake that a gate refuses simply stays ordinary chat. An admitted explicit
+an empty question gets a private hint; an implicit wake from a player who opted out of listen
+mode passes untouched; then the gates in order (permission, player cooldown, global cooldown),
+each refusal cancelling an explicit wake with its own private line. An implicit wake that a
+gate refuses stays ordinary chat (``listen.when_refused: keep``) and is overheard by the next
+public turn unless its player lacks the chat permission, or is cancelled with the gate's line
+(``cancel``). An admitted explicit
 wake starts its turn in the public lane, or waits in that lane's line while the lane is busy
 (or the server runs as many turns as it may), its player seeing their place in the action
 bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
@@ -34,7 +37,8 @@ from bridge.link.handler import CURRENT_REQUEST_ID
 from bridge.link.messages import ChatRequest, ChatVerdict, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
-from bridge.turns.gates import BUSY
+from bridge.turns.gates import BUSY, NO_PERMISSION
+from bridge.turns.listen import carry_limits
 from bridge.turns.ports import PlayerRef
 from bridge.turns.wake import EmptyWake, ImplicitWake
 
@@ -102,6 +106,9 @@ class ChatPath:
             )
         plane = runtime.plane
         implicit = isinstance(wake, ImplicitWake)
+        listen = runtime.listen
+        if implicit and listen.ignores(request.player.uuid):
+            return PASS  # opted out: their chat is never sent while listen mode is on
         lanes = runtime.lanes
         public = lanes.public
         # An explicit wake that finds the lane busy waits in its line (busy only past it); an
@@ -115,11 +122,16 @@ class ChatPath:
             limits=plane.config.rate_limits,
             busy=busy,
         )
+        settings = plane.config.listen
         if refusal is not None:
-            if implicit:
+            if implicit and settings.when_refused == "keep":
                 # Listen mode must never cost a player a chat line: an implicit wake a gate
-                # refuses stays ordinary public chat and is not sent to the model. No notice,
-                # or a running turn would answer every line in chat with "busy".
+                # refuses stays ordinary public chat, without a notice (or a running turn would
+                # answer every line with "busy"). It is overheard by the next public turn,
+                # unless its player may not use the assistant at all.
+                if refusal.message_key != NO_PERMISSION:
+                    limits = carry_limits(settings)
+                    listen.overheard.add(request.player.name, wake.question, limits)
                 return PASS
             return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
         accepted = ChatVerdict(decision="accept", ai_prefix=implicit, notice=None)

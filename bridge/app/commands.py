@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.control import ConfigLoadError
-from bridge.errors import ConfigError, MineclawError, TurnError
+from bridge.errors import ConfigError, MineclawError, StoreError, TurnError
 from bridge.functions.review import review_catalogue, review_lines, skill_texts
 from bridge.link.messages import CommandReply, CommandRequest, Text
 from bridge.turns.compaction import CompactionOutcome
@@ -38,33 +39,61 @@ class _Subcommand:
     permission: str | None
     usage: str
     run: Callable[[CommandRequest, Sequence[str]], Awaitable[list[Text]]]
+    help_key: str | None = None
+    """The ``help.*`` line that describes it (None: ``help`` leaves it out)."""
+    open_choices: frozenset[str] = frozenset()
+    """First arguments every sender may use without the node."""
+
+
+LISTEN_SELF = frozenset({"ignore-me", "include-me"})
+"""``/mineclaw listen`` choices every player may use for themselves, without the node."""
 
 
 class CommandRouter:
     """``on_state_changed`` is awaited after anything that changes what ``link.state`` says."""
 
     def __init__(
-        self, runtime: Runtime, output: LinkTurnOutput, *, on_state_changed: StateChanged
+        self,
+        runtime: Runtime,
+        output: LinkTurnOutput,
+        *,
+        on_state_changed: StateChanged,
+        optouts: ListenOptOuts | None = None,
     ) -> None:
         self._runtime = runtime
         self._output = output
         self._on_state_changed = on_state_changed
+        self._optouts = optouts
         self.approval_handler: ApprovalHandler | None = None
         # Each pending compaction's askers (player UUIDs): a shared run reports to all of them.
         self._compaction_askers: dict[asyncio.Future[CompactionOutcome], set[str]] = {}
         self._reports: set[asyncio.Future[None]] = set()
         node = "mineclaw.command."
         self._subcommands: dict[str, _Subcommand] = {
-            "listen": _Subcommand(node + "listen", "listen on|off|status", self._listen),
-            "reload": _Subcommand(node + "reload", "reload", self._reload),
-            "compact": _Subcommand(node + "compact", "compact", self._compact),
-            "clear": _Subcommand(node + "clear", "clear", self._clear),
-            "stop": _Subcommand(node + "stop", "stop", self._stop),
-            "model": _Subcommand(node + "model", "model [provider/model]", self._model),
-            "status": _Subcommand(None, "status", self._status),
-            "tools": _Subcommand(node + "tools", "tools validate", self._tools),
-            "functions": _Subcommand(node + "functions", "functions validate", self._functions),
-            "approve": _Subcommand(node + "approve", "approve <id>", self._approval),
+            "status": _Subcommand(None, "status", self._status, "help.status"),
+            "help": _Subcommand(None, "help", self._help, "help.help"),
+            "listen": _Subcommand(
+                node + "listen",
+                "listen on|off|status",
+                self._listen,
+                "help.listen",
+                # Opting out of listen mode (or back in) is every player's own choice.
+                open_choices=LISTEN_SELF,
+            ),
+            "reload": _Subcommand(node + "reload", "reload", self._reload, "help.reload"),
+            "model": _Subcommand(
+                node + "model", "model [list|default|provider/model]", self._model, "help.model"
+            ),
+            "stop": _Subcommand(node + "stop", "stop", self._stop, "help.stop"),
+            "clear": _Subcommand(node + "clear", "clear", self._clear, "help.clear"),
+            "compact": _Subcommand(node + "compact", "compact", self._compact, "help.compact"),
+            "tools": _Subcommand(node + "tools", "tools validate", self._tools, "help.tools"),
+            "functions": _Subcommand(
+                node + "functions", "functions validate", self._functions, "help.functions"
+            ),
+            "approve": _Subcommand(
+                node + "approve", "approve|deny <id>", self._approval, "help.approve"
+            ),
             "deny": _Subcommand(node + "approve", "deny <id>", self._approval),
         }
 
@@ -77,7 +106,7 @@ class CommandRouter:
         if subcommand is None:
             usage = " | ".join(sorted(self._subcommands))
             return CommandReply(lines=[runtime.text("commands.usage", {**values, "usage": usage})])
-        if subcommand.permission is not None and subcommand.permission not in sender.granted:
+        if not self._may_use(subcommand, request.args[1:], sender.granted):
             line = runtime.text("commands.no_permission", {**values, "command": name})
             return CommandReply(lines=[line])
         try:
@@ -91,6 +120,15 @@ class CommandRouter:
 
     # ---- helpers
 
+    @staticmethod
+    def _may_use(subcommand: _Subcommand, args: Sequence[str], granted: Collection[str]) -> bool:
+        if subcommand.permission is None or subcommand.permission in granted:
+            return True
+        # Opting out of listen mode (or back in) is every player's own choice.
+        return (
+            subcommand.run.__name__ == "_listen" and bool(args) and args[0].lower() in LISTEN_SELF
+        )
+
     def _line(self, line: str) -> Text:
         return self._runtime.text("commands.line", {"line": line})
 
@@ -102,8 +140,10 @@ class CommandRouter:
     async def _listen(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
         choice = args[0].lower() if args else "status"
-        if choice not in {"on", "off", "status"} or len(args) > 1:
+        if choice not in {"on", "off", "status", *LISTEN_SELF} or len(args) > 1:
             return self._usage("listen")
+        if choice in LISTEN_SELF:
+            return await self._listen_self(request, choice == "ignore-me")
         if choice != "status":
             try:
                 changed = runtime.listen.set(choice == "on")
@@ -118,6 +158,42 @@ class CommandRouter:
                     log.warning("listen announcement not delivered: %s", exc)
         state = "on" if runtime.listen.on else "off"
         return [runtime.text("commands.listen_status", {"state": state})]
+
+    async def _listen_self(self, request: CommandRequest, ignore: bool) -> list[Text]:
+        """``listen ignore-me`` / ``include-me``: the sending player's own choice, remembered."""
+        runtime = self._runtime
+        player = request.sender.player
+        if player is None:
+            return [runtime.text("commands.usage", {"usage": "listen on|off|status"})]
+        listen = runtime.listen
+        changed = listen.ignore(player.uuid, player.name) if ignore else listen.include(player.uuid)
+        if changed and self._optouts is not None:
+            try:
+                await asyncio.to_thread(self._optouts.save, listen.ignored)
+            except StoreError as exc:
+                # Kept for this run; the owner learns why it will not outlive a restart.
+                log.error("listen opt-out of %s not remembered: %s", player.name, exc)
+        if changed:
+            runtime.audit.record(
+                "listen.opt_out" if ignore else "listen.opt_in", {"player": player.name}
+            )
+        key = "listen.ignored" if ignore else "listen.included"
+        return [runtime.text(key, {"player": player.name})]
+
+    async def _help(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        """What the sender may use, by the permission facts the plugin sent."""
+        runtime = self._runtime
+        granted = request.sender.granted
+        values = {"player": request.sender.player.name if request.sender.player else "console"}
+        lines = [runtime.text("commands.help_header", values)]
+        for subcommand in self._subcommands.values():
+            key = subcommand.help_key
+            if key is not None and self._may_use(subcommand, (), granted):
+                lines.append(runtime.text(key, {**values, "usage": subcommand.usage}))
+        if request.sender.player is not None:
+            usage = "listen ignore-me|include-me"
+            lines.append(runtime.text("help.ignore_me", {**values, "usage": usage}))
+        return lines
 
     async def _reload(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
@@ -163,6 +239,7 @@ class CommandRouter:
     async def _clear(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
         session_id = runtime.session.clear()
+        runtime.listen.overheard.clear()  # a new session starts without what was overheard
         runtime.audit.record("session.clear", {"session_id": session_id})
         return [runtime.text("commands.clear_done")]
 
@@ -194,6 +271,20 @@ class CommandRouter:
             return self._usage("model")
         if not args:
             return [runtime.text("commands.model_current", {"model": runtime.model_ref()})]
+        if args[0].lower() == "list":
+            current = runtime.model_ref()
+            return [
+                runtime.text(
+                    "commands.model_entry_current" if ref == current else "commands.model_entry",
+                    {"model": ref},
+                )
+                for ref in runtime.plane.providers.models
+            ]
+        if args[0].lower() == "default":
+            runtime.model_override = None
+            default = runtime.plane.providers.default
+            runtime.audit.record("model.switch", {"model": default, "default": True})
+            return [runtime.text("commands.model_default", {"model": default})]
         try:
             runtime.plane.providers.resolve(args[0])
         except ConfigError as exc:

@@ -12,6 +12,7 @@ import logging
 
 from bridge.app.chat import ChatPath
 from bridge.app.commands import CommandRouter
+from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import Runtime
@@ -26,8 +27,10 @@ from bridge.link.messages import (
     LinkState,
     PlayerRef,
 )
+from bridge.store.archive import DATA_DIR_NAME
 from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
+from bridge.turns.listen import ListenCarry, carry_limits
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +40,16 @@ class AppHandler:
         self.runtime = runtime
         self.output = LinkTurnOutput(runtime)
         self.chat = ChatPath(runtime, self.output)
-        self.commands = CommandRouter(runtime, self.output, on_state_changed=self.send_link_state)
+        # Who opted out of listen mode is remembered in the data folder across restarts.
+        optouts = ListenOptOuts(runtime.plane.directory / DATA_DIR_NAME)
+        runtime.listen.set_ignored(optouts.load())
+        # The public lane's turns carry what listen mode overheard since the last one.
+        runtime.lanes.public.engine.overheard = ListenCarry(
+            runtime.listen.overheard, lambda: carry_limits(runtime.plane.config.listen)
+        )
+        self.commands = CommandRouter(
+            runtime, self.output, on_state_changed=self.send_link_state, optouts=optouts
+        )
         # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
         self.link_tools = LinkTools(served=lambda: runtime.served, audit=runtime.audit)
         self.commands.approval_handler = self.link_tools.approval_handler

@@ -2,7 +2,9 @@
 
 Action-bar frames go to the asking player as events (the engine already throttles them to
 about one per 75 ms and caps them at ``chat.action_bar_max_chars``); the final reply is
-broadcast line by line, each line in the ``reply.layout`` template; failures are private lines.
+broadcast line by line, the first in ``reply.first_line`` (it names the asker), the others in
+``reply.layout``; the thinking and tool-status frames are ``message.yml`` action-bar lines;
+failures are private lines.
 Model text only ever travels in a Text's ``model`` map, and only as MiniMessage the bridge wrote
 with the model's text escaped (`bridge.turns.reply_layout`, `bridge.turns.model_text`).
 """
@@ -57,13 +59,25 @@ class LinkTurnOutput:
         )
         await self._link().send_event("output.actionbar", frame)
 
+    async def action_bar_line(
+        self, player: PlayerRef, message_key: str, values: dict[str, str]
+    ) -> None:
+        line = self._host.text(message_key, {"player": player.name, **values})
+        await self._link().send_event(
+            "output.actionbar", OutputActionbar(player=player.uuid, text=line)
+        )
+
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        # The first line names the asker, so a public reply says whom it answers.
+        asker = {"player": player.name}
         frames = [
             OutputChat(
                 target="broadcast",
-                text=self._host.text("reply.layout", {"player": player.name}, message=line),
+                text=self._host.text(
+                    "reply.first_line" if index == 0 else "reply.layout", asker, message=line
+                ),
             )
-            for line in lines
+            for index, line in enumerate(lines)
         ]
         self.send_soon(*frames)
 

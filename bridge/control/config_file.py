@@ -114,6 +114,18 @@ class EnvironmentToolsConfig(StrictModel):
     tool_cooldown_ms: int = Field(default=500, ge=0, le=600_000)
 
 
+class ListenConfig(StrictModel):
+    """Listen mode: what happens to public lines that do not start a turn of their own."""
+
+    # Lines said while a turn or compaction runs (or refused by a cooldown) are carried into
+    # the next turn as overheard conversation, bounded so a busy chat cannot fill the context.
+    carry_lines: int = Field(default=20, ge=0, le=200)
+    carry_chars: int = Field(default=2000, ge=0, le=20_000)
+    # keep: a refused implicit line stays public, silently; cancel: Mineclaw's behaviour, the
+    # line is cancelled and only its sender is told why.
+    when_refused: Literal["keep", "cancel"] = "keep"
+
+
 class LoggingConfig(StrictModel):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
@@ -151,8 +163,10 @@ class ConfigFile(StrictModel):
     """The whole of ``config.yml``."""
 
     schema_: Literal[1] = Field(alias="schema")
+    locale: Literal["en", "zh_CN"] = "en"
     chat: ChatConfig = Field(default_factory=ChatConfig)
     rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    listen: ListenConfig = Field(default_factory=ListenConfig)
     turn: TurnConfig = Field(default_factory=TurnConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)

@@ -20,6 +20,22 @@ from bridge.control.template_rules import check
 MAX_TEMPLATE_CHARS = 1024
 MAX_PROMPT_AND_INTENT_CHARS = 2000
 
+# The `/mineclaw` subcommands `help` describes, one `help.<name>` line each.
+HELP_COMMANDS = (
+    "status",
+    "help",
+    "listen",
+    "ignore_me",
+    "reload",
+    "model",
+    "stop",
+    "clear",
+    "compact",
+    "tools",
+    "functions",
+    "approve",
+)
+
 # (allowed placeholders, required placeholders) per template, by "section.field".
 PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
@@ -45,7 +61,10 @@ _declare("chat.empty_question", "player name prefix")
 _declare("chat.turn_stopped", "player name")
 _declare("listen.enabled", "player name")
 _declare("listen.disabled", "player name")
-_declare("reply.layout", "name message", "message")
+_declare("listen.ignored", "player name")
+_declare("listen.included", "player name")
+_declare("reply.layout", "name player message", "message")
+_declare("reply.first_line", "name player message", "message")
 _declare("reply.action_bar", "name text", "text")
 _declare("reply.private_layout", "name message", "message")
 _declare("queue.place", "player name place", "place")
@@ -54,6 +73,8 @@ _declare("private.asked", "player name question", "question")
 _declare("private.usage", "player name")
 _declare("private.players_only", "name")
 _declare("private.cleared", "player name")
+_declare("reply.thinking", "name player")
+_declare("reply.tools", "name player tools", "tools")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
 _declare("approval.intent", "requester target command intent name", "intent")
 _declare("approval.accept_button", "", "")
@@ -85,6 +106,12 @@ _declare("budgets.server_stopped", _BUDGET, "resets")
 _declare("budgets.usage_line", "player name line", "line")
 _declare("loops.failing", "player name count tool")
 _declare("loops.repeating", "player name count tool")
+_declare("commands.model_entry", "player name model", "model")
+_declare("commands.model_entry_current", "player name model", "model")
+_declare("commands.model_default", "player name model", "model")
+_declare("commands.help_header", "player name")
+for _command in HELP_COMMANDS:
+    _declare(f"help.{_command}", "player name usage")
 
 
 def check_template(template: str, field: str) -> None:
@@ -149,13 +176,21 @@ class ListenMessages(_Section):
     section_name: ClassVar[str] = "listen"
     enabled: str = "<yellow><name> is now listening to public chat."
     disabled: str = "<yellow><name> stopped listening; address it with @ai."
+    # /mineclaw listen ignore-me | include-me, to the player who typed it.
+    ignored: str = "<gray>Your chat is no longer sent to <name> in listen mode; @ai still is."
+    included: str = "<gray>Your chat is sent to <name> again while listen mode is on."
 
 
 class ReplyMessages(_Section):
     section_name: ClassVar[str] = "reply"
+    # The first line of a public reply names the asker; every later line uses `layout`.
+    first_line: str = "<aqua>[<name>]</aqua> <gray>@<player></gray> <message>"
     layout: str = "<aqua>[<name>]</aqua> <message>"
     action_bar: str = "<gray><name>: <text>"
     private_layout: str = "<light_purple>[<name> → you]</light_purple> <message>"
+    # Action-bar frames while the model reasons and while tools run (<tools>: their names).
+    thinking: str = "<gray><name> is thinking…"
+    tools: str = "<gray>◆ <tools> ◆"
 
 
 class QueueMessages(_Section):
@@ -225,6 +260,28 @@ class CommandMessages(_Section):
     model_current: str = "<gray>Model: <model>"
     model_switched: str = "<green>Later answers use <model>."
     model_refused: str = "<red><reason>"
+    model_entry: str = "<gray>  <model>"
+    model_entry_current: str = "<green>▶ <model> <gray>(in use)"
+    model_default: str = "<green>Later answers use the default model, <model>."
+    help_header: str = "<gold>Mineclaw commands you may use:"
+
+
+class HelpMessages(_Section):
+    """One line per subcommand in ``/mineclaw help``; ``<usage>`` is the command's syntax."""
+
+    section_name: ClassVar[str] = "help"
+    status: str = "<gold>/mineclaw <usage></gold> <gray>- link, model, listen mode and session"
+    help: str = "<gold>/mineclaw <usage></gold> <gray>- this list"
+    listen: str = "<gold>/mineclaw <usage></gold> <gray>- send all public chat to the assistant"
+    ignore_me: str = "<gold>/mineclaw <usage></gold> <gray>- keep your chat out of listen mode"
+    reload: str = "<gold>/mineclaw <usage></gold> <gray>- reload the configuration"
+    model: str = "<gold>/mineclaw <usage></gold> <gray>- show, list or switch the model"
+    stop: str = "<gold>/mineclaw <usage></gold> <gray>- stop the running answer"
+    clear: str = "<gold>/mineclaw <usage></gold> <gray>- start a new session"
+    compact: str = "<gold>/mineclaw <usage></gold> <gray>- summarise older turns now"
+    tools: str = "<gold>/mineclaw <usage></gold> <gray>- check tools.yml"
+    functions: str = "<gold>/mineclaw <usage></gold> <gray>- check the Functions"
+    approve: str = "<gold>/mineclaw <usage></gold> <gray>- answer a confirmation prompt"
 
 
 class BudgetMessages(_Section):
@@ -280,3 +337,4 @@ class MessagesFile(StrictModel):
     commands: CommandMessages = Field(default_factory=CommandMessages)
     budgets: BudgetMessages = Field(default_factory=BudgetMessages)
     loops: LoopMessages = Field(default_factory=LoopMessages)
+    help: HelpMessages = Field(default_factory=HelpMessages)

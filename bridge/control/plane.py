@@ -41,6 +41,7 @@ from bridge.control.layout import (
     WHITELIST_FILE,
     default_bytes,
 )
+from bridge.control.message_locales import localised
 from bridge.control.messages_file import MessagesFile
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
@@ -190,6 +191,8 @@ class _Loader:
             self.warnings.extend(
                 env_reference_warnings(self.documents[PROVIDERS_FILE], PROVIDERS_FILE)
             )
+        if messages is not None and config is not None:
+            messages = self.localised(messages, config.locale)
         if functions is not None and config is not None:
             for message in catalogue_problems(functions, config.functions):
                 self.problems.append(Problem(FUNCTIONS_FILE, None, None, "functions", message))
@@ -294,6 +297,15 @@ class _Loader:
         result, problems = validate_document(model, document, name, context=context)
         self.problems.extend(problems)
         return result
+
+    def localised(self, messages: MessagesFile, locale: str) -> MessagesFile | None:
+        """``message.yml`` over the ``locale`` set of ``config.yml``."""
+        try:
+            return localised(messages, locale)
+        except ValueError as exc:
+            message = f"with locale {locale}: {exc}"
+            self.problems.append(Problem(MESSAGES_FILE, None, None, "", message))
+            return None
 
     def document(self, name: str) -> YamlDocument | None:
         try:

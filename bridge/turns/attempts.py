@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bridge.errors import MineclawError
-from bridge.providers.events import Completed, Failed, TextDelta
+from bridge.providers.events import Completed, Failed, ReasoningDelta, TextDelta
 from bridge.providers.items import AssistantText, ProviderRequest, Reasoning, ToolCall
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import RetryPolicy
@@ -44,6 +44,8 @@ class AttemptsSpent:
 
 TextSink = Callable[[str], Awaitable[None]]
 FailureHook = Callable[[int, Failed], None]
+ReasoningHook = Callable[[], Awaitable[None]]
+"""Told of each reasoning delta (its text is not shown to players)."""
 ResponseItem = AssistantText | Reasoning | ToolCall
 
 
@@ -75,7 +77,10 @@ def _valid_outcome(event: Completed | Failed) -> Completed | Failed:
 
 
 async def _one_attempt(
-    stream: ModelStream, request: ProviderRequest, on_text: TextSink | None
+    stream: ModelStream,
+    request: ProviderRequest,
+    on_text: TextSink | None,
+    on_reasoning: ReasoningHook | None = None,
 ) -> Completed | Failed:
     events = stream(request)
     try:
@@ -83,6 +88,9 @@ async def _one_attempt(
             if isinstance(event, TextDelta):
                 if on_text is not None:
                     await on_text(valid_text(event.text))
+            elif isinstance(event, ReasoningDelta):
+                if on_reasoning is not None:
+                    await on_reasoning()
             elif isinstance(event, Completed | Failed):
                 return _valid_outcome(event)
     except MineclawError as exc:
@@ -107,6 +115,7 @@ async def complete(
     on_text: TextSink | None = None,
     on_attempt_start: Callable[[int], Awaitable[None]] | None = None,
     on_failure: FailureHook | None = None,
+    on_reasoning: ReasoningHook | None = None,
 ) -> Completed | AttemptsSpent:
     failures: list[Failed] = []
     attempt = 0
@@ -114,7 +123,7 @@ async def complete(
         attempt += 1
         if on_attempt_start is not None:
             await on_attempt_start(attempt)
-        outcome = await _one_attempt(stream, request, on_text)
+        outcome = await _one_attempt(stream, request, on_text, on_reasoning)
         if isinstance(outcome, Completed):
             return outcome
         failures.append(outcome)

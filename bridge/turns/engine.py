@@ -46,6 +46,7 @@ from bridge.turns.failure_lines import (
     ProviderFailureNotice,
     player_line,
 )
+from bridge.turns.listen import OverheardLine, OverheardSource, overheard_items
 from bridge.turns.loop_breaker import LoopBreaker, LoopDetected
 from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.output_text import cap_reply
@@ -63,6 +64,7 @@ from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
 from bridge.turns.tokens import raw_tokens
+from bridge.turns.tool_status import THINKING, TOOLS, tool_status
 from bridge.unicode_text import valid_text
 
 log = logging.getLogger(__name__)
@@ -129,6 +131,8 @@ class _Progress:
     tool_calls: int = 0
     reply: str = ""
     ended: bool = False
+    overheard: tuple[OverheardLine, ...] = ()
+    """The overheard lines this turn carries, handed on when it does not complete."""
     tokens: int = 0
     """Tokens the turn's model responses used (reported, or estimated where not)."""
     estimated_tokens: int = 0
@@ -185,6 +189,8 @@ class TurnEngine:
         """Told when a turn is dropped because its model requests failed (operator lines)."""
         self._stop_requested = False
         self._committing = False
+        self.overheard: OverheardSource | None = None
+        """Where the public lane's turns take what listen mode overheard (None: nothing)."""
 
     def add_after_turn(self, listener: TurnListener) -> None:
         """Called with the turn's snapshot after every turn, once the server is free again."""
@@ -227,7 +233,10 @@ class TurnEngine:
         # Line breaks a player typed (U+2028 and the like) are escaped before the text enters
         # any transcript: one chat message stays one line of that player's.
         question = escape_line_breaks(request.question)
-        progress = _Progress(items=[PlayerMessage(player=request.player.name, text=question)])
+        asked = PlayerMessage(player=request.player.name, text=question)
+        # What listen mode overheard since the last turn comes in ahead of the question.
+        heard = self.overheard.take() if self.overheard is not None else ()
+        progress = _Progress(items=[*overheard_items(heard), asked], overheard=heard)
         try:
             self._audit.record(
                 "turn.start",
@@ -243,6 +252,7 @@ class TurnEngine:
             )
         except BaseException:
             # No turn without its audit record; and a refused start must not hold the server.
+            self._hand_on(progress)
             self._activity.release("turn")
             if self._cap is not None:
                 self._cap.release()
@@ -284,11 +294,18 @@ class TurnEngine:
             self._end(context, progress, "stopped" if self._stop_requested else "cancelled")
         if not task.cancelled() and task.exception() is not None:
             log.error("turn %s failed", context.turn_id, exc_info=task.exception())
+        if task.cancelled() or task.exception() is not None or task.result().status != "completed":
+            self._hand_on(progress)
         for listener in self._after_turn:
             try:
                 listener(snapshot)
             except Exception:
                 log.exception("after-turn listener failed")
+
+    def _hand_on(self, progress: _Progress) -> None:
+        """A turn that did not complete kept nothing it overheard: the next turn hears it."""
+        if progress.overheard and self.overheard is not None:
+            self.overheard.restore(progress.overheard)
 
     async def _run(
         self,
@@ -366,6 +383,7 @@ class TurnEngine:
                 raise _Dropped("the model asked for tools past the turn's limits")
             progress.rounds += 1
             _stop_for_loop(breaker.before_round(calls))  # a repeat too many is never run
+            await self._show_tools(context, snapshot, calls)
             in_round = dataclasses.replace(context, round=progress.rounds)
             results = await self._run_round(in_round, snapshot, calls, progress)
             progress.items.extend(results)
@@ -470,6 +488,7 @@ class TurnEngine:
             interval_s=self._action_bar_interval_s,
             monotonic=self._monotonic,
             redact=snapshot.redactor.redact_text,
+            thinking=lambda: self._output.action_bar_line(context.player, THINKING, {}),
         )
 
         async def attempt_started(attempt: int) -> None:
@@ -501,8 +520,10 @@ class TurnEngine:
                 on_text=bar.feed,
                 on_attempt_start=attempt_started,
                 on_failure=attempt_failed,
+                on_reasoning=bar.reasoning,
             )
             if not isinstance(result, AttemptsSpent):
+                await bar.flush()  # the last delta the throttle held back
                 return result
             last = result.failures[-1]
             if last.failure_class in FALLBACK_CLASSES and progress.route + 1 < len(routes):
@@ -519,6 +540,18 @@ class TurnEngine:
                 continue
             line = player_line(last)
             raise _Dropped(result.reason, key=line.key, shown=line.reason, failure=last)
+
+    async def _show_tools(
+        self, context: TurnContext, snapshot: TurnSnapshot, calls: Sequence[ToolCall]
+    ) -> None:
+        """``◆ tool, tool ◆`` in the asker's action bar while a round's tools run."""
+        shown = tool_status(calls, snapshot.tools, snapshot.limits.action_bar_max_chars)
+        if not shown:
+            return
+        try:
+            await self._output.action_bar_line(context.player, TOOLS, {"tools": shown})
+        except MineclawError as exc:
+            log.debug("tool status frame skipped: %s", exc)
 
     async def _run_tool(
         self, context: TurnContext, snapshot: TurnSnapshot, call: ToolCall

@@ -83,9 +83,16 @@ class TurnOutput(Protocol):
     async def action_bar(self, player: PlayerRef, text: str) -> None:
         """A streaming frame, model text, for the asking player only."""
 
+    async def action_bar_line(
+        self, player: PlayerRef, message_key: str, values: dict[str, str]
+    ) -> None:
+        """A ``message.yml`` action-bar line for the asking player (``reply.thinking``,
+        ``reply.tools``); ``values`` are plain text the bridge chose, never model text."""
+
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         """The final answer as the bridge laid it out (`bridge.turns.reply_layout`): each line
-        is broadcast, in order, as its own chat message in the ``reply.layout`` template."""
+        is broadcast, in order, as its own chat message: the first in the ``reply.first_line``
+        template, which names the asker, the others in ``reply.layout``."""
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         """A private line to the asking player from a ``message.yml`` template."""

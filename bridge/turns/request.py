@@ -28,6 +28,17 @@ SUMMARY_HEADING = (
 )
 
 
+LANGUAGE_RULE = "Answer each player in the language of their latest message."
+"""Added by the bridge after ``AGENTS.md``: the server's ``locale`` chooses the lines the bridge
+and the plugin show, the player's own words choose the language of the answer."""
+
+
+def instructions_of(snapshot: TurnSnapshot) -> str:
+    """``AGENTS.md`` followed by the bridge's language rule."""
+    agents = snapshot.instructions
+    return f"{agents}\n\n{LANGUAGE_RULE}" if agents else LANGUAGE_RULE
+
+
 def summary_item(summary: str) -> PlayerMessage:
     """The summary as the bridge-labelled first message of the conversation."""
     return PlayerMessage(player=None, text=f"{SUMMARY_HEADING}\n{summary}")
@@ -41,7 +52,7 @@ def build_request(
     offer_tools: bool,
 ) -> tuple[ProviderRequest, int]:
     """The request and its raw token estimate (for calibration against reported usage)."""
-    instructions = snapshot.instructions
+    instructions = instructions_of(snapshot)
     earlier = (summary_item(projection.summary),) if projection.summary else ()
     # Every part is already a validated item or spec; re-validating up to a full history of
     # items on every round would be the largest cost of a turn outside the provider.
@@ -54,7 +65,7 @@ def build_request(
         tool_choice="auto" if offer_tools else "none",
         parallel_tool_calls=None,
     )
-    estimate = raw_tokens_of_text(instructions or "")
+    estimate = raw_tokens_of_text(instructions)
     estimate += projection.raw_tokens + raw_tokens_of_text(SUMMARY_HEADING if earlier else "")
     estimate += raw_tokens(turn_items)
     return request, estimate

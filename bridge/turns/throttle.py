@@ -6,7 +6,13 @@ delivered (link down) is skipped: the action bar is a courtesy, the reply is wha
 
 The frame is cut from the attempt's whole text after that text was redacted, and only up to
 its last whitespace: a secret still arriving is no secret yet to any rule, so its unfinished
-word waits for the next frame (and a tail kept short would start inside a secret).
+word waits for the next frame (and a tail kept short would start inside a secret). Once the
+attempt's stream is complete, ``flush`` sends what the throttle held back, the last word
+included: nothing more is coming, so the whole text is redacted as it is.
+
+While the model reasons before writing any text, the thinking frame (``reply.thinking``) is
+shown, again every ``thinking_refresh_s`` while the reasoning goes on (the game clears an
+action bar after a few seconds).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from bridge.turns.output_text import action_bar_tail
 
 log = logging.getLogger(__name__)
 
+THINKING_REFRESH_S = 1.5
+
 
 class ActionBarStream:
     def __init__(
@@ -30,18 +38,39 @@ class ActionBarStream:
         interval_s: float,
         monotonic: Callable[[], float],
         redact: Callable[[str], str] | None = None,
+        thinking: Callable[[], Awaitable[None]] | None = None,
+        thinking_refresh_s: float = THINKING_REFRESH_S,
     ) -> None:
         self._send = send
         self._redact = redact
+        self._thinking = thinking
+        self._thinking_refresh_s = thinking_refresh_s
         self._max_chars = max_chars
         self._interval_s = interval_s
         self._monotonic = monotonic
         self._text = ""
         self._last_sent: float | None = None
+        self._shown = ""
+        self._thought_at: float | None = None
 
     def reset(self) -> None:
         """Forget the text of a failed attempt; the next frame shows only the new one."""
         self._text = ""
+        self._shown = ""
+        self._thought_at = None
+
+    async def reasoning(self) -> None:
+        """The model is reasoning: show the thinking frame unless its text already streams."""
+        if self._thinking is None or self._text:
+            return
+        now = self._monotonic()
+        if self._thought_at is not None and now - self._thought_at < self._thinking_refresh_s:
+            return
+        self._thought_at = now
+        try:
+            await self._thinking()
+        except MineclawError as exc:
+            log.debug("thinking frame skipped: %s", exc)
 
     async def feed(self, delta: str) -> None:
         self._text += delta
@@ -51,10 +80,20 @@ class ActionBarStream:
         shown = self._text
         if self._redact is not None:
             shown = self._redact(complete_words(shown))
+        await self._show(action_bar_tail(shown, self._max_chars), now)
+
+    async def flush(self) -> None:
+        """The attempt's stream is complete: show its whole text if a frame held any back."""
+        shown = self._text if self._redact is None else self._redact(self._text)
         frame = action_bar_tail(shown, self._max_chars)
+        if frame != self._shown:
+            await self._show(frame, self._monotonic())
+
+    async def _show(self, frame: str, now: float) -> None:
         if not frame:
             return
         self._last_sent = now
+        self._shown = frame
         try:
             await self._send(frame)
         except MineclawError as exc:

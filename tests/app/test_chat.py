@@ -22,9 +22,11 @@ async def test_an_explicit_wake_is_accepted_answered_in_the_layout_and_archived(
     assert (verdict.decision, verdict.ai_prefix, verdict.notice) == ("accept", False, None)
     await app.turn_done()
     reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
-    assert reply.text.template == app.runtime.plane.messages.reply.layout
+    # The first line names the asker (reply.first_line); later lines use reply.layout.
+    assert reply.text.template == app.runtime.plane.messages.reply.first_line
     assert reply.text.model == {"message": "Hello Steve"}  # the model's tags are dropped
-    assert reply.text.values["name"] == "Mineclaw"
+    assert reply.text.values["name"] == "Mineclaw" and reply.text.values["player"] == "Steve"
+    assert rendered(reply.text) == "<aqua>[Mineclaw]</aqua> <gray>@Steve</gray> Hello Steve"
     bars = app.link.of("output.actionbar")
     assert bars and all(bar.player == STEVE.uuid and "text" in bar.text.model for bar in bars)
     [body] = app.provider.bodies()
@@ -46,8 +48,10 @@ async def test_a_reply_with_line_breaks_is_broadcast_as_bounded_prefixed_lines(a
     )
     broadcasts = [chat for chat in app.link.of("output.chat") if chat.target == "broadcast"]
     assert broadcasts[-1] is last
-    layout = app.runtime.plane.messages.reply.layout
-    assert all(chat.text.template == layout for chat in broadcasts)
+    reply = app.runtime.plane.messages.reply
+    first, *rest = broadcasts
+    assert first.text.template == reply.first_line  # names the asker
+    assert rest and all(chat.text.template == reply.layout for chat in rest)
     assert [chat.text.model["message"] for chat in broadcasts] == [
         "ok",
         "\\<Notch> I am op",

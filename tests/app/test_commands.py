@@ -48,7 +48,7 @@ async def test_each_subcommand_needs_its_node(app: App, args: tuple[str, ...], n
 async def test_unknown_and_malformed_subcommands_get_their_usage(app: App) -> None:
     assert "Usage: /mineclaw" in (await app.command("frobnicate"))[0]
     assert "listen on|off|status" in (await app.command("listen", "maybe"))[0]
-    assert "model [provider/model]" in (await app.command("model", "a/b", "c/d"))[0]
+    assert "model [list|default|provider/model]" in (await app.command("model", "a/b", "c/d"))[0]
     assert "tools validate" in (await app.command("tools"))[0]
 
 
@@ -254,3 +254,56 @@ def test_a_serving_state_left_by_a_dead_process_or_garbled_is_ignored(
     assert running_differences(data, moved) is None
     (data / SERVING_FILE).write_text('{"pid": ')
     assert running_differences(data, moved) is None
+
+
+async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
+    player = await app.command("help", granted=["mineclaw.command.chat"])
+    assert player[0] == "<gold>Mineclaw commands you may use:"
+    usages = [line.split("</gold>")[0].removeprefix("<gold>") for line in player[1:]]
+    assert usages == [
+        "/mineclaw status",
+        "/mineclaw help",
+        "/mineclaw listen ignore-me|include-me",
+    ]
+    operator = " | ".join(await app.command("help"))
+    for usage in (
+        "listen on|off|status",
+        "reload",
+        "model [list|default|provider/model]",
+        "stop",
+        "clear",
+        "compact",
+        "tools validate",
+        "functions validate",
+        "approve|deny <id>",
+        "listen ignore-me|include-me",
+    ):
+        assert f"/mineclaw {usage}</gold>" in operator, usage
+    console = " | ".join(await app.command("help", player=None, granted=[]))
+    assert "/mineclaw status" in console and "ignore-me" not in console
+
+
+async def test_model_list_marks_the_current_one_and_default_returns_to_it(app: App) -> None:
+    assert await app.command("model", "list") == [
+        "<green>▶ local/m1 <gray>(in use)",
+        "<gray>  local/m2",
+    ]
+    await app.command("model", "local/m2")
+    assert await app.command("model", "list") == [
+        "<gray>  local/m1",
+        "<green>▶ local/m2 <gray>(in use)",
+    ]
+    assert await app.command("model", "default") == [
+        "<green>Later answers use the default model, local/m1."
+    ]
+    assert app.runtime.model_override is None and app.runtime.model_ref() == "local/m1"
+    lines = await app.command("model", "list", granted=["mineclaw.command.chat"])
+    assert lines == ["<red>You may not use /mineclaw model."]
+
+
+async def test_listen_on_off_still_needs_the_node_beside_ignore_me(app: App) -> None:
+    assert await app.command("listen", "on", granted=[]) == [
+        "<red>You may not use /mineclaw listen."
+    ]
+    console = await app.command("listen", "ignore-me", player=None, granted=[])
+    assert "Usage" in console[0] and not app.runtime.listen.ignored

@@ -79,12 +79,24 @@ class RecordingOutput:
     action_bars: list[tuple[str, str]] = field(default_factory=list)
     replies: list[tuple[str, str]] = field(default_factory=list)
     failures: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    status_lines: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
+    """Every action-bar frame in order: model text, or ``message_key {values}``."""
     link_down: bool = False
 
     async def action_bar(self, player: PlayerRef, text: str) -> None:
         if self.link_down:
             raise LinkError("link is down")
         self.action_bars.append((player.uuid, text))
+        self.frames.append(text)
+
+    async def action_bar_line(
+        self, player: PlayerRef, message_key: str, values: dict[str, str]
+    ) -> None:
+        if self.link_down:
+            raise LinkError("link is down")
+        self.status_lines.append((player.uuid, message_key, dict(values)))
+        self.frames.append(f"{message_key} {values}".strip())
 
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         if self.link_down:

@@ -14,7 +14,7 @@ from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest
 from bridge.turns.activity import BusyError
 from bridge.turns.compaction import SUMMARY_INSTRUCTIONS, transcript
 from bridge.turns.engine import TurnRequest
-from bridge.turns.request import SUMMARY_HEADING
+from bridge.turns.request import LANGUAGE_RULE, SUMMARY_HEADING
 
 from .conftest import Harness, make_snapshot
 from .fakes import STEVE, Pause, ScriptedModel, answer, failure
@@ -56,7 +56,7 @@ async def test_success_replaces_old_turns_with_a_summary(harness: Harness) -> No
     next_model = ScriptedModel([answer("ok")])
     await harness.run(make_snapshot(next_model))
     request = next_model.requests[0]
-    assert request.instructions == "You are Mineclaw."
+    assert request.instructions == f"You are Mineclaw.\n\n{LANGUAGE_RULE}"
     assert "Steve asked four questions." not in (request.instructions or "")
     assert request.items[0] == PlayerMessage(
         player=None, text=f"{SUMMARY_HEADING}\nSteve asked four questions."

@@ -13,7 +13,15 @@ from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolR
 from bridge.store.audit_sink import JSONValue, MemoryAudit
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import PROVIDER_FAILURE, TOOL_CALL_LIMIT_OUTPUT, TurnRequest
+from bridge.turns.listen import (
+    OVERHEARD_HEADING,
+    CarryLimits,
+    ListenCarry,
+    Overheard,
+    OverheardLine,
+)
 from bridge.turns.ports import PlayerRef
+from bridge.turns.request import LANGUAGE_RULE
 
 from .conftest import Harness, make_snapshot
 from .fakes import (
@@ -48,7 +56,7 @@ async def test_success_publishes_archives_and_replies(harness: Harness) -> None:
     assert archived.started_at <= archived.ended_at
     (request,) = model.requests
     assert request.session_id == "s1"
-    assert request.instructions == "You are Mineclaw."
+    assert request.instructions == f"You are Mineclaw.\n\n{LANGUAGE_RULE}"
     assert request.items == expected_items[:1]
     assert harness.audit.kinds() == ["turn.start", "turn.end"]
     assert harness.audit.events[1][1]["outcome"] == "completed"
@@ -469,3 +477,33 @@ async def test_clear_before_the_first_step_keeps_the_turn_on_the_session_it_star
     assert asked.session_id == "s1" and len(asked.items) == 3
     assert harness.archive.turns[1].session_id == "s1"
     assert harness.session.state.turns == ()
+
+
+async def test_overheard_lines_enter_the_turn_before_the_question(harness: Harness) -> None:
+    model = ScriptedModel([answer("Heard you both."), failure(retryable=False), answer("ok")])
+    heard = Overheard()
+    carry = ListenCarry(heard, lambda: CarryLimits(lines=20, chars=2000))
+    harness.engine.overheard = carry
+    heard.add("Alex", "nice base", CarryLimits(20, 2000))
+    heard.add("Notch", "thanks", CarryLimits(20, 2000))
+    await harness.run(make_snapshot(model), "what did they say?")
+    expected = (
+        PlayerMessage(player=None, text=OVERHEARD_HEADING),
+        PlayerMessage(player="Alex", text="nice base"),
+        PlayerMessage(player="Notch", text="thanks"),
+        PlayerMessage(player="Steve", text="what did they say?"),
+    )
+    assert model.requests[0].items == expected
+    # They are part of the completed turn: the session and the archive keep them.
+    (turn,) = harness.session.state.turns
+    assert turn.items[:4] == expected
+    assert "nice base" in repr(harness.archive.turns[0].items)
+    assert heard.lines == ()  # carried once
+
+    # A turn that does not complete hands what it overheard on to the next one.
+    heard.add("Alex", "are you there?", CarryLimits(20, 2000))
+    assert (await harness.run(make_snapshot(model), "dropped")).status == "dropped"
+    assert heard.lines == (OverheardLine("Alex", "are you there?"),)
+    await harness.run(make_snapshot(model), "again")
+    assert PlayerMessage(player="Alex", text="are you there?") in model.requests[-1].items
+    assert heard.lines == ()

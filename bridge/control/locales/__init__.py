@@ -1,0 +1,1 @@
+"""The shipped ``message.yml`` sets other than English (``config.yml`` ``locale``)."""
