@@ -140,6 +140,11 @@ class Output:
     async def action_bar(self, player: PlayerRef, text: str) -> None:
         pass
 
+    async def action_bar_line(
+        self, player: PlayerRef, message_key: str, values: dict[str, str]
+    ) -> None:
+        pass
+
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         pass
 

@@ -169,7 +169,7 @@ class CommandRouter:
         changed = listen.ignore(player.uuid, player.name) if ignore else listen.include(player.uuid)
         if changed and self._optouts is not None:
             try:
-                await asyncio.to_thread(self._optouts.save, listen.ignored)
+                await asyncio.to_thread(self._optouts.save)
             except StoreError as exc:
                 # Kept for this run; the owner learns why it will not outlive a restart.
                 log.error("listen opt-out of %s not remembered: %s", player.name, exc)

@@ -36,13 +36,16 @@ log = logging.getLogger(__name__)
 
 
 class AppHandler:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, optouts: ListenOptOuts | None = None) -> None:
         self.runtime = runtime
         self.output = LinkTurnOutput(runtime)
         self.chat = ChatPath(runtime, self.output)
-        # Who opted out of listen mode is remembered in the data folder across restarts.
-        optouts = ListenOptOuts(runtime.plane.directory / DATA_DIR_NAME)
-        runtime.listen.set_ignored(optouts.load())
+        # Who opted out of listen mode is remembered in the data folder across restarts; the
+        # servers of one bridge share it (``optouts`` of the default server's handler).
+        if optouts is None:
+            optouts = ListenOptOuts(runtime.plane.directory / DATA_DIR_NAME)
+        self.optouts = optouts
+        runtime.listen.share_ignored(optouts.players)
         # The public lane's turns carry what listen mode overheard since the last one.
         runtime.lanes.public.engine.overheard = ListenCarry(
             runtime.listen.overheard, lambda: carry_limits(runtime.plane.config.listen)

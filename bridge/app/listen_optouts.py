@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import threading
 import uuid
 from pathlib import Path
 
@@ -26,10 +27,14 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 class ListenOptOuts:
-    """Reads the file once (``load``) and writes it again on every change (``save``)."""
+    """The opt-out set of one bridge: read from the file when built, written whole again by
+    ``save`` after every change. ``players`` is the live set every server's listen mode shares
+    (``ListenMode.share_ignored``); saves from several servers at once are serialised."""
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / FILE_NAME
+        self._lock = threading.Lock()
+        self.players: set[str] = set(self.load())
 
     def load(self) -> frozenset[str]:
         """The remembered players; an unreadable file is set aside with an error in the log."""
@@ -51,9 +56,14 @@ class ListenOptOuts:
                 log.error("%s could not be set aside: %s", self.path, move.strerror)
             return frozenset()
 
-    def save(self, players: frozenset[str]) -> None:
-        """Replace the file with ``players``; raises ``StoreError`` when it cannot be written."""
-        body = json.dumps({"version": 1, "players": sorted(players)}, indent=0).encode()
+    def save(self) -> None:
+        """Replace the file with ``players`` as they are now; raises ``StoreError`` when it
+        cannot be written. Blocking: run it in a worker thread."""
+        with self._lock:
+            self._write(sorted(self.players))
+
+    def _write(self, players: list[str]) -> None:
+        body = json.dumps({"version": 1, "players": players}, indent=0).encode()
         temporary = self.path.with_name(f".{FILE_NAME}.{uuid.uuid4().hex}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -222,7 +222,10 @@ class Network:
             runtime.manage_logging = shared.manage_logging
             runtime.started_with = shared.started_with
             runtime.prepare()
-        context = self._contexts[server_id] = ServerContext(server_id, runtime, AppHandler(runtime))
+        # One opt-out set for every server: a player is one person across the network.
+        optouts = None if server_id == DEFAULT_SERVER_ID else self.default.app.optouts
+        app = AppHandler(runtime, optouts=optouts)
+        context = self._contexts[server_id] = ServerContext(server_id, runtime, app)
         if server_id != DEFAULT_SERVER_ID:
             log.info("server %s: context created", server_id)
         return context

@@ -18,7 +18,7 @@ Two things ride on it:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -156,7 +156,7 @@ class ListenMode:
         self._instance_id: str | None = None
         self._on = False
         self.overheard = Overheard()
-        self._ignored: set[str] = set()
+        self._ignored: MutableSet[str] = set()
 
     @property
     def instance_id(self) -> str | None:
@@ -199,8 +199,10 @@ class ListenMode:
     def ignored(self) -> frozenset[str]:
         return frozenset(self._ignored)
 
-    def set_ignored(self, player_uuids: Iterable[str]) -> None:
-        self._ignored = set(player_uuids)
+    def share_ignored(self, player_uuids: MutableSet[str]) -> None:
+        """Use ``player_uuids`` as the opt-out set: shared, not copied, so every server one
+        bridge serves sees an opt-out at once (``bridge.app.listen_optouts`` keeps it)."""
+        self._ignored = player_uuids
 
     def ignore(self, player_uuid: str, player_name: str) -> bool:
         """Leave a player's chat out of listen mode; True when that changed anything."""

@@ -215,3 +215,15 @@ async def test_a_server_with_its_own_files_serves_them_and_the_others_the_networ
     assert refused.notice is not None and "lobby" in rendered(refused.notice)
     refused = await _chat(network, "survival", "@ai")
     assert refused.notice is not None and "Ask a question" in rendered(refused.notice)
+
+
+async def test_a_listen_opt_out_holds_on_every_server(network: Network) -> None:
+    await _link(network, "lobby")
+    await _link(network, "survival")
+    for server in ("lobby", "survival"):
+        assert any("is on" in line for line in await _command(network, server, "listen", "on"))
+    assert "no longer sent" in (await _command(network, "lobby", "listen", "ignore-me"))[0]
+    # Opted out on the lobby, so never sent on survival either, at once.
+    verdict = await _chat(network, "survival", "my coordinates are 10 64 -20")
+    assert (verdict.decision, verdict.ai_prefix) == ("pass", False)
+    assert network.context("survival").runtime.listen.ignores(STEVE.uuid)
