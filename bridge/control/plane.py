@@ -239,6 +239,10 @@ class _Loader:
                 function_limits=None if config is None else config.functions,
                 problems=self.problems,
             )
+            if policy is not None and policy.messages is not None and config is not None:
+                # A server's own lines sit over the locale's set like message.yml does.
+                own = self.localised(policy.messages, config.locale)
+                policy = None if own is None else dataclasses.replace(policy, messages=own)
             if policy is None:
                 failed = True
             elif not policy.empty:

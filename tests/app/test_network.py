@@ -227,3 +227,28 @@ async def test_a_listen_opt_out_holds_on_every_server(network: Network) -> None:
     verdict = await _chat(network, "survival", "my coordinates are 10 64 -20")
     assert (verdict.decision, verdict.ai_prefix) == ("pass", False)
     assert network.context("survival").runtime.listen.ignores(STEVE.uuid)
+
+
+async def test_a_servers_own_lines_sit_over_the_locale_set(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    config = tmp_path / "config"
+    write_config(config, provider.port, "schema: 1\nlocale: zh_CN\n")
+    init_config_dir(config)
+    (config / "servers").mkdir()
+    (config / "servers" / "lobby-message.yml").write_text(
+        "schema: 1\nchat:\n  empty_question: '<gray>Ask the lobby assistant after <prefix>.'\n"
+    )
+    (config / "servers.yml").write_text(
+        "schema: 1\nservers:\n  lobby:\n    token: ${LOBBY_T}\n"
+        "    messages: servers/lobby-message.yml\n"
+    )
+    opened = Network.open(config, default_token=DEFAULT_TOKEN, environ={"LOBBY_T": LOBBY_TOKEN})
+    try:
+        await _link(opened, "lobby")
+        refused = await _chat(opened, "lobby", "@ai")
+        assert refused.notice is not None and "lobby" in rendered(refused.notice)
+        busy = opened.context("lobby").runtime.plane.messages.gates.busy
+        assert "助手" in busy  # every line the lobby did not write comes from zh_CN
+    finally:
+        await opened.aclose()
