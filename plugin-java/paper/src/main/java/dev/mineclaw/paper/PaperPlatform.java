@@ -1,11 +1,9 @@
 package dev.mineclaw.paper;
 
 import dev.mineclaw.core.platform.BlockLookup;
-import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.InventoryFacts;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerGoneException;
@@ -18,8 +16,6 @@ import net.kyori.adventure.text.Component;
 import org.bukkit.Server;
 import org.bukkit.command.CommandSender;
 import org.bukkit.entity.Player;
-import org.bukkit.inventory.ItemStack;
-import org.bukkit.inventory.meta.ItemMeta;
 import org.bukkit.plugin.Plugin;
 
 /**
@@ -27,9 +23,6 @@ import org.bukkit.plugin.Plugin;
  * thread each may run on is the {@link Platform} contract's, which {@link RegionSchedulers} keeps.
  */
 final class PaperPlatform implements Platform {
-    /** How far {@link #targetBlock} looks: survival reach. */
-    private static final int REACH_BLOCKS = 5;
-
     private final Plugin plugin;
     private final Server server;
     private final RegionSchedulers schedulers;
@@ -83,29 +76,6 @@ final class PaperPlatform implements Platform {
     @Override
     public boolean hasPermission(UUID player, String node) {
         return online(player).hasPermission(node);
-    }
-
-    @Override
-    public ItemSnapshot heldItem(UUID player) {
-        ItemStack item = online(player).getInventory().getItemInMainHand();
-        if (item.isEmpty()) {
-            return ItemSnapshot.EMPTY;
-        }
-        ItemMeta meta = item.getItemMeta();
-        Component name = meta != null && meta.hasDisplayName() ? meta.displayName() : null;
-        return new ItemSnapshot(item.getType().getKey().asString(), item.getAmount(),
-                name == null ? null : TextRenderer.plain(name));
-    }
-
-    @Override
-    public BlockSnapshot targetBlock(UUID player) {
-        Player online = online(player);
-        BlockLookup lookup = this.snapshots.lookedAt(online, REACH_BLOCKS);
-        if (lookup.block() == null) {
-            return new BlockSnapshot(null, online.getWorld().getName(), 0, 0, 0);
-        }
-        return new BlockSnapshot(lookup.block().type(), lookup.block().world(), lookup.block().x(), lookup.block().y(),
-                lookup.block().z());
     }
 
     @Override

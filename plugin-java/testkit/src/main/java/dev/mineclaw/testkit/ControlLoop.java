@@ -8,8 +8,6 @@ import com.google.gson.JsonParser;
 import dev.mineclaw.core.MineclawCore;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.command.CommandSender;
-import dev.mineclaw.core.platform.BlockSnapshot;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.PermissionFacts;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.Messages;
@@ -130,7 +128,7 @@ final class ControlLoop {
                     .orElse("world"), intOr(target, "x"), intOr(target, "y"), intOr(target, "z"));
         }
         PlayerRef ref = new PlayerRef(uuid, name);
-        if (!this.platform.add(new TestPlayer(ref, permissions, held, block, FactsOp.initial(held, block, command)))) {
+        if (!this.platform.add(new TestPlayer(ref, permissions, FactsOp.initial(held, block, command)))) {
             throw new BadCommand("player.add: a player named '" + name + "' or with uuid " + uuid + " is online");
         }
         this.core.playerJoined(ref);

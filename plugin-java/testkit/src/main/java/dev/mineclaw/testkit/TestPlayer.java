@@ -1,7 +1,5 @@
 package dev.mineclaw.testkit;
 
-import dev.mineclaw.core.platform.BlockSnapshot;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.PlayerRef;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -20,24 +18,19 @@ final class TestPlayer {
 
     private final PlayerRef ref;
     private final Set<String> permissions;
-    private final ItemSnapshot heldItem;
-    private final BlockSnapshot targetBlock;
     private final ExecutorService executor;
     private volatile TestFacts facts;
     private volatile Thread thread;
     private volatile boolean gone;
 
-    TestPlayer(PlayerRef ref, Set<String> permissions, ItemSnapshot heldItem, BlockSnapshot targetBlock) {
-        this(ref, permissions, heldItem, targetBlock, TestFacts.defaults());
+    TestPlayer(PlayerRef ref, Set<String> permissions) {
+        this(ref, permissions, TestFacts.defaults());
     }
 
-    TestPlayer(PlayerRef ref, Set<String> permissions, ItemSnapshot heldItem, BlockSnapshot targetBlock,
-            TestFacts facts) {
+    TestPlayer(PlayerRef ref, Set<String> permissions, TestFacts facts) {
         this.ref = ref;
         this.facts = facts;
         this.permissions = Set.copyOf(permissions);
-        this.heldItem = heldItem;
-        this.targetBlock = targetBlock;
         this.executor = Executors.newSingleThreadExecutor(runnable -> {
             Thread created = new Thread(runnable, "player-" + ref.name());
             created.setDaemon(true);
@@ -52,14 +45,6 @@ final class TestPlayer {
 
     Set<String> permissions() {
         return this.permissions;
-    }
-
-    ItemSnapshot heldItem() {
-        return this.heldItem;
-    }
-
-    BlockSnapshot targetBlock() {
-        return this.targetBlock;
     }
 
     TestFacts facts() {

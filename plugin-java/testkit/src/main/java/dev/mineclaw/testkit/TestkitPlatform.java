@@ -2,10 +2,8 @@ package dev.mineclaw.testkit;
 
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.platform.BlockLookup;
-import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.InventoryFacts;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerRef;
@@ -153,16 +151,6 @@ final class TestkitPlatform implements Platform {
     public boolean hasPermission(UUID player, String node) {
         TestPlayer found = owned(player, "hasPermission");
         return found.permissions().contains(node);
-    }
-
-    @Override
-    public ItemSnapshot heldItem(UUID player) {
-        return owned(player, "heldItem").heldItem();
-    }
-
-    @Override
-    public BlockSnapshot targetBlock(UUID player) {
-        return owned(player, "targetBlock").targetBlock();
     }
 
     @Override

@@ -13,8 +13,6 @@ import dev.mineclaw.core.approval.ApprovalPrompt;
 import dev.mineclaw.core.platform.BlockFacts;
 import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.ConsoleDispatch;
-import dev.mineclaw.core.platform.ItemSnapshot;
-import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.PlayerGoneException;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.platform.ThreadRuleException;
@@ -57,8 +55,7 @@ class SnapshotFactsTest {
             this.violations::add));
     private final SnapshotRequests snapshots = new SnapshotRequests(this.platform, Duration.ofSeconds(10));
     private final PlayerRef steve = new PlayerRef(UUID.fromString("3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f"), "Steve");
-    private final TestPlayer player = new TestPlayer(this.steve, Set.of(), ItemSnapshot.EMPTY,
-            new BlockSnapshot(null, "world", 0, 0, 0));
+    private final TestPlayer player = new TestPlayer(this.steve, Set.of());
 
     SnapshotFactsTest() {
         this.platform.add(this.player);

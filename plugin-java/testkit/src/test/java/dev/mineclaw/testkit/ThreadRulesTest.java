@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
-import dev.mineclaw.core.platform.BlockSnapshot;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.platform.Scheduling;
 import dev.mineclaw.core.platform.ThreadRuleException;
@@ -37,9 +35,9 @@ class ThreadRulesTest {
 
     private PlayerRef join(String name) {
         PlayerRef ref = new PlayerRef(UUID.randomUUID(), name);
-        this.platform.add(new TestPlayer(ref, Set.of("mineclaw.command.chat"),
+        this.platform.add(new TestPlayer(ref, Set.of("mineclaw.command.chat"), FactsOp.initial(
                 new ItemSnapshot("minecraft:diamond_sword", 1, "Excalibur"),
-                new BlockSnapshot("minecraft:oak_log", "world", 1, 64, -3)));
+                new BlockSnapshot("minecraft:oak_log", "world", 1, 64, -3), new JsonObject())));
         return ref;
     }
 
@@ -68,9 +66,9 @@ class ThreadRulesTest {
 
     @Test
     void playerAccessOnTheirOwnThreadWorks() throws Exception {
-        assertEquals("minecraft:diamond_sword", onPlayer(this.steve, () -> this.platform.heldItem(this.steve.uuid()))
-                .material());
-        assertEquals(64, onPlayer(this.steve, () -> this.platform.targetBlock(this.steve.uuid())).y());
+        assertEquals("minecraft:diamond_sword", onPlayer(this.steve, () -> this.platform.inventory(this.steve.uuid()))
+                .slots().get(0).type());
+        assertEquals(64, onPlayer(this.steve, () -> this.platform.lookedAtBlock(this.steve.uuid(), 5)).block().y());
         assertTrue(onPlayer(this.steve, () -> this.platform.hasPermission(this.steve.uuid(), "mineclaw.command.chat")));
         onPlayer(this.steve, () -> {
             this.platform.sendMessage(this.steve.uuid(), Component.text("hello"));
@@ -102,7 +100,7 @@ class ThreadRulesTest {
     @Test
     void globalThreadMayNotTouchAPlayer() {
         ExecutionException failed = assertThrows(ExecutionException.class,
-                () -> onGlobal(() -> this.platform.heldItem(this.steve.uuid())));
+                () -> onGlobal(() -> this.platform.inventory(this.steve.uuid())));
         assertInstanceOf(ThreadRuleException.class, failed.getCause());
     }
 

@@ -42,12 +42,6 @@ public interface Platform {
     /** Whether {@code player} holds {@code node}. Player's executor. */
     boolean hasPermission(UUID player, String node);
 
-    /** The item in {@code player}'s main hand. Player's executor. */
-    ItemSnapshot heldItem(UUID player);
-
-    /** The block {@code player} looks at within a short reach, without loading chunks. Player's executor. */
-    BlockSnapshot targetBlock(UUID player);
-
     /**
      * The facts {@code snapshot.player} projects: position, vitals, game mode, movement flags,
      * surroundings and active effects, read from the live player. Player's executor.

@@ -1,11 +1,9 @@
 package dev.mineclaw.core.support;
 
 import dev.mineclaw.core.platform.BlockLookup;
-import dev.mineclaw.core.platform.BlockSnapshot;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.InventoryFacts;
-import dev.mineclaw.core.platform.ItemSnapshot;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerFacts;
 import dev.mineclaw.core.platform.PlayerRef;
@@ -129,16 +127,6 @@ public final class FakePlatform implements Platform {
     @Override
     public boolean hasPermission(UUID player, String node) {
         return this.permissions.getOrDefault(player, Set.of()).contains(node);
-    }
-
-    @Override
-    public ItemSnapshot heldItem(UUID player) {
-        return ItemSnapshot.EMPTY;
-    }
-
-    @Override
-    public BlockSnapshot targetBlock(UUID player) {
-        return new BlockSnapshot(null, "world", 0, 0, 0);
     }
 
     @Override
