@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -30,3 +32,42 @@ async def test_serve_refuses_a_wake_pattern_that_would_wake_on_everything_or_not
     assert process.returncode == 1, (stdout, stderr)
     assert b"wake_pattern" in stderr and reason.encode() in stderr
     assert b"listening on" not in stdout
+
+
+async def serve_refusal(config: Path) -> bytes:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
+        cwd=REPO, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 1, (stdout, stderr)
+    assert b"listening on" not in stdout
+    return stderr
+
+
+async def test_serve_refuses_an_archive_a_newer_bridge_migrated(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    (config / "data").mkdir(parents=True)
+    (config / "config.yml").write_text("schema: 1\n")
+    with sqlite3.connect(config / "data" / "archive.sqlite3") as conn:
+        conn.execute("PRAGMA user_version=9")
+    stderr = await serve_refusal(config)
+    assert b"archive schema is at version 9, newer than this bridge knows" in stderr
+
+
+async def test_serve_refuses_a_postgresql_dsn_that_reaches_nothing(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text(
+        "schema: 1\nstorage:\n  backend: postgresql\n"
+        f"  dsn: postgresql://mc@127.0.0.1:{port}/mc\n  password: ${{MC_PW}}\n"
+    )
+    (config / ".env").write_text("MC_PW=Pw-never-shown-7731\n")
+    (config / ".env").chmod(0o600)
+    stderr = await serve_refusal(config)
+    assert b"storage.dsn" in stderr and f"127.0.0.1:{port}/mc".encode() in stderr
+    assert b"Pw-never-shown-7731" not in stderr

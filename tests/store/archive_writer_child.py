@@ -1,16 +1,20 @@
 """Child process for the kill-safety test: archives turns forever, acknowledging each commit.
 
-Run as ``python archive_writer_child.py DB_PATH FIRST_INDEX``. After each committed turn it
-prints the turn id on stdout and flushes, so the parent knows which turns must survive a kill.
+Run as ``python archive_writer_child.py DB_PATH FIRST_INDEX``, or with ``DB_PATH`` a
+``postgresql://`` DSN (its password in the environment variable ``MINECLAW_TEST_DB_PASSWORD``).
+After each committed turn it prints the turn id on stdout and flushes, so the parent knows which
+turns must survive a kill.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bridge.store.archive import ArchivedTurn, TurnArchive
+from bridge.store.database import Database, PostgresDatabase
 
 ITEMS_PER_TURN = 300
 
@@ -38,8 +42,11 @@ def make_turn(index: int) -> ArchivedTurn:
 
 
 def main() -> None:
-    db_path, first = Path(sys.argv[1]), int(sys.argv[2])
-    with TurnArchive(db_path) as archive:
+    where, first = sys.argv[1], int(sys.argv[2])
+    database: Path | Database = Path(where)
+    if where.startswith("postgresql://"):
+        database = PostgresDatabase(where, password=os.environ["MINECLAW_TEST_DB_PASSWORD"])
+    with TurnArchive(database) as archive:
         index = first
         while index < first + 5000:  # bounded even if the parent never kills it
             turn = make_turn(index)

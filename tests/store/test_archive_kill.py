@@ -1,21 +1,22 @@
 """Kill-safety: a child archiving turns is SIGKILLed at random points, again and again.
 
 After every kill the archive must hold every acknowledged turn, whole and unchanged, and no
-partial turn (a header without all its items, or items without a header).
+partial turn (a header without all its items, or items without a header). On both backends: on
+PostgreSQL the kill drops the connection mid-transaction, and the server must roll it back.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import select
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bridge.store.archive import TurnArchive
+from tests.storage_backends import Backend
 
 from .archive_writer_child import ITEMS_PER_TURN, expected_items
 
@@ -31,9 +32,14 @@ def read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
     return proc.stdout.readline()
 
 
-def run_until_killed(db: Path, first: int, acks_before_kill: int, delay: float) -> list[str]:
+def run_until_killed(
+    backend: Backend, first: int, acks_before_kill: int, delay: float
+) -> list[str]:
+    target = backend.target
+    where = target.dsn if target.dsn else str(target.data_dir / "archive.sqlite3")
+    environ = dict(os.environ, MINECLAW_TEST_DB_PASSWORD=target.password or "")
     proc = subprocess.Popen(
-        [sys.executable, str(CHILD), str(db), str(first)], stdout=subprocess.PIPE
+        [sys.executable, str(CHILD), str(where), str(first)], stdout=subprocess.PIPE, env=environ
     )
     acked: list[str] = []
     try:
@@ -57,24 +63,22 @@ def run_until_killed(db: Path, first: int, acks_before_kill: int, delay: float) 
     return acked
 
 
-def test_sigkill_at_random_points_leaves_only_whole_turns(tmp_path: Path) -> None:
-    db = tmp_path / "archive.sqlite3"
+def test_sigkill_at_random_points_leaves_only_whole_turns(backend: Backend) -> None:
+    backend.data_dir.mkdir(parents=True, exist_ok=True)
     rng = random.Random()
     acked: list[str] = []
     next_index = 0
     for _ in range(KILLS):
-        acked += run_until_killed(db, next_index, rng.randint(1, 4), rng.uniform(0, 0.012))
+        acked += run_until_killed(backend, next_index, rng.randint(1, 4), rng.uniform(0, 0.012))
         # Resume after the last turn on disk (it may be one the child committed but never acked).
-        conn = sqlite3.connect(db)
-        (count,) = conn.execute("SELECT COUNT(*) FROM turns").fetchone()
-        orphans = conn.execute(
+        [(count,)] = backend.execute("SELECT COUNT(*) FROM turns")
+        orphans = backend.execute(
             "SELECT COUNT(*) FROM turn_items WHERE turn_id NOT IN (SELECT turn_id FROM turns)"
-        ).fetchone()
-        conn.close()
-        assert orphans == (0,)
+        )
+        assert orphans == [(0,)]
         next_index = count
 
-    with TurnArchive(db) as archive:
+    with backend.archive() as archive:
         turns = archive.all_turns()  # raises if any stored turn is missing items
     stored = [t.turn_id for t in turns]
     assert set(acked) <= set(stored)
