@@ -39,6 +39,19 @@ Row = tuple[Any, ...]
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a PostgreSQL connection may take before the start (or a write) fails."""
+STATEMENT_TIMEOUT_MS = 30_000
+"""The longest one PostgreSQL statement may run (or wait for a lock) before it fails: a turn's
+commit must end, in an error if need be, rather than hold its lane for good."""
+# A server that stops answering without closing the connection (a dead host, a dropped
+# network) is noticed by TCP keepalives and the kernel's unacknowledged-data timeout instead of
+# after the system default of many minutes. The DSN may set any of these itself.
+_CONNECTION_DEFAULTS: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 15,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
 
 
 class DatabaseError(StoreError):
@@ -154,6 +167,15 @@ class SqliteDatabase(Database):
                     raise _sqlite_error(exc) from exc
                 raise
 
+    def query(self, sql: str, params: Params = ()) -> list[Row]:
+        # Outside a transaction: a read takes no write lock, so a reader in another process
+        # (a CLI command beside `serve`) never waits for one or holds one up.
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _sqlite_error(exc) from exc
+
     def user_version(self) -> int:
         """SQLite's own schema stamp (the archive kept its version there before migrations)."""
         with self._lock:
@@ -203,6 +225,15 @@ class _PostgresTransaction(Transaction):
         return self._conn.execute(_postgres_sql(sql), tuple(params)).fetchall()
 
 
+def _dsn_keys(dsn: str) -> frozenset[str]:
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return frozenset(conninfo_to_dict(dsn))
+    except Exception:  # connecting reports the DSN's fault, with its reason
+        return frozenset()
+
+
 def describe_dsn(dsn: str) -> str:
     """``user@host:port/dbname`` of a DSN (URL or ``key=value`` form), never its password."""
     from psycopg.conninfo import conninfo_to_dict
@@ -232,6 +263,7 @@ class PostgresDatabase(Database):
         password: str | None = None,
         synchronous_commit: bool = True,
         application_name: str = "mineclaw-bridge",
+        statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
     ) -> None:
         super().__init__()
         self._dsn = dsn
@@ -239,6 +271,8 @@ class PostgresDatabase(Database):
         self._synchronous_commit = synchronous_commit
         self._application_name = application_name
         self.description = f"PostgreSQL {describe_dsn(dsn)}"
+        self._statement_timeout_ms = statement_timeout_ms
+        self._given = _dsn_keys(dsn)
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
         with self._lock:
@@ -254,10 +288,12 @@ class PostgresDatabase(Database):
             return conn
         self._conn = None
         settings: dict[str, Any] = {
-            "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": self._application_name,
+            **_CONNECTION_DEFAULTS,
         }
+        settings = {name: value for name, value in settings.items() if name not in self._given}
+        settings["autocommit"] = True
         if self._password is not None:
             settings["password"] = self._password
         try:
@@ -267,6 +303,9 @@ class PostgresDatabase(Database):
                 f"cannot connect to {self.description}: {_first_line(exc)}"
             ) from exc
         try:
+            # Set per connection, not in the DSN's options: a pooler such as PgBouncer refuses
+            # startup options but passes SET.
+            conn.execute(f"SET statement_timeout = {int(self._statement_timeout_ms)}")
             if not self._synchronous_commit:
                 conn.execute("SET synchronous_commit = off")
         except psycopg.Error as exc:

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from bridge.errors import StoreError
-from bridge.store.archive import ArchivedTurn
+from bridge.store import database as database_module
+from bridge.store.archive import ArchivedTurn, TurnArchive
+from bridge.store.database import PostgresDatabase
 from bridge.store.target import StorageTarget
 from tests.postgres_server import BRIDGE_ROLE, PostgresServer, start_postgres
 from tests.storage_backends import Backend
@@ -143,3 +145,40 @@ def test_a_stopped_server_fails_writes_cleanly_and_they_work_again_after_it_retu
         assert len(lines) == 3
     finally:
         server.remove()
+
+
+def test_a_server_that_never_answers_fails_the_start_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database_module, "CONNECT_TIMEOUT_S", 2)  # libpq's least
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshake; nothing ever answers
+        port = silent.getsockname()[1]
+        target = StorageTarget(
+            tmp_path, backend="postgresql", dsn=f"postgresql://mc@127.0.0.1:{port}/mc"
+        )
+        with pytest.raises(StoreError, match=f"cannot connect to PostgreSQL mc@127.0.0.1:{port}"):
+            target.open_archive()
+
+
+def test_a_write_stuck_behind_a_lock_fails_and_the_next_one_works(
+    postgres_only: Backend,
+) -> None:
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    with backend.archive():
+        pass  # the tables exist
+    database = PostgresDatabase(
+        backend.server.dsn(backend.dbname),
+        password=backend.server.password,
+        statement_timeout_ms=300,
+    )
+    with TurnArchive(database) as archive, backend.server.admin(backend.dbname) as holder:
+        holder.execute("BEGIN")
+        holder.execute("LOCK TABLE turns IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StoreError, match="statement timeout"):
+            archive.append(turn("stuck"))
+        holder.execute("COMMIT")
+        archive.append(turn("free"))
+        assert [t.turn_id for t in archive.all_turns()] == ["free"]
