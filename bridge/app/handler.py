@@ -54,7 +54,9 @@ class AppHandler:
             runtime, self.output, on_state_changed=self.send_link_state, optouts=optouts
         )
         # Snapshot tools, run_command and approvals (bridge.tools.link_tools).
-        self.link_tools = LinkTools(served=lambda: runtime.served, audit=runtime.audit)
+        self.link_tools = LinkTools(
+            served=lambda: runtime.served, audit=runtime.audit, broker=runtime.approval_broker
+        )
         self.commands.approval_handler = self.link_tools.approval_handler
         runtime.plugin = self.link_tools.plugin
         runtime.add_tool_handlers(self.link_tools.handlers())

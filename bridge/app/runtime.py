@@ -37,9 +37,11 @@ from bridge.errors import MineclawError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.link.handler import Link
 from bridge.link.messages import Text
+from bridge.policy.approvals import ApprovalBroker
 from bridge.providers.client import ProviderClient
 from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
+from bridge.store.sessions import SessionRecords
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
@@ -47,6 +49,7 @@ from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode
 from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
+from bridge.turns.restore import SessionStore
 from bridge.turns.wake import WakeRules
 
 log = logging.getLogger(__name__)
@@ -94,12 +97,18 @@ class Runtime:
         extra_tool_handlers: Mapping[str, HandlerFn] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         view: Callable[[ControlPlane], ControlPlane] | None = None,
+        records: SessionRecords | None = None,
+        session_scope: str = "",
     ) -> None:
         self.store = store
         # What this runtime serves of each published plane: all of it, or one server's view
         # of it in a network (its own policy files in place of the network-wide ones).
         self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
         self.archive = archive
+        self.records = records
+        """Session starts, compactions and open prompts, for the next restart (None: the
+        sessions live in memory only). ``session_scope``: the key this runtime's lanes keep
+        their sessions under (each server of a network has its own; "" for the default)."""
         self.audit = audit
         # Every audit field is redacted whole with the plane in force when it is written.
         audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
@@ -130,7 +139,10 @@ class Runtime:
             audit=audit,
             output=output or LinkTurnOutput(self),
             action_bar_interval_s=settings.action_bar_interval_s,
+            sessions=None if records is None else SessionStore(records, archive, session_scope),
         )
+        self.approval_broker = ApprovalBroker(ledger=records)
+        """Every approval prompt of this runtime (run_command, Functions)."""
         public = self.lanes.public
         self.activity, self.session = public.activity, public.session
         self.engine, self.compactor = public.engine, public.compactor
@@ -154,6 +166,8 @@ class Runtime:
         self._served = build_served(
             self._view(store.current), parts=self._parts, handlers=self.extra_tool_handlers
         )
+        if records is not None:  # audited once the plane (and its redactor) is served
+            self._expire_open_prompts(records)
 
     @classmethod
     def open(
@@ -173,8 +187,14 @@ class Runtime:
         store = ControlPlaneStore(config_dir, environ=environ)
         archive, audit = open_storage(store.current, config_dir)
         try:
+            records = SessionRecords(archive.database)
             runtime = cls(
-                store=store, archive=archive, audit=audit, settings=settings, transport=transport
+                store=store,
+                archive=archive,
+                audit=audit,
+                settings=settings,
+                transport=transport,
+                records=records,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
@@ -331,6 +351,29 @@ class Runtime:
             await asyncio.gather(*self._closing, return_exceptions=True)
         self.audit.close()
         self.archive.close()
+
+    def _expire_open_prompts(self, records: SessionRecords) -> None:
+        """Prompts open when the last run ended cannot be answered any more (their tokens
+        lived in memory): each is audited as expired and named in the log."""
+        for prompt in records.take_open_prompts():
+            fields = prompt.fields
+            self.audit.record(
+                "approval.expired",
+                {
+                    "prompt_id": prompt.prompt_id,
+                    "reason": "the bridge restarted",
+                    "opened_at": prompt.opened_at.isoformat(),
+                    "requester": fields.get("requester"),
+                    "target": fields.get("target"),
+                    "command": fields.get("command"),
+                },
+            )
+            log.warning(
+                "approval prompt expired by the restart: %s was asked to confirm %r for %s",
+                fields.get("target", "?"),
+                fields.get("command") or fields.get("kind", "?"),
+                fields.get("requester", "?"),
+            )
 
 
 def _key_warned(plane: ControlPlane) -> bool:

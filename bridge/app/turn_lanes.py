@@ -35,6 +35,7 @@ from bridge.turns.engine import TurnEngine, TurnListener, TurnOutcome, TurnReque
 from bridge.turns.lanes import Lane, Lanes, lane_session_ids
 from bridge.turns.ports import PUBLIC_LANE, ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.queue import Admission, TurnQueue, Waiting
+from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,12 @@ class TurnLanes:
         audit: AuditSink,
         output: TurnOutput | None = None,
         action_bar_interval_s: float = 0.075,
+        sessions: SessionStore | None = None,
     ) -> None:
+        """``sessions``: where each lane's session is restored from and recorded (None: in
+        memory only)."""
         self._host = host
+        self._sessions = sessions
         self._archive = archive
         self._audit = audit
         self._action_bar_interval_s = action_bar_interval_s
@@ -107,7 +112,13 @@ class TurnLanes:
         return any(lane.busy for lane in self.lanes)
 
     def _build(self, lane_id: str, owner: PlayerRef | None, output: TurnOutput) -> Lane:
-        session = PublicSession(id_factory=lane_session_ids(lane_id))
+        ids = lane_session_ids(lane_id)
+        sessions = self._sessions
+        session = (
+            PublicSession(id_factory=ids)
+            if sessions is None
+            else sessions.session(lane_id, id_factory=ids)
+        )
         activity = ServerActivity()
         engine = TurnEngine(
             session=session,
@@ -119,7 +130,12 @@ class TurnLanes:
             cap=self.cap,
             action_bar_interval_s=self._action_bar_interval_s,
         )
-        compactor = Compactor(session=session, activity=activity, audit=self._audit)
+        compactor = Compactor(
+            session=session,
+            activity=activity,
+            audit=self._audit,
+            records=None if sessions is None else sessions.records,
+        )
         engine.add_after_turn(compactor.after_turn)
         engine.add_after_turn(self._after_any_turn)
         compactor.add_freed_listener(self.queue.release)

@@ -22,21 +22,25 @@ is given, and the ``/mineclaw approve|deny <token>`` commands reach ``answer`` t
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol
 
 from bridge.control.messages_file import ApprovalMessages
-from bridge.errors import ToolError
+from bridge.errors import MineclawError, ToolError
 from bridge.link.codes import ErrorCode as LinkCode
 from bridge.link.errors import LinkRequestError
 from bridge.link.handler import Link
 from bridge.link.messages import ApprovalButton, ApprovalShow, ApprovalShowResult, PlayerRef, Text
+
+log = logging.getLogger(__name__)
 
 CONFIRMATION_TIMEOUT_S = 60.0
 """How long a command confirmation stays answerable."""
@@ -50,6 +54,14 @@ MAX_REMEMBERED_ASKS = 1024
 
 ApprovalStatus = Literal["approved", "denied", "timeout", "offline", "not_shown", "cancelled"]
 Answer = Literal["approve", "deny"]
+
+
+class PromptLedger(Protocol):
+    """Where open prompts are written down, so a restart can report the ones it cut short."""
+
+    def prompt_opened(self, prompt_id: str, fields: dict[str, str], at: datetime) -> None: ...
+
+    def prompt_closed(self, prompt_id: str) -> None: ...
 
 
 class ApprovalError(ToolError):
@@ -122,10 +134,12 @@ class ApprovalBroker:
         clock: Callable[[], float] = time.monotonic,
         new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
         max_pending: int = MAX_PENDING,
+        ledger: PromptLedger | None = None,
     ) -> None:
         self._clock = clock
         self._new_token = new_token
         self._max_pending = max_pending
+        self._ledger = ledger
         self._pending: dict[str, _Pending] = {}
         # (turn id, target UUID) of recent prompts, oldest first.
         self._asked: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -180,6 +194,7 @@ class ApprovalBroker:
             display=dict(display or {}),
             future=future,
         )
+        prompt_id = self._opened(target, subject, display)
         try:
             not_shown = await self._show(link, token, target, prompt, buttons, timeout_s)
             if future.done():  # answered, or the target quit, while the prompt was being sent
@@ -192,6 +207,31 @@ class ApprovalBroker:
             return ApprovalOutcome("timeout", subject)
         finally:
             self._pending.pop(token, None)
+            self._closed(prompt_id)
+
+    def _opened(
+        self, target: PlayerRef, subject: Subject, display: Mapping[str, str] | None
+    ) -> str | None:
+        """Tell the ledger a prompt is open (by an id of its own: the token stays in memory).
+        A ledger that cannot write costs the restart report, never the prompt."""
+        if self._ledger is None:
+            return None
+        prompt_id = secrets.token_urlsafe(12)
+        fields = {"target": target.name, "kind": subject.kind, **dict(display or {})}
+        try:
+            self._ledger.prompt_opened(prompt_id, fields, datetime.now(UTC))
+        except MineclawError as exc:
+            log.warning("approval prompt not recorded: %s", exc)
+            return None
+        return prompt_id
+
+    def _closed(self, prompt_id: str | None) -> None:
+        if self._ledger is None or prompt_id is None:
+            return
+        try:
+            self._ledger.prompt_closed(prompt_id)
+        except MineclawError as exc:
+            log.warning("approval prompt end not recorded: %s", exc)
 
     async def _show(
         self,

@@ -17,9 +17,10 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Literal
 
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.providers.items import (
     AssistantText,
     PlayerMessage,
@@ -28,6 +29,7 @@ from bridge.providers.items import (
     ToolResult,
 )
 from bridge.store.audit_sink import AuditSink
+from bridge.store.sessions import CompactionRecord, SessionRecords
 from bridge.turns.activity import ServerActivity
 from bridge.turns.attempts import AttemptsSpent, complete
 from bridge.turns.model_text import escape_line_breaks
@@ -75,7 +77,8 @@ def transcript(turns: Sequence[CompletedTurn], previous_summary: str | None) -> 
 
 class Compactor:
     """Keyword-only settings: ``keep_recent_turns`` (newest turns kept verbatim, default 2),
-    ``sleep`` and ``rng`` as for turns."""
+    ``sleep`` and ``rng`` as for turns; ``records``: where each compaction is recorded so a
+    restart can rebuild the session (`bridge.turns.restore`)."""
 
     def __init__(
         self,
@@ -86,8 +89,12 @@ class Compactor:
         keep_recent_turns: int = 2,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        records: SessionRecords | None = None,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._session = session
+        self._records = records
+        self._wall_clock = wall_clock
         self._activity = activity
         self._audit = audit
         self._keep_recent = max(0, keep_recent_turns)
@@ -206,6 +213,17 @@ class Compactor:
         if not summary or any(isinstance(i, ToolCall) for i in result.items):
             return "failed"
         after = replace(before, turns=before.turns[count:], summary=summary)
+        # Recorded and swapped in one step (nothing awaits between the check, the record and
+        # the swap), so a restart rebuilds exactly this projection or the one before it.
+        if self._session.state is not before:
+            return "session_changed"
+        if self._records is not None:
+            record = CompactionRecord(before.session_id, summary, before.turns[count - 1].turn_id)
+            try:
+                self._records.compacted(record, self._wall_clock())
+            except StoreError as exc:
+                log.error("compaction not recorded, so not applied: %s", exc)
+                return "failed"
         if not self._session.replace_if_unchanged(before, after):
             return "session_changed"
         return "compacted"

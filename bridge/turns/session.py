@@ -142,10 +142,19 @@ class PublicSession:
         *,
         id_factory: Callable[[], str] = new_session_id,
         calibration: TokenCalibration | None = None,
+        state: SessionState | None = None,
+        on_new_session: Callable[[str], None] | None = None,
     ) -> None:
+        """``state``: a session to go on with (restored after a restart); without one a new
+        session starts. ``on_new_session`` is told the id of every session started here (the
+        first, and each ``clear``) before it is used, so it can be recorded; if it raises,
+        the session is not started (``clear`` leaves the old one in place)."""
         self._id_factory = id_factory
+        self._on_new_session = on_new_session
         self.calibration = calibration or TokenCalibration()
-        self._state = SessionState(session_id=id_factory())
+        if state is None:
+            state = SessionState(session_id=self._new_id())
+        self._state = state
         # (state, max_messages, projection) of the last projection made.
         self._projected: tuple[SessionState, int, ContextProjection] | None = None
         self._index: _TurnIndex | None = None
@@ -178,8 +187,14 @@ class PublicSession:
 
     def clear(self) -> str:
         """Start a new, empty session with a new id; returns the id."""
-        self._swap(SessionState(session_id=self._id_factory()))
+        self._swap(SessionState(session_id=self._new_id()))
         return self._state.session_id
+
+    def _new_id(self) -> str:
+        session_id = self._id_factory()
+        if self._on_new_session is not None:
+            self._on_new_session(session_id)
+        return session_id
 
     def _swap(self, new: SessionState) -> None:
         # What was derived from the old state goes with it, here and not at the next

@@ -432,4 +432,5 @@ async def test_a_bridge_killed_mid_turn_keeps_every_completed_turn_and_no_partia
         await w.message("*", "Back.", since)
         turns = archived_turns(w.config)
         assert len(turns) == 3 and "are you back" in turns[-1][1] and "Back." in turns[-1][1]
-        assert user_texts(w.provider.bodies()[-1]) == ["are you back"]  # a fresh session
+        # The session survived the kill: the earlier turns are replayed, the unfinished one not.
+        assert user_texts(w.provider.bodies()[-1]) == ["turn 0", "turn 1", "are you back"]
