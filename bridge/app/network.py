@@ -7,7 +7,8 @@ turn activity, link, plugin access and approval prompts, so one server's running
 turn never makes another's chat wait, and a verdict on one server never waits for another's
 connect, disconnect or turn. What is one per bridge is shared: the control plane store (a
 ``/mineclaw reload`` from any server publishes one new plane for all, read in a worker thread
-so no server's verdicts wait for it), the archive and the audit log.
+so no server's verdicts wait for it), the archive, the audit log and the session records
+(each server's sessions are kept under its own key, so a restart gives each its own).
 
 A server's context is built the first time its plugin links (a ``servers.yml`` with fifty
 servers costs nothing until they link) and kept for the process: a reconnect finds its
@@ -217,6 +218,8 @@ class Network:
                 settings=self._settings,
                 transport=self._transport,
                 view=functools.partial(server_plane, server_id=server_id),
+                records=shared.records,
+                session_scope=server_id,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging
