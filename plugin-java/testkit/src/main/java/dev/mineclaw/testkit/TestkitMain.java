@@ -44,7 +44,7 @@ public final class TestkitMain {
             out.emit(event);
         });
         TestkitPlatform platform = new TestkitPlatform(options.platform(), out::emit, rules);
-        CoreSettings settings = CoreSettings.defaults(LinkSettings.defaults(options.url()),
+        CoreSettings settings = CoreSettings.defaults(LinkSettings.defaults(options.urls()),
                 TokenSource.configuredOrFile(options.token(), options.tokenFile()), options.instanceId())
                 .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));

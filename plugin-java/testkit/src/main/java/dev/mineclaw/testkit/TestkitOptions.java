@@ -3,10 +3,12 @@ package dev.mineclaw.testkit;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
-record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, String platform,
+record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanceId, String platform,
         Duration verdictTimeout, String serverId) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
@@ -14,7 +16,7 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
-        URI url = null;
+        List<URI> urls = new ArrayList<>();
         Path tokenFile = null;
         String token = null;
         UUID instanceId = UUID.randomUUID();
@@ -28,7 +30,7 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
             }
             String value = args[++i];
             switch (option) {
-                case "--url" -> url = parseUrl(value);
+                case "--url" -> urls.add(parseUrl(value));  // repeated: bridges tried in order
                 case "--token-file" -> tokenFile = Path.of(value);
                 case "--token" -> token = value;
                 case "--instance-id" -> instanceId = parseUuid(value);
@@ -43,13 +45,13 @@ record TestkitOptions(URI url, Path tokenFile, String token, UUID instanceId, St
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
         }
-        if (url == null) {
+        if (urls.isEmpty()) {
             throw new IllegalArgumentException("--url is required");
         }
         if (tokenFile == null && token == null) {
             throw new IllegalArgumentException("--token-file (or --token) is required");
         }
-        return new TestkitOptions(url, tokenFile, token, instanceId, platform, verdictTimeout, serverId);
+        return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId);
     }
 
     private static URI parseUrl(String value) {

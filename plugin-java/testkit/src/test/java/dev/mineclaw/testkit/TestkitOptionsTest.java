@@ -14,8 +14,10 @@ class TestkitOptionsTest {
     void parsesEveryOption() {
         TestkitOptions options = TestkitOptions.parse(new String[] {"--url", "ws://127.0.0.1:9/link", "--token-file",
                 "/tmp/t", "--token", "abc", "--instance-id", "3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f", "--platform",
-                "folia", "--verdict-timeout-ms", "40"});
-        assertEquals("ws://127.0.0.1:9/link", options.url().toString());
+                "folia", "--verdict-timeout-ms", "40", "--url", "ws://127.0.0.1:10/link", "--server-id", "lobby"});
+        assertEquals(java.util.List.of(java.net.URI.create("ws://127.0.0.1:9/link"),
+                java.net.URI.create("ws://127.0.0.1:10/link")), options.urls());
+        assertEquals("lobby", options.serverId());
         assertEquals(Path.of("/tmp/t"), options.tokenFile());
         assertEquals("abc", options.token());
         assertEquals(UUID.fromString("3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f"), options.instanceId());

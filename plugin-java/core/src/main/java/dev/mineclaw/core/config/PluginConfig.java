@@ -20,7 +20,9 @@ import java.util.regex.Pattern;
  * The plugin's own config file, {@value #FILE_NAME}: only how to reach the bridge and how long chat may wait. Every
  * decision lives in the bridge. Immutable; read with {@link #fromMap}.
  *
- * @param bridgeUrl the bridge's link endpoint ({@value #DEFAULT_URL} by default)
+ * @param bridgeUrls the bridge's link endpoint ({@value #DEFAULT_URL} by default), or several
+ *     bridges of a network in the order they are tried (the plugin moves to the next when one goes
+ *     away or does not serve this server)
  * @param token the shared token, or empty to read {@code tokenFile}
  * @param tokenFile the bridge's {@code link.token}; relative paths are resolved against the
  *     plugin's data folder, which is the folder the bridge is started with ({@code serve --config})
@@ -31,7 +33,7 @@ import java.util.regex.Pattern;
  * @param serverId this server's id in the bridge's {@code servers.yml}, or empty for the bridge's
  *     default server (the one of {@code link.token})
  */
-public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration verdictTimeout,
+public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, Duration verdictTimeout,
         String chatPriority, String serverId) {
     /**
      * Not {@code config.yml}: the plugin's folder is also the bridge's config folder, where
@@ -69,7 +71,7 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
                 throw new ConfigException(key, "unknown key; known keys are " + new TreeSet<>(KEYS));
             }
         }
-        URI url = url(string(values, BRIDGE_URL, DEFAULT_URL));
+        List<URI> urls = urls(values.get(BRIDGE_URL));
         String token = string(values, TOKEN, "").strip();
         Path tokenFile = path(string(values, TOKEN_FILE, DEFAULT_TOKEN_FILE), dataFolder);
         Duration verdict = Duration.ofMillis(verdictMillis(values.get(VERDICT_TIMEOUT_MS)));
@@ -87,14 +89,47 @@ public record PluginConfig(URI bridgeUrl, String token, Path tokenFile, Duration
             throw new ConfigException(SERVER_ID, "'default' is the bridge's own server of link.token: leave"
                     + " server-id out for it");
         }
-        return new PluginConfig(url, token, tokenFile, verdict, priority, serverId);
+        return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId);
     }
 
     /** The core's settings for one server start. */
     public CoreSettings coreSettings(UUID instanceId) {
-        return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrl),
+        return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrls),
                 TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
                 .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId);
+    }
+
+    /** The first bridge. */
+    public URI bridgeUrl() {
+        return this.bridgeUrls.get(0);
+    }
+
+    /** One URL as text, or a YAML list of them (1 to {@link LinkSettings#MAX_URLS}, none twice). */
+    private static List<URI> urls(Object value) {
+        if (value == null) {
+            return List.of(url(DEFAULT_URL));
+        }
+        if (value instanceof String text) {
+            return List.of(url(text));
+        }
+        if (!(value instanceof List<?> items)) {
+            throw new ConfigException(BRIDGE_URL, "expected a URL or a list of URLs, got " + describe(value));
+        }
+        if (items.isEmpty() || items.size() > LinkSettings.MAX_URLS) {
+            throw new ConfigException(BRIDGE_URL, "list 1-" + LinkSettings.MAX_URLS + " bridges, got " + items.size());
+        }
+        List<URI> urls = new java.util.ArrayList<>();
+        for (Object item : items) {
+            if (!(item instanceof String text)) {
+                throw new ConfigException(BRIDGE_URL, "expected each entry to be a URL, got " + describe(item));
+            }
+            URI url = url(text);
+            if (urls.contains(url)) {
+                throw new ConfigException(BRIDGE_URL, "lists " + url + " twice");
+            }
+            urls.add(url);
+        }
+        return List.copyOf(urls);
     }
 
     private static String string(Map<String, ?> values, String key, String fallback) {

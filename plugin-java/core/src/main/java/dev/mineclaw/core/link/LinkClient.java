@@ -19,12 +19,21 @@ import java.util.logging.Logger;
  * connects to the bridge, proves it holds the token, serves the bridge's requests through
  * registered handlers, and reconnects with jittered exponential backoff whenever the connection
  * ends, until {@link #close()}.
+ *
+ * <p>With several bridge addresses ({@link LinkSettings#urls()}) the client fails over: when the
+ * bridge in use goes away, or a bridge refuses this server because another bridge serves it
+ * (4005), the next address is tried after {@link #FAILOVER_PAUSE}; the back-off pause grows only
+ * once every address failed in a row, so a network's second bridge is reached within moments.
  */
 public final class LinkClient implements BridgeLink {
     /** Close code of a connection replaced by a newer authenticated one (docs/protocol.md). */
     static final int CLOSE_REPLACED = 4004;
     /** The least pause before reconnecting after {@link #CLOSE_REPLACED}. */
     static final Duration REPLACED_PAUSE = Duration.ofSeconds(60);
+    /** Close code of a bridge that does not serve this server now (another bridge holds it). */
+    static final int CLOSE_NOT_SERVED = 4005;
+    /** The pause before trying the next bridge address. */
+    static final Duration FAILOVER_PAUSE = Duration.ofMillis(100);
     /** Failed attempts in a row up to which powers of two are logged; after it, every this many. */
     static final long LOUD_ATTEMPTS = 128;
 
@@ -46,6 +55,10 @@ public final class LinkClient implements BridgeLink {
     private volatile LinkSession up;
     private volatile boolean started;
     private volatile boolean closed;
+    /** Which of the urls the next attempt uses (guarded by {@code lifecycle}). */
+    private int urlIndex;
+    /** Addresses tried in a row without a usable link (guarded by {@code lifecycle}). */
+    private int failedInRound;
 
     public LinkClient(LinkSettings settings, Handshake.Identity identity, TokenSource tokens, LinkListener listener,
             Logger logger) {
@@ -142,24 +155,33 @@ public final class LinkClient implements BridgeLink {
 
     private void connect() {
         LinkSession session;
+        java.net.URI url;
         synchronized (this.lifecycle) {
             if (this.closed) {
                 return;
             }
             session = new LinkSession(this, this.sessions.incrementAndGet());
             this.current = session;
+            url = this.settings.urls().get(this.urlIndex);
         }
         this.http.newWebSocketBuilder()
                 .connectTimeout(this.settings.handshakeTimeout())
-                .buildAsync(this.settings.url(), session)
+                .buildAsync(url, session)
                 .whenComplete((socket, error) -> {
                     if (error == null && this.closed) {
                         socket.abort();
                     } else if (error != null) {
-                        logFailedAttempt(rootMessage(error));
-                        retryLater(session);
+                        logFailedAttempt(url, rootMessage(error));
+                        retryLater(session, false);
                     }
                 });
+    }
+
+    /** The bridge address the client uses now (or tries next). */
+    java.net.URI currentUrl() {
+        synchronized (this.lifecycle) {
+            return this.settings.urls().get(this.urlIndex);
+        }
     }
 
     void sessionUp(LinkSession session, String sessionId) {
@@ -169,9 +191,10 @@ public final class LinkClient implements BridgeLink {
             }
             this.up = session;
             this.backoff.reset();
+            this.failedInRound = 0;
         }
         this.failedAttempts.set(0);
-        this.logger.info("link: connected to the bridge, session " + sessionId);
+        this.logger.info("link: connected to the bridge at " + currentUrl() + ", session " + sessionId);
         this.listener.linkUp(sessionId);
     }
 
@@ -188,26 +211,28 @@ public final class LinkClient implements BridgeLink {
             this.logger.info("link: connection ended: " + reason);
         } else {
             // A connection that never became usable (refused handshake, bad token) is a failed attempt.
-            logFailedAttempt(reason);
+            logFailedAttempt(currentUrl(), reason);
         }
         if (opened) {
             this.listener.linkDown(reason);
         }
-        retryLater(session);
+        retryLater(session, wasUp);
     }
 
-    private void retryLater(LinkSession session) {
+    /** @param wasUp whether the session had been usable: its bridge went away rather than refusing */
+    private void retryLater(LinkSession session, boolean wasUp) {
         Duration delay;
         synchronized (this.lifecycle) {
             if (this.closed || this.current != session) {
                 return;
             }
             this.current = null;
-            delay = delayAfter(session.closeCode(), this.backoff.next());
+            delay = nextDelay(session.closeCode(), wasUp);
         }
         if (session.closeCode() == CLOSE_REPLACED) {
-            this.logger.warning("link: another server connected to the bridge with this token and replaced this one;"
-                    + " retrying in " + delay.toSeconds() + " s (give each server its own bridge and token)");
+            this.logger.warning("link: another server connected to the bridge with this server id and token and"
+                    + " replaced this one; retrying in " + delay.toSeconds() + " s (give each server its own"
+                    + " server-id and token)");
         }
         this.logger.fine("link: reconnecting in " + delay.toMillis() + " ms");
         try {
@@ -217,14 +242,30 @@ public final class LinkClient implements BridgeLink {
         }
     }
 
+    /** The pause before the next attempt, moving on to the next bridge address (call holding lifecycle). */
+    private Duration nextDelay(int closeCode, boolean wasUp) {
+        int count = this.settings.urls().size();
+        if (count == 1 || closeCode == CLOSE_REPLACED) {
+            // One bridge, or this server's id was taken over on the bridge in use: stay on it.
+            return delayAfter(closeCode, this.backoff.next());
+        }
+        this.urlIndex = (this.urlIndex + 1) % count;
+        this.failedInRound = wasUp ? 0 : this.failedInRound + 1;
+        if (this.failedInRound < count) {
+            return FAILOVER_PAUSE;  // the next bridge may serve this server: no back-off yet
+        }
+        this.failedInRound = 0;  // every bridge failed in a row: pause, then another round
+        return this.backoff.next();
+    }
+
     /**
      * A bridge that stays down would otherwise add a line every 30 s forever: the 1st, 2nd, 4th,
      * 8th ... 128th failed attempt in a row is logged at INFO, then every 128th (about an hour
      * apart at the longest pause); the others at FINE. Each line says how many attempts failed.
      */
-    private void logFailedAttempt(String why) {
+    private void logFailedAttempt(java.net.URI url, String why) {
         long attempt = this.failedAttempts.incrementAndGet();
-        String line = "link: cannot connect to " + this.settings.url() + ": " + why + " (attempt " + attempt
+        String line = "link: cannot connect to " + url + ": " + why + " (attempt " + attempt
                 + " since the link was last up)";
         this.logger.log(reportedAttempt(attempt) ? Level.INFO : Level.FINE, line);
     }

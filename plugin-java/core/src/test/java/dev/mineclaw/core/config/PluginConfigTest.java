@@ -31,6 +31,21 @@ class PluginConfigTest {
     }
 
     @Test
+    void bridgeUrlMayListSeveralBridgesTriedInOrder() {
+        PluginConfig config = PluginConfig.fromMap(Map.of("bridge-url",
+                java.util.List.of("ws://10.0.0.1:25580/link", "ws://10.0.0.2:25580/link")), this.dataFolder);
+        assertEquals(java.util.List.of(URI.create("ws://10.0.0.1:25580/link"), URI.create("ws://10.0.0.2:25580/link")),
+                config.bridgeUrls());
+        assertEquals(config.bridgeUrls(), config.coreSettings(UUID.randomUUID()).link().urls());
+        assertKey("bridge-url", Map.of("bridge-url", java.util.List.of()));
+        assertKey("bridge-url", Map.of("bridge-url", java.util.List.of("ws://a/link", "ws://a/link")));
+        assertKey("bridge-url", Map.of("bridge-url", java.util.List.of("ws://a/link", "http://b/link")));
+        assertKey("bridge-url", Map.of("bridge-url", java.util.List.of("ws://a/link", 3)));
+        assertKey("bridge-url", Map.of("bridge-url", java.util.Collections.nCopies(9, "ws://a/link")));
+        assertKey("bridge-url", Map.of("bridge-url", 3));
+    }
+
+    @Test
     void theServerIdNamesAServerOfTheBridgesServersYml() {
         assertEquals("", PluginConfig.fromMap(Map.of(), this.dataFolder).serverId());
         PluginConfig config = PluginConfig.fromMap(Map.of("server-id", " lobby-2 "), this.dataFolder);

@@ -56,6 +56,81 @@ class LinkClientTest {
         return client;
     }
 
+    private LinkClient failover(List<java.net.URI> urls) {
+        LinkSettings settings = LinkSettings.defaults(urls).withBackoff(Duration.ofMillis(20), Duration.ofMillis(200));
+        Handshake.Identity identity = new Handshake.Identity(INSTANCE, "0.1.0", "1.21.8", "testkit", List.of("chat"));
+        LinkClient client = new LinkClient(settings, identity, () -> TOKEN, this.listener, Logger.getLogger("test"));
+        this.cleanup.add(0, client::close);
+        return client;
+    }
+
+    @Test
+    void whenTheBridgeInUseGoesAwayTheNextOneIsUsed() throws Exception {
+        TestBridge first = bridge();
+        TestBridge second = bridge();
+        LinkClient client = failover(List.of(first.url(), second.url()));
+        client.start();
+        this.listener.await("up:");
+        assertEquals(first.url(), client.currentUrl());
+        first.close();
+        this.listener.await("down:");
+        this.listener.await("up:");
+        assertEquals(second.url(), client.currentUrl());
+        assertTrue(client.isUp());
+        assertEquals(1, second.hellosSeen());
+    }
+
+    @Test
+    void aBridgeThatDoesNotServeThisServerIsPassedOverForTheNext() throws Exception {
+        TestBridge refusing = bridge();
+        refusing.refuseWith(4005);
+        TestBridge serving = bridge();
+        LinkClient client = failover(List.of(refusing.url(), serving.url()));
+        client.start();
+        assertEquals(4005, refusing.nextClose());
+        this.listener.await("up:");
+        assertEquals(serving.url(), client.currentUrl());
+        assertEquals(1, refusing.hellosSeen());
+    }
+
+    @Test
+    void anAddressNobodyListensOnIsSkipped() throws Exception {
+        TestBridge serving = bridge();  // first, so the dead one's port cannot be handed to it
+        TestBridge dead = bridge();
+        java.net.URI deadUrl = dead.url();
+        dead.close();
+        LinkClient client = failover(List.of(deadUrl, serving.url()));
+        client.start();
+        this.listener.await("up:");
+        assertEquals(serving.url(), client.currentUrl());
+    }
+
+    @Test
+    void whenEveryBridgeRefusesTheClientKeepsGoingRoundWithoutComingUp() throws Exception {
+        TestBridge first = bridge();
+        TestBridge second = bridge();
+        first.refuseWith(4005);
+        second.refuseWith(4005);
+        LinkClient client = failover(List.of(first.url(), second.url()));
+        client.start();
+        for (int round = 0; round < 2; round++) {
+            assertEquals(4005, first.nextClose());
+            assertEquals(4005, second.nextClose());
+        }
+        assertFalse(client.isUp());
+        // The first to serve it again gets the server.
+        first.refuseWith(0);
+        this.listener.await("up:");
+        assertEquals(first.url(), client.currentUrl());
+    }
+
+    @Test
+    void settingsRefuseAnEmptyOrRepeatedBridgeList() {
+        assertThrows(IllegalArgumentException.class, () -> LinkSettings.defaults(List.of()));
+        java.net.URI url = java.net.URI.create("ws://127.0.0.1:1/link");
+        assertThrows(IllegalArgumentException.class, () -> LinkSettings.defaults(List.of(url, url)));
+    }
+
     private LinkClient connected(TestBridge bridge) throws InterruptedException {
         LinkClient client = client(bridge, TOKEN, Duration.ofSeconds(10));
         client.start();

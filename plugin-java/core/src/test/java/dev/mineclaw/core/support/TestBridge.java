@@ -38,6 +38,7 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
     private final BlockingQueue<Integer> closes = new LinkedBlockingQueue<>();
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger sessions = new AtomicInteger();
+    private final AtomicInteger helloCount = new AtomicInteger();
     /*
      * Java-WebSocket 1.5.7 can strand a frame sent from a thread other than its selector: a write
      * pass that has just found the queue empty resets the connection to read-only interest after
@@ -52,6 +53,8 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
         return thread;
     });
     private volatile String forward = "prefixed";
+    /** A close code to refuse every proven hello with (4005: another bridge serves it), or 0. */
+    private volatile int refuseWith;
     private volatile BiConsumer<WebSocket, JsonObject> onFrame = (connection, frame) -> { };
     private volatile WebSocket latest;
 
@@ -185,7 +188,19 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
         this.onFrame.accept(connection, frame);
     }
 
+    /** From now on, refuse each plugin that proves the token with {@code code}, as a bridge that does not
+     * serve its server does (4005). */
+    public void refuseWith(int code) {
+        this.refuseWith = code;
+    }
+
+    /** How many hellos arrived so far (proven or not). */
+    public int hellosSeen() {
+        return this.helloCount.get();
+    }
+
     private void hello(WebSocket connection, JsonObject frame) {
+        this.helloCount.incrementAndGet();
         JsonObject data = frame.getAsJsonObject("data");
         String nonce = data.get("nonce").getAsString();
         this.hellos.add(nonce);
@@ -196,6 +211,14 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
             error.addProperty("message", "bad mac");
             connection.send(frame("b-auth", "error", frame.get("id").getAsString(), error));
             connection.close(4001, "authentication failed");
+            return;
+        }
+        if (this.refuseWith != 0) {
+            JsonObject error = new JsonObject();
+            error.addProperty("code", "UNAVAILABLE");
+            error.addProperty("message", "this bridge does not serve this server now; try the next bridge");
+            connection.send(frame("b-auth", "error", frame.get("id").getAsString(), error));
+            connection.close(this.refuseWith, "UNAVAILABLE");
             return;
         }
         JsonObject result = new JsonObject();
