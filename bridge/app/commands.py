@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.output import LinkTurnOutput
+from bridge.app.private import PrivatePath
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.control import ConfigLoadError
@@ -22,6 +23,8 @@ from bridge.errors import ConfigError, MineclawError, StoreError, TurnError
 from bridge.functions.review import review_catalogue, review_lines, skill_texts
 from bridge.link.messages import CommandReply, CommandRequest, Text
 from bridge.turns.compaction import CompactionOutcome
+from bridge.turns.gates import PRIVATE_PERMISSION
+from bridge.turns.ports import PUBLIC_LANE
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,8 @@ class _Subcommand:
     """The ``help.*`` line that describes it (None: ``help`` leaves it out)."""
     open_choices: frozenset[str] = frozenset()
     """First arguments every sender may use without the node."""
+    self_checked: bool = False
+    """The subcommand checks who may use it itself (``help`` still lists it by ``permission``)."""
 
 
 LISTEN_SELF = frozenset({"ignore-me", "include-me"})
@@ -65,6 +70,7 @@ class CommandRouter:
         self._on_state_changed = on_state_changed
         self._optouts = optouts
         self.approval_handler: ApprovalHandler | None = None
+        self._private = PrivatePath(runtime)
         # Each pending compaction's askers (player UUIDs): a shared run reports to all of them.
         self._compaction_askers: dict[asyncio.Future[CompactionOutcome], set[str]] = {}
         self._reports: set[asyncio.Future[None]] = set()
@@ -84,8 +90,17 @@ class CommandRouter:
             "model": _Subcommand(
                 node + "model", "model [list|default|provider/model]", self._model, "help.model"
             ),
-            "stop": _Subcommand(node + "stop", "stop", self._stop, "help.stop"),
-            "clear": _Subcommand(node + "clear", "clear", self._clear, "help.clear"),
+            # stop and clear check their node themselves: each acts on a lane, and one's own
+            # private lane, or the public turn one asked, needs no owner's node.
+            "stop": _Subcommand(
+                node + "stop", "stop [private]", self._stop, "help.stop", self_checked=True
+            ),
+            "clear": _Subcommand(
+                node + "clear", "clear [private]", self._clear, "help.clear", self_checked=True
+            ),
+            "ai": _Subcommand(
+                PRIVATE_PERMISSION, "ai <question> | ai clear | ai stop", self._ai, "help.ai"
+            ),
             "compact": _Subcommand(node + "compact", "compact", self._compact, "help.compact"),
             "tools": _Subcommand(node + "tools", "tools validate", self._tools, "help.tools"),
             "functions": _Subcommand(
@@ -122,7 +137,9 @@ class CommandRouter:
 
     @staticmethod
     def _may_use(subcommand: _Subcommand, args: Sequence[str], granted: Collection[str]) -> bool:
-        if subcommand.permission is None or subcommand.permission in granted:
+        if subcommand.permission is None or subcommand.self_checked:
+            return True
+        if subcommand.permission in granted:
             return True
         # Opting out of listen mode (or back in) is every player's own choice.
         return (
@@ -188,7 +205,10 @@ class CommandRouter:
         lines = [runtime.text("commands.help_header", values)]
         for subcommand in self._subcommands.values():
             key = subcommand.help_key
-            if key is not None and self._may_use(subcommand, (), granted):
+            # Listed by its node: stop and clear check more themselves (one's own lane or
+            # turn), but are an owner's commands for the public lane.
+            listed = subcommand.permission is None or subcommand.permission in granted
+            if key is not None and listed:
                 lines.append(runtime.text(key, {**values, "usage": subcommand.usage}))
         if request.sender.player is not None:
             usage = "listen ignore-me|include-me"
@@ -236,19 +256,62 @@ class CommandRouter:
         for uuid in sorted(askers):
             self._spawn_tell(uuid, line)
 
+    @staticmethod
+    def _own_lane(args: Sequence[str]) -> bool | None:
+        """For ``clear``/``stop``: True for ``<name> private`` (the sender's own lane), False
+        for the public lane, None for other arguments."""
+        words = [arg.lower() for arg in args]
+        if words == ["private"]:
+            return True
+        return False if not words else None
+
+    async def _ai(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        return await self._private.ask(request, args)
+
+    def _refused(self, request: CommandRequest, name: str, node: str) -> list[Text] | None:
+        if node in request.sender.granted:
+            return None
+        player = request.sender.player
+        values = {"player": player.name if player else "console", "command": name}
+        return [self._runtime.text("commands.no_permission", values)]
+
     async def _clear(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
+        own = self._own_lane(args)
+        if own is None:
+            return self._usage("clear")
+        sender = request.sender.player
+        if own:
+            refused = self._refused(request, "clear private", PRIVATE_PERMISSION)
+            if refused is not None or sender is None:
+                return refused or [runtime.text("private.players_only")]
+            return self._private.clear(sender)
+        refused = self._refused(request, "clear", "mineclaw.command.clear")
+        if refused is not None:
+            return refused
         session_id = runtime.session.clear()
         runtime.listen.overheard.clear()  # a new session starts without what was overheard
-        runtime.audit.record("session.clear", {"session_id": session_id})
+        runtime.audit.record("session.clear", {"session_id": session_id, "lane": PUBLIC_LANE})
         return [runtime.text("commands.clear_done")]
 
     async def _stop(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
+        own = self._own_lane(args)
+        if own is None:
+            return self._usage("stop")
+        sender = request.sender.player
+        if own:
+            if sender is None:
+                return [runtime.text("private.players_only")]
+            return self._private.stop(sender)
+        asker = runtime.engine.asker
+        # The player who asked the running public turn may stop it; anyone else needs the node.
+        if sender is None or asker is None or sender.uuid != asker.uuid:
+            refused = self._refused(request, "stop", "mineclaw.command.stop")
+            if refused is not None:
+                return refused
         if not runtime.engine.stop():
             return [runtime.text("commands.stop_none")]
-        asker = runtime.turn_player
-        sender = request.sender.player
         if asker is not None and (sender is None or sender.uuid != asker.uuid):
             notice = runtime.text("chat.turn_stopped", {"player": asker.name})
             self._spawn_tell(asker.uuid, notice)
@@ -303,7 +366,7 @@ class CommandRouter:
             model += f" (not available yet: {exc})"
         state = runtime.session.state
         tokens = runtime.session.estimated_tokens(runtime.plane.config.context.max_messages)
-        activity = runtime.activity.current or "idle"
+        activity = runtime.lanes.status()
         lines = [
             f"link: {'up' if link is not None and link.connected else 'down'}",
             f"model: {model}",

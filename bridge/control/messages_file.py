@@ -34,6 +34,7 @@ HELP_COMMANDS = (
     "tools",
     "functions",
     "approve",
+    "ai",
 )
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
@@ -282,6 +283,7 @@ class HelpMessages(_Section):
     tools: str = "<gold>/mineclaw <usage></gold> <gray>- check tools.yml"
     functions: str = "<gold>/mineclaw <usage></gold> <gray>- check the Functions"
     approve: str = "<gold>/mineclaw <usage></gold> <gray>- answer a confirmation prompt"
+    ai: str = "<gold>/mineclaw <usage></gold> <gray>- a private conversation (also /ai)"
 
 
 class BudgetMessages(_Section):

@@ -27,6 +27,8 @@ import java.util.concurrent.CompletableFuture;
  * joins to it, and call {@link #stop()} on disable.
  */
 public final class MineclawCore {
+    /** The {@code /mineclaw} subcommand {@code /ai} travels as. */
+    public static final String AI_SUBCOMMAND = "ai";
     private final Platform platform;
     private final LinkClient link;
     private final TextRenderer renderer = new TextRenderer();
@@ -96,6 +98,17 @@ public final class MineclawCore {
     /** Forwards {@code /mineclaw args}; completes when the reply lines were shown. */
     public CompletableFuture<Void> command(CommandSender sender, List<String> args) {
         return this.commands.handle(sender, args);
+    }
+
+    /**
+     * {@code /ai question}: a private question to the assistant, forwarded as the {@code ai} command
+     * with the whole question as one argument; {@code /ai} alone gets the usage line from the bridge.
+     * Completes when the reply lines were shown.
+     */
+    public CompletableFuture<Void> ask(PlayerRef player, String question) {
+        String asked = question.strip();
+        List<String> args = asked.isEmpty() ? List.of(AI_SUBCOMMAND) : List.of(AI_SUBCOMMAND, asked);
+        return this.commands.handle(CommandSender.player(player), args);
     }
 
     /** Tells the bridge a player joined (dropped while the link is down). */

@@ -77,7 +77,9 @@ class CommandTest {
             PlayerMock alex = harness.server.addPlayer("Alex");
             alex.setOp(true);
             MineclawCommand command = new MineclawCommand(null);
-            assertEquals(List.of("status", "approve", "deny"), List.copyOf(command.suggest(source(steve), new String[0])));
+            // stop: the asker of the running turn may stop it, which only the bridge knows; ai: everyone's.
+            assertEquals(List.of("status", "stop", "approve", "deny", "ai"),
+                    List.copyOf(command.suggest(source(steve), new String[0])));
             assertEquals(List.of("reload"), List.copyOf(command.suggest(source(alex), new String[] {"re"})));
             assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
             assertEquals(List.of("on", "off"), List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
@@ -87,6 +89,11 @@ class CommandTest {
             // RCON could not use /mineclaw; command blocks still may not speak for the console.
             assertTrue(command.canUse(sender(RemoteConsoleCommandSender.class)));
             assertFalse(command.canUse(sender(BlockCommandSender.class)));
+            // A private conversation belongs to one player: /ai is for players alone.
+            AiCommand ai = new AiCommand(null);
+            assertTrue(ai.canUse(steve));
+            assertFalse(ai.canUse(harness.server.getConsoleSender()));
+            assertFalse(ai.canUse(sender(RemoteConsoleCommandSender.class)));
         }
     }
 }

@@ -48,9 +48,12 @@ public class MineclawPlugin extends JavaPlugin {
             schedulers.forPlayer(player.getUniqueId(), () -> permissions.refresh(player), () -> { });
         }
         MineclawCommand command = new MineclawCommand(this.core);
-        getLifecycleManager().registerEventHandler(LifecycleEvents.COMMANDS, event -> event.registrar()
-                .register(MineclawCommand.LABEL, "Talk to the Mineclaw bridge (status, approvals, owner commands).",
-                        List.of(), command));
+        AiCommand ai = new AiCommand(this.core);
+        getLifecycleManager().registerEventHandler(LifecycleEvents.COMMANDS, event -> {
+            event.registrar().register(MineclawCommand.LABEL,
+                    "Talk to the Mineclaw bridge (status, approvals, owner commands).", List.of(), command);
+            event.registrar().register(AiCommand.LABEL, "Ask the assistant privately: /ai <question>.", List.of(), ai);
+        });
         this.core.start();
         getLogger().info("Mineclaw " + getPluginMeta().getVersion() + " on " + platform.platformName()
                 + ", linking to " + config.bridgeUrl());

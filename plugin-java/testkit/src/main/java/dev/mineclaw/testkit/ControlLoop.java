@@ -88,6 +88,7 @@ final class ControlLoop {
                 }
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
+                case "ask" -> ask(command, ref);
                 case "bench.chat" -> bench(command, ref);
                 case "shutdown" -> {
                     return false;
@@ -185,6 +186,15 @@ final class ControlLoop {
                 : CommandSender.player(player(senderName, "command").ref());
         List<String> args = strings(command, "args");
         this.core.command(sender, args).whenComplete((done, error) -> {
+            JsonObject event = EventOut.event("command.done");
+            event.addProperty("ref", ref);
+            this.out.emit(event);
+        });
+    }
+
+    private void ask(JsonObject command, String ref) {
+        TestPlayer player = player(string(command, "player"), "ask");
+        this.core.ask(player.ref(), string(command, "text")).whenComplete((done, error) -> {
             JsonObject event = EventOut.event("command.done");
             event.addProperty("ref", ref);
             this.out.emit(event);

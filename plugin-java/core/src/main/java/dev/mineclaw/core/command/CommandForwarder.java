@@ -57,7 +57,7 @@ public final class CommandForwarder {
             return reply(sender, List.of(this.messages.line(Messages.COMMAND_BAD_ARGS, Map.of("reason", problem.get()))));
         }
         return granted(sender).thenCompose(granted -> {
-            Optional<String> node = args.isEmpty() ? Optional.empty() : Permissions.nodeForSubcommand(args.get(0));
+            Optional<String> node = Permissions.nodeFor(args);
             if (node.isPresent() && !granted.contains(node.get())) {
                 return reply(sender, List.of(
                         this.messages.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", node.get()))));

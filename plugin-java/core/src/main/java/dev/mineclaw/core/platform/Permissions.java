@@ -11,6 +11,11 @@ public final class Permissions {
     public static final String BYPASS_RATELIMIT = "mineclaw.bypass.ratelimit";
     /** Lets a player ask the agent to run commands at all (the bridge's run_command tool needs it). */
     public static final String TOOL_RUN_COMMAND = "mineclaw.tool.run_command";
+    /** A private conversation with the assistant ({@code /ai}), and clearing or stopping one's own. */
+    public static final String PRIVATE = "mineclaw.command.private";
+    private static final String CLEAR = "mineclaw.command.clear";
+    /** The argument that points {@code clear} and {@code stop} at the sender's own private lane. */
+    private static final String OWN_LANE = "private";
 
     /** Every node a sender's granted facts may contain, in the protocol's order. */
     public static final List<String> REPORTED = List.of(
@@ -25,7 +30,8 @@ public final class Permissions {
             "mineclaw.command.tools",
             "mineclaw.command.functions",
             BYPASS_RATELIMIT,
-            TOOL_RUN_COMMAND);
+            TOOL_RUN_COMMAND,
+            PRIVATE);
 
     private static final Map<String, String> SUBCOMMAND_NODES = Map.of(
             "approve", APPROVE,
@@ -33,8 +39,8 @@ public final class Permissions {
             "listen", "mineclaw.command.listen",
             "reload", "mineclaw.command.reload",
             "compact", "mineclaw.command.compact",
-            "clear", "mineclaw.command.clear",
-            "stop", "mineclaw.command.stop",
+            "clear", CLEAR,
+            "ai", PRIVATE,
             "model", "mineclaw.command.model",
             "tools", "mineclaw.command.tools",
             "functions", "mineclaw.command.functions");
@@ -47,5 +53,23 @@ public final class Permissions {
      */
     public static Optional<String> nodeForSubcommand(String subcommand) {
         return Optional.ofNullable(SUBCOMMAND_NODES.get(subcommand.toLowerCase(java.util.Locale.ROOT)));
+    }
+
+    /**
+     * The node a whole {@code /mineclaw} invocation needs, when the plugin knows it. {@code clear private}
+     * and {@code stop private} act on the sender's own private lane and need only {@link #PRIVATE};
+     * {@code stop} has no node here: the player who asked the running public turn may stop it, which
+     * only the bridge knows, and the bridge checks {@code mineclaw.command.stop} for everyone else.
+     */
+    public static Optional<String> nodeFor(List<String> args) {
+        if (args.isEmpty()) {
+            return Optional.empty();
+        }
+        String subcommand = args.get(0).toLowerCase(java.util.Locale.ROOT);
+        boolean ownLane = args.size() == 2 && OWN_LANE.equals(args.get(1).toLowerCase(java.util.Locale.ROOT));
+        if (ownLane && ("clear".equals(subcommand) || "stop".equals(subcommand))) {
+            return Optional.of(PRIVATE);
+        }
+        return nodeForSubcommand(subcommand);
     }
 }

@@ -32,7 +32,8 @@ final class Shapes {
             "mineclaw.command.tools",
             "mineclaw.command.functions",
             "mineclaw.bypass.ratelimit",
-            "mineclaw.tool.run_command");
+            "mineclaw.tool.run_command",
+            "mineclaw.command.private");
 
     private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
     private static final int TEXT_ENTRIES = 16;

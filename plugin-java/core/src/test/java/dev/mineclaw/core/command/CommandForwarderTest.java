@@ -77,6 +77,35 @@ class CommandForwarderTest {
     }
 
     @Test
+    void stopIsLeftToTheBridgeSinceTheAskerMayStopTheirOwnTurn() throws Exception {
+        PlayerRef steve = this.platform.join("Steve", Permissions.CHAT);
+        this.link.answer(request -> lines("Stopped the current answer."));
+        run(CommandSender.player(steve), "stop");
+        assertEquals(List.of("stop"), strings(this.link.sent().get(0).data().getAsJsonArray("args")));
+    }
+
+    @Test
+    void ownLaneCommandsNeedThePrivateNodeAndThePublicClearStillNeedsItsOwn() throws Exception {
+        PlayerRef steve = this.platform.join("Steve", Permissions.CHAT);
+        PlayerRef alex = this.platform.join("Alex", Permissions.PRIVATE);
+        run(CommandSender.player(steve), "ai", "where is my house?");
+        run(CommandSender.player(steve), "clear", "private");
+        run(CommandSender.player(alex), "clear");
+        assertTrue(this.link.sent().isEmpty(), "refused subcommands must not reach the bridge");
+        List<String> shown = this.platform.shown().stream().map(FakePlatform.Shown::text).toList();
+        assertTrue(shown.get(0).contains(Permissions.PRIVATE), shown.get(0));
+        assertTrue(shown.get(1).contains(Permissions.PRIVATE), shown.get(1));
+        assertTrue(shown.get(2).contains("mineclaw.command.clear"), shown.get(2));
+
+        this.link.answer(request -> lines("ok"));
+        run(CommandSender.player(alex), "clear", "private");
+        run(CommandSender.player(alex), "ai", "where is my house?");
+        assertEquals(List.of("clear", "private"), strings(this.link.sent().get(0).data().getAsJsonArray("args")));
+        assertEquals(List.of("ai", "where is my house?"),
+                strings(this.link.sent().get(1).data().getAsJsonArray("args")));
+    }
+
+    @Test
     void consoleHoldsEveryNodeAndGetsRepliesOnTheConsole() throws Exception {
         this.link.answer(request -> lines("reloaded"));
         run(CommandSender.CONSOLE, "reload");

@@ -1,0 +1,113 @@
+"""``/ai``: a private conversation between one player and the assistant.
+
+The plugin sends ``/ai <question>`` as a ``command`` request with the arguments ``["ai",
+question]`` (``/mineclaw ai ...`` is the same command). The question runs in the player's own
+lane (`bridge.turns.lanes`): its own session, its own turn at a time, beside the public lane
+and the other players' lanes under the cap on running turns. It passes the same gates as a
+public wake, with ``mineclaw.command.private`` for permission and the same cooldowns (a
+private question starts the player's and the global cooldown like a public one); it is
+answered with the same tools, whitelist and approvals, bound to that player; the answer goes
+to that player alone (``reply.private_layout``), and the turn is archived (its session id
+starts with the lane id) and audited (``turn.start`` names the lane) like a public one.
+
+``/ai clear`` starts the player's private conversation over; ``/ai stop`` stops its running
+answer. Neither needs more than ``mineclaw.command.private``: they touch only the sender's own
+lane.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+
+from bridge.app.runtime import Runtime
+from bridge.app.served import NotConfiguredError
+from bridge.errors import MineclawError
+from bridge.link.messages import CommandRequest, PlayerRef, Text
+from bridge.turns.activity import BusyError
+from bridge.turns.engine import TurnRequest
+from bridge.turns.gates import BUSY, PRIVATE_PERMISSION
+from bridge.turns.ports import PlayerRef as TurnPlayer
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 4096
+"""The longest question kept (what a ``chat`` message may carry)."""
+
+
+class PrivatePath:
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    async def ask(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        runtime = self._runtime
+        sender = request.sender.player
+        if sender is None:
+            return [runtime.text("private.players_only")]
+        question = " ".join(arg.strip() for arg in args).strip()[:MAX_QUESTION_CHARS]
+        player = {"player": sender.name}
+        if not question:
+            return [runtime.text("private.usage", player)]
+        keyword = question.lower()
+        if keyword == "clear":
+            return self.clear(sender)
+        if keyword == "stop":
+            return self.stop(sender)
+        return self._ask(sender, request.sender.granted, question)
+
+    def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
+        runtime = self._runtime
+        player = {"player": sender.name}
+        refusal = runtime.gates.check(
+            player_uuid=sender.uuid,
+            granted=granted,
+            limits=runtime.plane.config.rate_limits,
+            busy=False,  # the lane's line decides (busy only past it)
+            permission=PRIVATE_PERMISSION,
+        )
+        if refusal is not None:
+            return [runtime.text(refusal.message_key, {**player, **refusal.values})]
+        try:
+            snapshot = runtime.snapshot(granted)
+        except NotConfiguredError as exc:
+            runtime.gates.admit(player_uuid=sender.uuid)
+            return [runtime.text("errors.not_configured", {**player, "reason": str(exc)})]
+        lanes = runtime.lanes
+        who = TurnPlayer(sender.uuid, sender.name)
+        lane = lanes.lanes.private(who)
+        asked = runtime.text("private.asked", {**player, "question": question})
+        turn = TurnRequest(player=who, question=question)
+        try:
+            admission = lanes.admit(lane, turn, granted, snapshot)
+        except BusyError:
+            return [runtime.text(BUSY, player)]
+        except MineclawError as exc:  # the turn's start could not be audited
+            log.error("private turn for %s not started: %s", sender.name, exc)
+            return [runtime.text("errors.invalid_request", {**player, "reason": "internal error"})]
+        if admission.status == "busy":
+            return [runtime.text(BUSY, player)]
+        if admission.status == "already_waiting":
+            values = {**player, "place": str(admission.place)}
+            return [runtime.text("queue.already_waiting", values)]
+        runtime.gates.admit(player_uuid=sender.uuid)
+        return [asked]
+
+    def clear(self, sender: PlayerRef) -> list[Text]:
+        """Start the sender's private conversation over (the archive keeps the old one)."""
+        runtime = self._runtime
+        lane = runtime.lanes.lanes.find_private(sender.uuid)
+        if lane is not None:
+            session_id = lane.session.clear()
+            runtime.audit.record(
+                "session.clear",
+                {"session_id": session_id, "lane": lane.lane_id, "player": sender.name},
+            )
+        return [runtime.text("private.cleared", {"player": sender.name})]
+
+    def stop(self, sender: PlayerRef) -> list[Text]:
+        """Stop the sender's running private answer; nothing of it is published."""
+        runtime = self._runtime
+        lane = runtime.lanes.lanes.find_private(sender.uuid)
+        if lane is None or not lane.engine.stop():
+            return [runtime.text("commands.stop_none", {"player": sender.name})]
+        return [runtime.text("commands.stop_done", {"player": sender.name})]
