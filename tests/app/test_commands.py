@@ -270,12 +270,13 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         "listen on|off|status",
         "reload",
         "model [list|default|provider/model]",
-        "stop",
-        "clear",
+        "stop [private]",
+        "clear [private]",
         "compact",
         "tools validate",
         "functions validate",
         "approve|deny <id>",
+        "ai <question> | ai clear | ai stop",
         "listen ignore-me|include-me",
     ):
         assert f"/mineclaw {usage}</gold>" in operator, usage

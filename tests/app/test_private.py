@@ -118,9 +118,9 @@ async def test_the_asker_may_stop_their_own_turn_and_nobody_else_without_the_nod
     held = provider.held("never shown")
     await app.chat("@ai tell me a long story", player=STEVE)
     await asyncio.wait_for(held.streaming.wait(), WAIT)
-    assert "may not use /mineclaw stop" in (
-        await app.command("stop", player=ALEX, granted=[CHAT])
-    )[0]
+    assert (
+        "may not use /mineclaw stop" in (await app.command("stop", player=ALEX, granted=[CHAT]))[0]
+    )
     assert app.runtime.engine.active
     assert "Stopped" in (await app.command("stop", player=STEVE, granted=[CHAT]))[0]
     await app.turn_done()
@@ -155,9 +155,10 @@ async def test_clear_acts_on_the_lane_it_is_typed_for(app: App, provider: Script
 
     refused = await app.command("clear", player=STEVE, granted=[CHAT, PRIVATE])
     assert "may not use /mineclaw clear" in refused[0]
-    assert "new private conversation" in (
-        await app.command("clear", "private", player=STEVE, granted=[PRIVATE])
-    )[0]
+    assert (
+        "new private conversation"
+        in (await app.command("clear", "private", player=STEVE, granted=[PRIVATE]))[0]
+    )
     assert lane.session.session_id != private_id and lane.session.state.turns == ()
     assert app.runtime.session.session_id == public_id  # the public session is untouched
     assert len(app.runtime.session.state.turns) == 1
@@ -178,13 +179,15 @@ async def test_private_questions_pass_the_gates_and_share_the_cooldowns(
     )
     app = await open_app(config, provider)
     try:
-        assert "may not use /mineclaw ai" in (
-            await app.command("ai", "hi", player=STEVE, granted=[CHAT])
-        )[0]
+        assert (
+            "may not use /mineclaw ai"
+            in (await app.command("ai", "hi", player=STEVE, granted=[CHAT]))[0]
+        )
         assert "Only players" in (await app.command("ai", "hi", player=None))[0]
-        assert "/ai followed by your question" in (
-            await app.command("ai", player=STEVE, granted=[PRIVATE])
-        )[0]
+        assert (
+            "/ai followed by your question"
+            in (await app.command("ai", player=STEVE, granted=[PRIVATE]))[0]
+        )
         provider.answer("public")
         await app.chat("@ai hello", player=STEVE, granted=[CHAT, PRIVATE])
         await said(app, "public")
