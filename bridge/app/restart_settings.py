@@ -10,20 +10,16 @@ from pydantic import BaseModel, ConfigDict
 
 from bridge.control import ControlPlane
 
-RESTART_ONLY = ("functions.workers",)
-"""Besides every ``link.*`` field: the listening socket is bound once, at start. The Function
-worker pool is sized when it starts."""
-
 
 def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
-    """Each restart-only setting of ``plane`` by its dotted name."""
+    """Each restart-only setting of ``plane`` by its dotted name: every ``link.*`` field (the
+    listening socket is bound once, at start) and ``storage.*``. Not ``functions.*``: a reload
+    that changes the worker pool's settings starts a new pool for the next call
+    (``bridge.functions.live_pool``)."""
     link = plane.config.link
     fields: dict[str, object] = {
         f"link.{name}": getattr(link, name) for name in type(link).model_fields
     }
-    for dotted in RESTART_ONLY:
-        section, name = dotted.split(".")
-        fields[dotted] = getattr(getattr(plane.config, section), name)
     # The stores are opened once, at start. The password is left out: this is written to
     # data/serving.json and printed.
     storage = plane.config.storage

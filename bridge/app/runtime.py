@@ -160,7 +160,10 @@ class Runtime:
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
-            plane=lambda: self.plane, native_tools=self.function_tools, audit=audit
+            plane=lambda: self.plane,
+            native_tools=self.function_tools,
+            audit=audit,
+            pool=lambda: self.served.function_pool,  # a reload that changes it: a new pool
         )
         self.extra_tool_handlers.update(self.functions.handlers())
         self._served = build_served(

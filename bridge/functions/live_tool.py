@@ -1,15 +1,17 @@
-"""`call_function` in a running bridge: one pool of Function worker processes for the bridge,
-the control plane in force when a call starts, and a `LiveFunctionHost` per call.
+"""`call_function` in a running bridge: the Function worker pool of the settings in force
+(`bridge.functions.live_pool`), the control plane in force when a call starts, and a
+`LiveFunctionHost` per call.
 
 The pool starts on the first call (a server whose catalogue has no enabled Function never
-pays for it) or when `start()` is awaited, and is closed by `aclose()` at shutdown. Each call
-builds a `FunctionRuntime` from the plane it started under, so a reload never changes a
-running Function's source or limits.
+pays for it) or when `start()` is awaited, is started again for the next call when a reload
+changed its settings, and is closed by `aclose()` at shutdown. Each call builds a
+`FunctionRuntime` from the plane it started under and holds its pool to its end, so a reload
+never changes a running Function's source, limits or worker.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -17,12 +19,13 @@ from typing import Any
 
 from bridge.control.plane import ControlPlane
 from bridge.errors import MineclawError
-from bridge.functions.engine import Engine, EngineUnavailable
+from bridge.functions.engine import Engine
 from bridge.functions.live_host import LiveFunctionHost
+from bridge.functions.live_pool import LivePool
 from bridge.functions.results import ErrorCode, error_result
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.tool import call_function_handler
-from bridge.functions.worker_pool import WorkerEngine, pool_settings
+from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.policy.approvals import ApprovalBroker
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.invoke import ToolInvoker
@@ -67,15 +70,15 @@ class LiveFunctions:
         plane: Callable[[], ControlPlane],
         native_tools: Callable[[CallContext], ToolInvoker],
         audit: AuditSink,
+        pool: Callable[[], PoolSettings] | None = None,
     ) -> None:
+        """`pool`: the worker pool settings in force (default: from `plane()`'s `functions`)."""
         self._plane = plane
         self._native_tools = native_tools
         self._audit = audit
         self.plugin = PluginAccess()
         self.broker = ApprovalBroker()
-        self._engine: Engine | None = None
-        self._starting = asyncio.Lock()
-        self._closed = False
+        self.pool = LivePool(pool or (lambda: pool_settings(plane().config.functions)))
 
     def attach(self, plugin: PluginAccess, broker: ApprovalBroker) -> None:
         """Use the link tools' plugin view and broker, so approvals share one prompt machinery
@@ -86,42 +89,32 @@ class LiveFunctions:
         return {CALL_FUNCTION: self.call_function}
 
     async def start(self) -> Engine:
-        """The worker pool, started on first use with the `functions` settings then in force.
-        Raises `EngineUnavailable`."""
-        async with self._starting:
-            if self._closed:
-                raise EngineUnavailable("the Function engine is shut down")
-            if self._engine is None:
-                settings = pool_settings(self._plane().config.functions)
-                self._engine = await WorkerEngine.start(settings)
-            return self._engine
+        """The worker pool of the settings in force. Raises `EngineUnavailable`."""
+        return await self.pool.start()
 
     async def aclose(self) -> None:
-        async with self._starting:
-            self._closed = True
-            engine, self._engine = self._engine, None
-        if engine is not None:
-            await engine.aclose()
+        await self.pool.aclose()
 
     async def call_function(self, arguments: dict[str, Any], context: CallContext) -> Any:
         plane = self._plane()
-        try:
-            engine = await self.start()
-        except MineclawError as exc:
-            log.error("no Function sandbox: %s", exc)
-            return error_result(ErrorCode.ENGINE_UNAVAILABLE, "no sandbox could be created")
-        host = LiveFunctionHost(
-            plugin=self.plugin,
-            broker=self.broker,
-            tools=self._native_tools(context),
-            origin=context,
-            messages=lambda: plane.messages.approval,
-        )
-        runtime = FunctionRuntime(
-            catalogue=plane.functions,
-            limits=plane.config.functions,
-            engine=engine,
-            host=host,
-            audit=self._audit,
-        )
-        return await call_function_handler(runtime)(arguments, context)
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                engine = await held.enter_async_context(self.pool.hold())
+            except MineclawError as exc:
+                log.error("no Function sandbox: %s", exc)
+                return error_result(ErrorCode.ENGINE_UNAVAILABLE, "no sandbox could be created")
+            host = LiveFunctionHost(
+                plugin=self.plugin,
+                broker=self.broker,
+                tools=self._native_tools(context),
+                origin=context,
+                messages=lambda: plane.messages.approval,
+            )
+            runtime = FunctionRuntime(
+                catalogue=plane.functions,
+                limits=plane.config.functions,
+                engine=engine,
+                host=host,
+                audit=self._audit,
+            )
+            return await call_function_handler(runtime)(arguments, context)
