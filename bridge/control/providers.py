@@ -15,7 +15,6 @@ references in ``extra_headers`` do fail the load.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
@@ -34,6 +33,7 @@ from bridge.control.secrets import (
     EMBEDDED_REFERENCE,
     REQUEST_TEMPLATES,
     Secret,
+    context_environ,
     lookup,
     whole_reference,
 )
@@ -101,15 +101,6 @@ MANAGED_BODY_KEYS: frozenset[str] = frozenset(
 PROMPT_CACHE_KEY_HOSTS = frozenset({"api.openai.com"})
 PROMPT_CACHE_KEY_HOST_SUFFIXES = (".openai.azure.com",)
 """Hosts whose APIs take ``prompt_cache_key``: it is sent to them unless switched off."""
-
-
-def _environ(info: ValidationInfo) -> Mapping[str, str]:
-    context = info.context
-    if isinstance(context, Mapping):
-        environ = context.get("environ")
-        if isinstance(environ, Mapping):
-            return environ
-    return os.environ
 
 
 class ApiConfig(StrictModel):
@@ -188,7 +179,7 @@ class ProviderConfig(StrictModel):
             if "${" in value:
                 raise ValueError("an environment reference must be the whole value: ${NAME}")
             return value
-        return lookup(name, _environ(info)) or ""
+        return lookup(name, context_environ(info)) or ""
 
     @field_validator("extra_headers", mode="before")
     @classmethod
@@ -209,7 +200,7 @@ class ProviderConfig(StrictModel):
                 raise ValueError(f"header {name!r} is listed twice (names ignore case)")
             seen.add(lowered)
             if isinstance(header_value, str):
-                header_value = _resolve_header_value(name, header_value, _environ(info))
+                header_value = _resolve_header_value(name, header_value, context_environ(info))
             resolved[name] = header_value
         return resolved
 

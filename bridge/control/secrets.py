@@ -8,10 +8,11 @@ further: a resolved value containing ``${...}`` is used verbatim.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationInfo
 
 REDACTED = "***"
 
@@ -34,6 +35,18 @@ def lookup(name: str, environ: Mapping[str, str]) -> str | None:
     """The non-empty value of ``name`` in ``environ``, or ``None``."""
     value = environ.get(name)
     return value if value else None
+
+
+def context_environ(info: ValidationInfo) -> Mapping[str, str]:
+    """The environment a validator resolves ``${NAME}`` in: the validation context's
+    ``environ`` (the loader passes the process environment merged with ``.env``), else the
+    process environment."""
+    context = info.context
+    if isinstance(context, Mapping):
+        environ = context.get("environ")
+        if isinstance(environ, Mapping):
+            return environ
+    return os.environ
 
 
 def merged_environment(process: Mapping[str, str], dotenv: Mapping[str, str]) -> dict[str, str]:

@@ -10,25 +10,14 @@ is not. Read at start only; a change needs a restart.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.control.secrets import Secret, lookup, whole_reference
+from bridge.control.secrets import Secret, context_environ, lookup, whole_reference
 
 _DSN_SCHEMES = ("postgresql://", "postgres://")
-
-
-def _environ(info: ValidationInfo) -> Mapping[str, str]:
-    context = info.context
-    if isinstance(context, Mapping):
-        environ = context.get("environ")
-        if isinstance(environ, Mapping):
-            return environ
-    return os.environ
 
 
 class StorageConfig(StrictModel):
@@ -80,7 +69,7 @@ class StorageConfig(StrictModel):
                 "must be an environment reference such as ${MINECLAW_DB_PASSWORD}: keep the "
                 "password itself in .env"
             )
-        resolved = lookup(name, _environ(info))
+        resolved = lookup(name, context_environ(info))
         if resolved is None and info.data.get("backend") == "postgresql":
             raise ValueError(f"refers to ${{{name}}}, which is not set in the environment or .env")
         return resolved or ""

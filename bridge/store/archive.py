@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from bridge.errors import StoreError
 from bridge.store.database import Database, DatabaseError, SqliteDatabase
-from bridge.store.migrations import Migration, Schema, SchemaTooNewError, migrate
+from bridge.store.migrations import Migration, Schema, open_migrated
 from bridge.unicode_text import SURROGATE_ESCAPE, has_surrogate, valid_json
 
 ARCHIVE_FILE_NAME = "archive.sqlite3"
@@ -128,24 +128,7 @@ class TurnArchive:
     """
 
     def __init__(self, database: Path | Database) -> None:
-        try:
-            self._db = (
-                database
-                if isinstance(database, Database)
-                else SqliteDatabase(database, synchronous="FULL")
-            )
-        except StoreError as exc:
-            raise StoreError(f"cannot open the turn archive at {database}: {exc}") from exc
-        try:
-            migrate(self._db, SCHEMA)
-        except SchemaTooNewError:
-            self._db.close()
-            raise
-        except StoreError as exc:
-            self._db.close()
-            raise StoreError(
-                f"cannot open the turn archive at {self._db.description}: {exc}"
-            ) from exc
+        self._db = open_migrated(database, SCHEMA, label="turn archive", synchronous="FULL")
 
     @classmethod
     def in_config_dir(cls, config_dir: Path) -> TurnArchive:

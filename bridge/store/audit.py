@@ -58,8 +58,8 @@ import re2
 
 from bridge.errors import StoreError
 from bridge.store.audit_sink import JSONValue
-from bridge.store.database import Database, DatabaseError, SqliteDatabase
-from bridge.store.migrations import Migration, Schema, migrate
+from bridge.store.database import Database, DatabaseError
+from bridge.store.migrations import Migration, Schema, open_migrated
 from bridge.store.redaction import mask_secrets
 from bridge.unicode_text import escape_surrogates, has_surrogate
 
@@ -246,21 +246,15 @@ class AuditLog:
         self._lost = _Tally()
         self._read_lock = threading.Lock()
         self._redact: Callable[[Any], Any] | None = None
-        self._jsonl: TextIO | None = None
-        db: Database | None = database if isinstance(database, Database) else None
+        self._db = open_migrated(
+            database, SCHEMA, label="audit log", synchronous="NORMAL", error=AuditError
+        )
         try:
-            if db is None:
-                assert isinstance(database, Path)
-                db = SqliteDatabase(database, synchronous="NORMAL")
-            migrate(db, SCHEMA)
             jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-            self._jsonl = jsonl_path.open("a", encoding="utf-8")
-        except (StoreError, OSError) as exc:
-            if db is not None:
-                db.close()
-            where = database.description if isinstance(database, Database) else database
-            raise AuditError(f"cannot open the audit log at {where}: {exc}") from exc
-        self._db = db
+            self._jsonl: TextIO | None = jsonl_path.open("a", encoding="utf-8")
+        except OSError as exc:
+            self._db.close()
+            raise AuditError(f"cannot open the audit log at {jsonl_path}: {exc}") from exc
         self._writer = threading.Thread(target=self._write_loop, name="audit-writer", daemon=True)
         self._writer.start()
 

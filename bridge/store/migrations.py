@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
 
+from bridge.errors import StoreError
 from bridge.store.database import Database, DatabaseError, SqliteDatabase, Transaction
 
 MIGRATIONS_TABLE = "schema_migrations"
@@ -113,6 +116,35 @@ def migrate(db: Database, schema: Schema) -> int:
     if schema.sqlite_user_version and isinstance(db, SqliteDatabase):
         db.set_user_version(schema.latest)
     return before
+
+
+def open_migrated(
+    database: Path | Database,
+    schema: Schema,
+    *,
+    label: str,
+    synchronous: Literal["FULL", "NORMAL"] = "FULL",
+    error: type[StoreError] = StoreError,
+) -> Database:
+    """A repository's database with ``schema`` migrated: ``database`` is a SQLite path (opened
+    with ``synchronous``) or an open `Database`, which the caller then owns.
+
+    Raises `SchemaTooNewError` as it is, and any other failure as ``error`` ("cannot open the
+    <label> at <where>: <reason>"); either way nothing stays open."""
+    where = database.description if isinstance(database, Database) else str(database)
+    db = database if isinstance(database, Database) else None
+    try:
+        if db is None:
+            assert isinstance(database, Path)
+            db = SqliteDatabase(database, synchronous=synchronous)
+        migrate(db, schema)
+    except StoreError as exc:
+        if db is not None:
+            db.close()
+        if isinstance(exc, SchemaTooNewError):
+            raise
+        raise error(f"cannot open the {label} at {where}: {exc}") from exc
+    return db
 
 
 def recorded_version(tx: Transaction, schema_name: str) -> int:

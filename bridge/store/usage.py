@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bridge.errors import StoreError
 from bridge.store.database import Database, DatabaseError, SqliteDatabase
-from bridge.store.migrations import Migration, Schema, migrate
+from bridge.store.migrations import Migration, Schema, open_migrated
 
 USAGE_FILE_NAME = "usage.sqlite3"
 SERVER = "*server*"
@@ -96,18 +96,7 @@ class UsageLedger:
     backend, which the ledger then owns and closes."""
 
     def __init__(self, database: Path | Database) -> None:
-        where = database.description if isinstance(database, Database) else database
-        db: Database | None = database if isinstance(database, Database) else None
-        try:
-            if db is None:
-                assert isinstance(database, Path)
-                db = SqliteDatabase(database, synchronous="FULL")
-            migrate(db, SCHEMA)
-        except StoreError as exc:
-            if db is not None:
-                db.close()
-            raise type(exc)(f"cannot open the usage ledger at {where}: {exc}") from exc
-        self._db = db
+        self._db = open_migrated(database, SCHEMA, label="usage ledger", synchronous="FULL")
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> UsageLedger:
