@@ -26,7 +26,10 @@ SERVERS = ("lobby", "survival", "creative")
 TOKENS = {server: (server[0] * 43) for server in SERVERS}
 OP_TOOLS = [*OP, "mineclaw.tool.run_command"]
 NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
-SURVIVAL_MESSAGES = "schema: 1\nchat:\n  empty_question: '<gray>Survival asks: a question after <prefix>, please.'\n"
+SURVIVAL_MESSAGES = (
+    "schema: 1\nchat:\n"
+    "  empty_question: '<gray>Survival asks: a question after <prefix>, please.'\n"
+)
 
 
 def servers_yml() -> str:
