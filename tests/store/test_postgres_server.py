@@ -44,8 +44,15 @@ def test_a_failing_initdb_is_reported_with_its_output_and_nothing_is_left(
         program.write_text("#!/bin/sh\necho 'initdb: cannot be run as this user' >&2\nexit 1\n")
         program.chmod(0o755)
     monkeypatch.setattr(postgres_server, "find_bin_dir", lambda: fake)
-    before = set(Path(tempfile.gettempdir()).glob("mineclaw-pg-*"))
+    made: list[str] = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(prefix: str) -> str:
+        made.append(real_mkdtemp(prefix=prefix))
+        return made[-1]
+
+    monkeypatch.setattr(postgres_server.tempfile, "mkdtemp", recording_mkdtemp)
     with pytest.raises(PostgresUnavailable, match="cannot be run as this user"):
         start_postgres()
-    assert set(Path(tempfile.gettempdir()).glob("mineclaw-pg-*")) == before
+    assert len(made) == 1 and not Path(made[0]).exists()
     shutil.rmtree(fake)
