@@ -227,6 +227,7 @@ async def test_a_reply_with_line_breaks_reaches_chat_as_a_few_prefixed_lines(
 async def test_gates_refuse_in_order_each_with_its_own_private_line(tmp_path: Path) -> None:
     cooldowns = (
         "schema: 1\nrate_limits:\n  player_cooldown_ms: 600000\n  global_cooldown_ms: 300000\n"
+        "concurrency:\n  queue_length: 0\n"  # no wait line: a wake during a turn is told busy
     )
     async with world(tmp_path, cooldowns) as w:
         await w.add("Mute", [])
