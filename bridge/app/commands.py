@@ -305,10 +305,8 @@ class CommandRouter:
                 return [runtime.text("private.players_only")]
             return self._private.stop(sender)
         asker = runtime.engine.asker
-        if asker is None:  # nothing running: the same answer for everyone
-            return [runtime.text("commands.stop_none")]
         # The player who asked the running public turn may stop it; anyone else needs the node.
-        if sender is None or sender.uuid != asker.uuid:
+        if sender is None or asker is None or sender.uuid != asker.uuid:
             refused = self._refused(request, "stop", "mineclaw.command.stop")
             if refused is not None:
                 return refused
