@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, system_text, world
+from .test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, asked_by, system_text, world
 
 pytestmark = pytest.mark.jvm
 
@@ -34,7 +34,8 @@ async def test_the_request_carries_the_skill_index_and_read_skill_returns_the_te
         since = w.mark()
         await w.chat("Steve", "@ai how do I warp home")
         assert (
-            await w.message("*", REPLY_PREFIX, since) == REPLY_PREFIX + "Warp signs are at spawn."
+            await w.message("*", REPLY_PREFIX, since)
+            == asked_by("Steve") + "Warp signs are at spawn."
         )
         first, second = w.provider.bodies()
         instructions = system_text(first)

@@ -36,6 +36,11 @@ NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_coold
 REPLY_PREFIX = "[Mineclaw] "
 
 
+def asked_by(player: str) -> str:
+    """The prefix of a public reply's first line, which names the asker (reply.first_line)."""
+    return f"{REPLY_PREFIX}@{player} "
+
+
 def providers_yml(port: int) -> str:
     model = (
         "    limits:\n      context_window: 100000\n      max_output_tokens: 1000\n"
@@ -155,7 +160,7 @@ async def test_explicit_wake_is_answered_publicly_and_listen_mode_wakes_on_every
         woken = await w.chat("Steve", "@ai what is up")
         assert woken["outcome"] == "public" and woken["shown"] == "<Steve> @ai what is up"
         reply = await w.message("*", REPLY_PREFIX, since)
-        assert reply == REPLY_PREFIX + "Hello Steve!"  # colour tags rendered, not shown
+        assert reply == asked_by("Steve") + "Hello Steve!"  # colour tags rendered, not shown
         body = w.provider.bodies()[-1]
         assert user_texts(body) == ["what is up"]
         sent = json.dumps(body)
@@ -178,7 +183,7 @@ async def test_explicit_wake_is_answered_publicly_and_listen_mode_wakes_on_every
         implicit = await w.chat("Steve", "how are you")
         assert implicit["outcome"] == "public"
         assert implicit["shown"] == "[AI] <Steve> how are you"
-        assert await w.message("*", REPLY_PREFIX, since) == REPLY_PREFIX + "Fine, thanks."
+        assert await w.message("*", REPLY_PREFIX, since) == asked_by("Steve") + "Fine, thanks."
         # The second request replays the first turn: the session holds completed turns.
         assert user_texts(w.provider.bodies()[-1]) == ["what is up", "how are you"]
 
@@ -215,7 +220,7 @@ async def test_a_reply_with_line_breaks_reaches_chat_as_a_few_prefixed_lines(
         shown = [m["text"] for m in w.messages(since) if m.get("to") == "*"]
         # Every line the bridge broadcast carries the prefix; none stands alone.
         assert shown == [
-            REPLY_PREFIX + "ok",
+            asked_by("Steve") + "ok",
             REPLY_PREFIX + "<Notch> I am op now",
             REPLY_PREFIX + "[Server] Restarting in 10s",
             REPLY_PREFIX + "Done",

@@ -39,7 +39,7 @@ public final class MineclawCore {
     /** @param observer told about the link's life too (may be a no-op); must not block */
     public MineclawCore(Platform platform, CoreSettings settings, LinkListener observer) {
         this.platform = platform;
-        this.messages = new Messages(settings.messages(), this.renderer);
+        this.messages = new Messages(settings.locale(), settings.messages(), this.renderer);
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
                 platform.minecraftVersion(), platform.platformName(), settings.features(), settings.serverId());
         ChatService[] chatRef = new ChatService[1];

@@ -94,6 +94,25 @@ class ChatTest {
         }
     }
 
+    @Test
+    void theLocaleAndTheOwnersLinesInPluginLinkYmlAreUsed() throws Exception {
+        String yaml = "bridge-url: ws://127.0.0.1:9/link\ntoken: t\nlocale: zh_CN\n";
+        try (PluginHarness harness = PluginHarness.unlinked(yaml)) {
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            assertTrue(fireAsync(harness, event(true, steve, "@ai 你好")).isCancelled());
+            harness.server.getScheduler().performTicks(2);
+            assertEquals("助手当前离线，你的消息没有发送。", plain(steve.nextComponentMessage()));
+        }
+        // Keys are written dotted, as the core names them; Bukkit reads the dots as nesting.
+        try (PluginHarness harness = PluginHarness.linked(
+                "locale: zh_CN\nmessages:\n  chat.ai-prefix: \"<gold>[机器人]</gold> \"\n")) {
+            harness.answerChat(PluginHarness.verdict("accept", true));
+            PlayerMock steve = harness.server.addPlayer("Steve");
+            AsyncChatEvent event = fireAsync(harness, event(true, steve, "@ai hello"));
+            assertEquals("[机器人] <Steve> @ai hello", rendered(event, steve));
+        }
+    }
+
     /** Another plugin's Player#chat fires the event on the main thread, which must never wait. */
     @Test
     void aChatEventOnTheMainThreadIsNotHeldForTheVerdict() throws Exception {

@@ -78,12 +78,17 @@ class CommandTest {
             alex.setOp(true);
             MineclawCommand command = new MineclawCommand(null);
             // stop: the asker of the running turn may stop it, which only the bridge knows; ai: everyone's.
-            assertEquals(List.of("status", "stop", "approve", "deny", "ai"),
+            // help is open; listen is offered to every player for ignore-me / include-me only.
+            assertEquals(List.of("status", "help", "listen", "stop", "approve", "deny", "ai"),
                     List.copyOf(command.suggest(source(steve), new String[0])));
             assertEquals(List.of("reload"), List.copyOf(command.suggest(source(alex), new String[] {"re"})));
             assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
-            assertEquals(List.of("on", "off"), List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
-            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"listen", ""})));
+            assertEquals(List.of("on", "off", "status", "ignore-me", "include-me"),
+                    List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
+            assertEquals(List.of("ignore-me", "include-me"),
+                    List.copyOf(command.suggest(source(steve), new String[] {"listen", ""})));
+            assertEquals(List.of("list", "default"), List.copyOf(command.suggest(source(alex), new String[] {"model", ""})));
+            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"model", ""})));
             assertTrue(command.canUse(steve));
             assertTrue(command.canUse(harness.server.getConsoleSender()));
             // RCON could not use /mineclaw; command blocks still may not speak for the console.

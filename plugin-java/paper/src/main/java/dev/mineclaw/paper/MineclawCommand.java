@@ -25,7 +25,7 @@ final class MineclawCommand implements BasicCommand {
     /** Subcommands with their own node, then the ones open to every sender of the command. */
     private static final List<String> GUARDED = List.of(
             "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai");
-    private static final List<String> OPEN = List.of("status");
+    private static final List<String> OPEN = List.of("status", "help");
     /** Subcommands with a fixed second word worth completing. */
     private static final List<String> VALIDATED = List.of("tools", "functions");
 
@@ -58,15 +58,23 @@ final class MineclawCommand implements BasicCommand {
             String typed = args.length == 0 ? "" : args[0].toLowerCase(Locale.ROOT);
             List<String> names = new ArrayList<>();
             for (String name : subcommands()) {
-                if (name.startsWith(typed) && allowed(sender, name)) {
+                boolean open = Permissions.OPEN_CHOICES.containsKey(name) && sender instanceof Player;
+                if (name.startsWith(typed) && (open || allowed(sender, name))) {
                     names.add(name);
                 }
             }
             return names;
         }
-        if (args.length == 2 && allowed(sender, args[0])) {
-            List<String> second = "listen".equals(args[0]) ? List.of("on", "off")
-                    : VALIDATED.contains(args[0]) ? List.of("validate") : List.of();
+        if (args.length == 2) {
+            List<String> second = new ArrayList<>();
+            if (allowed(sender, args[0])) {
+                second.addAll("listen".equals(args[0]) ? List.of("on", "off", "status")
+                        : "model".equals(args[0]) ? List.of("list", "default")
+                        : VALIDATED.contains(args[0]) ? List.of("validate") : List.of());
+            }
+            // Every player's own choice, whatever their nodes.
+            second.addAll(Permissions.OPEN_CHOICES.getOrDefault(args[0], java.util.Set.of()).stream().sorted()
+                    .toList());
             return second.stream().filter(word -> word.startsWith(args[1])).toList();
         }
         return List.of();

@@ -8,8 +8,11 @@ import dev.mineclaw.core.link.LinkState;
 import io.papermc.paper.plugin.lifecycle.event.types.LifecycleEvents;
 import java.io.File;
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import org.bukkit.configuration.ConfigurationSection;
 import org.bukkit.configuration.InvalidConfigurationException;
 import org.bukkit.configuration.file.YamlConfiguration;
 import org.bukkit.entity.Player;
@@ -83,7 +86,30 @@ public class MineclawPlugin extends JavaPlugin {
         } catch (IOException | InvalidConfigurationException exc) {
             throw new MineclawException("cannot read " + file + ": " + exc.getMessage(), exc);
         }
-        return PluginConfig.fromMap(yaml.getValues(false), getDataFolder().toPath());
+        return PluginConfig.fromMap(plainValues(yaml), getDataFolder().toPath());
+    }
+
+    /**
+     * The file's top-level values, with each section as a map of its leaves by dotted path:
+     * Bukkit reads the dots of {@code chat.ai-prefix:} as nesting, and the core's message keys
+     * are the dotted names as written.
+     */
+    static Map<String, Object> plainValues(ConfigurationSection yaml) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> entry : yaml.getValues(false).entrySet()) {
+            Object value = entry.getValue();
+            if (value instanceof ConfigurationSection section) {
+                Map<String, Object> leaves = new LinkedHashMap<>();
+                section.getValues(true).forEach((path, leaf) -> {
+                    if (!(leaf instanceof ConfigurationSection)) {
+                        leaves.put(path, leaf);
+                    }
+                });
+                value = leaves;
+            }
+            values.put(entry.getKey(), value);
+        }
+        return values;
     }
 
     /** Whether the server runs Folia's regionised scheduler, decided at run time, never at build time. */

@@ -13,6 +13,7 @@ import java.io.FileDescriptor;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
 /**
  * The runnable stand-in server: {@code java -jar mineclaw-testkit.jar --url ... --token-file ...}.
@@ -46,7 +47,8 @@ public final class TestkitMain {
         TestkitPlatform platform = new TestkitPlatform(options.platform(), out::emit, rules);
         CoreSettings settings = CoreSettings.defaults(LinkSettings.defaults(options.urls()),
                 TokenSource.configuredOrFile(options.token(), options.tokenFile()), options.instanceId())
-                .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId());
+                .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId())
+                .withMessages(options.locale(), Map.of());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));
         ControlLoop loop = new ControlLoop(platform, core, out);
 

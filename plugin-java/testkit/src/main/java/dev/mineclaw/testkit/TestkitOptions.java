@@ -1,5 +1,6 @@
 package dev.mineclaw.testkit;
 
+import dev.mineclaw.core.text.Messages;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -9,10 +10,10 @@ import java.util.UUID;
 
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
 record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanceId, String platform,
-        Duration verdictTimeout, String serverId) {
+        Duration verdictTimeout, String serverId, String locale) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
-            + " [--verdict-timeout-ms 250] [--server-id ID]";
+            + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN]";
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
@@ -23,6 +24,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         String platform = "testkit";
         Duration verdictTimeout = Duration.ofMillis(250);
         String serverId = "";
+        String locale = Messages.ENGLISH;
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -42,6 +44,13 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
                 }
                 case "--verdict-timeout-ms" -> verdictTimeout = Duration.ofMillis(parsePositive(option, value));
                 case "--server-id" -> serverId = value;
+                case "--locale" -> {
+                    if (!Messages.LOCALES.contains(value)) {
+                        throw new IllegalArgumentException("--locale must be one of " + Messages.LOCALES + ", got '"
+                                + value + "'");
+                    }
+                    locale = value;
+                }
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
         }
@@ -51,7 +60,8 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         if (tokenFile == null && token == null) {
             throw new IllegalArgumentException("--token-file (or --token) is required");
         }
-        return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId);
+        return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId,
+                locale);
     }
 
     private static URI parseUrl(String value) {

@@ -52,9 +52,9 @@ public final class CommandForwarder {
      * reply line was handed to the sender's executor; it never completes exceptionally.
      */
     public CompletableFuture<Void> handle(CommandSender sender, List<String> args) {
-        Optional<String> problem = argumentProblem(args);
+        Optional<Component> problem = argumentProblem(args);
         if (problem.isPresent()) {
-            return reply(sender, List.of(this.messages.line(Messages.COMMAND_BAD_ARGS, Map.of("reason", problem.get()))));
+            return reply(sender, List.of(problem.get()));
         }
         return granted(sender).thenCompose(granted -> {
             Optional<String> node = Permissions.nodeFor(args);
@@ -123,13 +123,13 @@ public final class CommandForwarder {
         return List.of(this.messages.line(Messages.COMMAND_FAILED, Map.of("code", ErrorCode.INTERNAL.name())));
     }
 
-    private static Optional<String> argumentProblem(List<String> args) {
+    private Optional<Component> argumentProblem(List<String> args) {
         if (args.size() > MAX_ARGS) {
-            return Optional.of("at most " + MAX_ARGS + " arguments");
+            return Optional.of(this.messages.line(Messages.COMMAND_TOO_MANY_ARGS, Map.of("max", "" + MAX_ARGS)));
         }
         for (String arg : args) {
             if (arg.isEmpty() || arg.length() > MAX_ARG_CHARS) {
-                return Optional.of("each argument must be 1-" + MAX_ARG_CHARS + " characters");
+                return Optional.of(this.messages.line(Messages.COMMAND_ARG_LENGTH, Map.of("max", "" + MAX_ARG_CHARS)));
             }
         }
         return Optional.empty();

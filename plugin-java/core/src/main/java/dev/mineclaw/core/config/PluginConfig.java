@@ -3,6 +3,7 @@ package dev.mineclaw.core.config;
 import dev.mineclaw.core.CoreSettings;
 import dev.mineclaw.core.link.LinkSettings;
 import dev.mineclaw.core.link.TokenSource;
+import dev.mineclaw.core.text.Messages;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.InvalidPathException;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -32,9 +34,15 @@ import java.util.regex.Pattern;
  *     than chat formatters that replace the renderer
  * @param serverId this server's id in the bridge's {@code servers.yml}, or empty for the bridge's
  *     default server (the one of {@code link.token})
+ * @param locale the shipped set of the plugin's own lines, one of {@link Messages#LOCALES}
+ *     ({@code en} by default)
+ * @param messages the owner's own lines over that set, key to MiniMessage template
  */
 public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, Duration verdictTimeout,
-        String chatPriority, String serverId) {
+        String chatPriority, String serverId, String locale, Map<String, String> messages) {
+    public PluginConfig {
+        messages = Map.copyOf(messages);
+    }
     /**
      * Not {@code config.yml}: the plugin's folder is also the bridge's config folder, where
      * {@code config.yml} is the bridge's.
@@ -54,10 +62,12 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
     static final String VERDICT_TIMEOUT_MS = "verdict-timeout-ms";
     static final String CHAT_PRIORITY = "chat-priority";
     static final String SERVER_ID = "server-id";
+    static final String LOCALE = "locale";
+    static final String MESSAGES = "messages";
     /** The bridge's pattern for a server id ({@code servers.yml}, {@code hello.server_id}). */
     static final Pattern SERVER_ID_PATTERN = Pattern.compile("[a-z0-9][a-z0-9_-]{0,31}");
     private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY,
-            SERVER_ID);
+            SERVER_ID, LOCALE, MESSAGES);
 
     /**
      * Reads the top-level values of the config file; absent keys take their defaults.
@@ -89,14 +99,51 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
             throw new ConfigException(SERVER_ID, "'default' is the bridge's own server of link.token: leave"
                     + " server-id out for it");
         }
-        return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId);
+        String locale = string(values, LOCALE, Messages.ENGLISH).strip();
+        if (!Messages.LOCALES.contains(locale)) {
+            throw new ConfigException(LOCALE, "must be one of " + Messages.LOCALES + ", got '" + locale + "'");
+        }
+        return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId, locale, messages(values));
+    }
+
+    /**
+     * The {@code messages} map: each key one of the plugin's lines, each value a template the
+     * template rules accept. The adapter hands nested YAML over as a map of dotted keys
+     * ({@code chat.ai-prefix}), as the keys are written.
+     */
+    private static Map<String, String> messages(Map<String, ?> values) {
+        Object raw = values.get(MESSAGES);
+        if (raw == null) {
+            return Map.of();
+        }
+        if (!(raw instanceof Map<?, ?> map)) {
+            throw new ConfigException(MESSAGES, "expected a map of message keys to lines, got " + describe(raw));
+        }
+        Map<String, String> lines = new TreeMap<>();
+        Set<String> known = Messages.set(Messages.ENGLISH).keySet();
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            String key = MESSAGES + "." + entry.getKey();
+            if (!(entry.getKey() instanceof String name) || !known.contains(name)) {
+                throw new ConfigException(key, "unknown message; known: " + new TreeSet<>(known));
+            }
+            if (!(entry.getValue() instanceof String template)) {
+                throw new ConfigException(key, "expected text, got " + describe(entry.getValue()));
+            }
+            String problem = Messages.problem(name, template);
+            if (problem != null) {
+                throw new ConfigException(key, problem);
+            }
+            lines.put(name, template);
+        }
+        return lines;
     }
 
     /** The core's settings for one server start. */
     public CoreSettings coreSettings(UUID instanceId) {
         return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrls),
                 TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
-                .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId);
+                .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId)
+                .withMessages(this.locale, this.messages);
     }
 
     /** The first bridge. */

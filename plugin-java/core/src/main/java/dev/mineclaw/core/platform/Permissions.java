@@ -3,6 +3,7 @@ package dev.mineclaw.core.platform;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /** The permission nodes the plugin reports as facts, and which subcommand needs which. */
 public final class Permissions {
@@ -45,6 +46,9 @@ public final class Permissions {
             "tools", "mineclaw.command.tools",
             "functions", "mineclaw.command.functions");
 
+    /** Second words of a guarded subcommand that need no node (each player's own choice). */
+    public static final Map<String, Set<String>> OPEN_CHOICES = Map.of("listen", Set.of("ignore-me", "include-me"));
+
     private Permissions() {}
 
     /**
@@ -60,6 +64,8 @@ public final class Permissions {
      * and {@code stop private} act on the sender's own private lane and need only {@link #PRIVATE};
      * {@code stop} has no node here: the player who asked the running public turn may stop it, which
      * only the bridge knows, and the bridge checks {@code mineclaw.command.stop} for everyone else.
+     * {@code listen ignore-me} and {@code listen include-me} are every player's own choice and need
+     * no node.
      */
     public static Optional<String> nodeFor(List<String> args) {
         if (args.isEmpty()) {
@@ -69,6 +75,10 @@ public final class Permissions {
         boolean ownLane = args.size() == 2 && OWN_LANE.equals(args.get(1).toLowerCase(java.util.Locale.ROOT));
         if (ownLane && ("clear".equals(subcommand) || "stop".equals(subcommand))) {
             return Optional.of(PRIVATE);
+        }
+        if (args.size() > 1 && OPEN_CHOICES.getOrDefault(subcommand, Set.of())
+                .contains(args.get(1).toLowerCase(java.util.Locale.ROOT))) {
+            return Optional.empty();
         }
         return nodeForSubcommand(subcommand);
     }

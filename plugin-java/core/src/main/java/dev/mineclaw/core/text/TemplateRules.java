@@ -66,6 +66,13 @@ public final class TemplateRules {
         return null;
     }
 
+    /** The placeholders of {@code placeholders} that {@code template} uses, as MiniMessage finds them. */
+    public static Set<String> placeholdersUsed(String template, Set<String> placeholders) {
+        Recorder recorder = new Recorder(placeholders);
+        MiniMessage.builder().tags(recorder).build().deserialize(template);
+        return Set.copyOf(recorder.used);
+    }
+
     /** Answers every tag name, records it, and refuses (as a parse error) what the rules refuse. */
     private static final class Recorder implements TagResolver {
         private final Set<String> placeholders;

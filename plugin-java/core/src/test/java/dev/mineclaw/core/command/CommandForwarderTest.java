@@ -106,6 +106,31 @@ class CommandForwarderTest {
     }
 
     @Test
+    void everyPlayerMayOptOutOfListenModeWithoutTheNode() throws Exception {
+        PlayerRef steve = this.platform.join("Steve", Permissions.CHAT);
+        this.link.answer(request -> lines("opted out"));
+        run(CommandSender.player(steve), "listen", "ignore-me");
+        run(CommandSender.player(steve), "LISTEN", "Include-Me");
+        assertEquals(2, this.link.sent().size(), "ignore-me and include-me reach the bridge");
+        run(CommandSender.player(steve), "listen", "on");
+        assertEquals(2, this.link.sent().size(), "listen on still needs mineclaw.command.listen");
+        assertTrue(this.platform.shown().get(2).text().contains("mineclaw.command.listen"));
+        assertEquals(java.util.Optional.empty(), Permissions.nodeFor(List.of("help")));
+    }
+
+    @Test
+    void theLocalesLinesAreShown() throws Exception {
+        CommandForwarder chinese = new CommandForwarder(this.platform, this.link,
+                new Messages(Messages.SIMPLIFIED_CHINESE, java.util.Map.of(), this.renderer), this.renderer,
+                Duration.ofSeconds(5));
+        PlayerRef steve = this.platform.join("Steve", Permissions.CHAT);
+        chinese.handle(CommandSender.player(steve), List.of("reload")).get(10, TimeUnit.SECONDS);
+        chinese.handle(CommandSender.player(steve), List.of("x".repeat(257))).get(10, TimeUnit.SECONDS);
+        assertEquals("你没有权限执行此操作（mineclaw.command.reload）。", this.platform.shown().get(0).text());
+        assertEquals("命令太长：每个参数须为 1-256 个字符。", this.platform.shown().get(1).text());
+    }
+
+    @Test
     void consoleHoldsEveryNodeAndGetsRepliesOnTheConsole() throws Exception {
         this.link.answer(request -> lines("reloaded"));
         run(CommandSender.CONSOLE, "reload");

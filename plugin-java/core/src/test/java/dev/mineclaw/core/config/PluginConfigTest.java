@@ -144,4 +144,35 @@ class PluginConfigTest {
         assertEquals(key, error.key(), error.getMessage());
         assertTrue(error.getMessage().startsWith("plugin-link.yml: " + key + ": "), error.getMessage());
     }
+
+    @Test
+    void theLocaleAndTheOwnersLinesReachTheCore() {
+        PluginConfig config = PluginConfig.fromMap(Map.of("locale", "zh_CN",
+                "messages", Map.of("chat.ai-prefix", "<gold>[Bot]</gold> ")), this.dataFolder);
+        assertEquals("zh_CN", config.locale());
+        CoreSettings settings = config.coreSettings(UUID.randomUUID());
+        assertEquals("zh_CN", settings.locale());
+        assertEquals(Map.of("chat.ai-prefix", "<gold>[Bot]</gold> "), settings.messages());
+        assertEquals("en", PluginConfig.fromMap(Map.of(), this.dataFolder).locale());
+    }
+
+    @Test
+    void aBadLocaleOrMessageIsNamedWithItsKey() {
+        ConfigException locale = assertThrows(ConfigException.class,
+                () -> PluginConfig.fromMap(Map.of("locale", "fr"), this.dataFolder));
+        assertEquals("locale", locale.key());
+        ConfigException unknown = assertThrows(ConfigException.class,
+                () -> PluginConfig.fromMap(Map.of("messages", Map.of("chat.prefix", "x")), this.dataFolder));
+        assertEquals("messages.chat.prefix", unknown.key());
+        ConfigException click = assertThrows(ConfigException.class, () -> PluginConfig.fromMap(
+                Map.of("messages", Map.of("assistant.offline", "<click:run_command:/op>x")), this.dataFolder));
+        assertEquals("messages.assistant.offline", click.key());
+        assertTrue(click.getMessage().contains("click"), click.getMessage());
+        ConfigException notText = assertThrows(ConfigException.class,
+                () -> PluginConfig.fromMap(Map.of("messages", Map.of("command.timeout", 5)), this.dataFolder));
+        assertEquals("messages.command.timeout", notText.key());
+        ConfigException notMap = assertThrows(ConfigException.class,
+                () -> PluginConfig.fromMap(Map.of("messages", "x"), this.dataFolder));
+        assertEquals("messages", notMap.key());
+    }
 }
