@@ -143,6 +143,8 @@ class Runtime:
         )
         self.approval_broker = ApprovalBroker(ledger=records)
         """Every approval prompt of this runtime (run_command, Functions)."""
+        # A turn others wait behind holds them at most one confirmation's timeout.
+        self.approval_broker.window = self.lanes.confirmations
         public = self.lanes.public
         self.activity, self.session = public.activity, public.session
         self.engine, self.compactor = public.engine, public.compactor

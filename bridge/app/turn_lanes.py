@@ -28,9 +28,11 @@ from bridge.control import ControlPlane
 from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, Text
+from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S
 from bridge.store.audit_sink import AuditSink
 from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.compaction import Compactor
+from bridge.turns.confirm_window import ConfirmationWindow
 from bridge.turns.engine import TurnEngine, TurnListener, TurnOutcome, TurnRequest
 from bridge.turns.lanes import Lane, Lanes, lane_session_ids
 from bridge.turns.ports import PUBLIC_LANE, ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
@@ -92,6 +94,12 @@ class TurnLanes:
             on_place=self._show_place,
         )
         public = self._build(PUBLIC_LANE, None, output or LinkTurnOutput(host))
+        self.confirmations = ConfirmationWindow(
+            window_s=CONFIRMATION_TIMEOUT_S,
+            lane_of=self._lane_of_turn,
+            has_waiting=self.queue.has_waiting,
+        )
+        """Bounds the prompts of a turn others wait behind (the approval broker asks it)."""
         self.lanes = Lanes(
             public,
             lambda lane_id, owner: self._build(lane_id, owner, self._private_output),
@@ -148,6 +156,9 @@ class TurnLanes:
             except Exception:
                 log.exception("after-turn listener failed")
         self.queue.release()
+
+    def _lane_of_turn(self, turn_id: str) -> str | None:
+        return next((lane.lane_id for lane in self.lanes if lane.engine.turn_id == turn_id), None)
 
     def _lane_busy(self, lane_id: str) -> bool:
         lane = self.lanes.get(lane_id)

@@ -64,6 +64,14 @@ class PromptLedger(Protocol):
     def prompt_closed(self, prompt_id: str) -> None: ...
 
 
+class PromptWindow(Protocol):
+    """How long a turn's prompts may keep others waiting (`bridge.turns.confirm_window`)."""
+
+    def allowed(self, turn_id: str) -> float | None: ...
+
+    def waited(self, turn_id: str, seconds: float) -> None: ...
+
+
 class ApprovalError(ToolError):
     """A prompt could not be opened (too many open, bad timeout)."""
 
@@ -140,6 +148,8 @@ class ApprovalBroker:
         self._new_token = new_token
         self._max_pending = max_pending
         self._ledger = ledger
+        self.window: PromptWindow | None = None
+        """Set by the app: bounds the prompts of a turn that others wait behind."""
         self._pending: dict[str, _Pending] = {}
         # (turn id, target UUID) of recent prompts, oldest first.
         self._asked: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -170,6 +180,16 @@ class ApprovalBroker:
             raise ApprovalError(f"timeout must be {MIN_TIMEOUT_S:g}-{MAX_TIMEOUT_S:g} s")
         if len(self._pending) >= self._max_pending:
             raise ApprovalError(f"{self._max_pending} approval prompts are already open")
+        window = self.window if turn is not None else None
+        if window is not None and turn is not None:
+            allowed = window.allowed(turn)
+            if allowed is not None:
+                if allowed < MIN_TIMEOUT_S:
+                    raise ApprovalError(
+                        "other players are waiting for the assistant and this answer has already"
+                        " waited the time of one confirmation; answer without asking again"
+                    )
+                timeout_s = min(timeout_s, allowed)
         if turn is not None:
             if (turn, target.uuid) in self._asked:
                 raise ApprovalError(
@@ -208,6 +228,8 @@ class ApprovalBroker:
         finally:
             self._pending.pop(token, None)
             self._closed(prompt_id)
+            if window is not None and turn is not None:
+                window.waited(turn, self._clock() - (deadline - timeout_s))
 
     def _opened(
         self, target: PlayerRef, subject: Subject, display: Mapping[str, str] | None
