@@ -21,6 +21,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.rss_bench",
     "bench.store_bench",
     "bench.prefix_bench",
+    "bench.network_bench",
 )
 
 
