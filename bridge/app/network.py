@@ -51,8 +51,6 @@ from bridge.link.protocol import DEFAULT_SERVER_ID
 log = logging.getLogger(__name__)
 
 _DEFAULT_SETTINGS = RuntimeSettings()
-MAX_SHUTDOWN_WAIT_S = 10.0
-"""How long shutting down waits for the running turns to commit (as ``Runtime.aclose``)."""
 
 
 def server_plane(plane: ControlPlane, *, server_id: str) -> ControlPlane:
@@ -200,6 +198,11 @@ class Network:
     def serves(self, server_id: str) -> bool:
         return self._serves is None or self._serves(server_id)
 
+    def serve_only(self, serves: Callable[[str], bool]) -> None:
+        """From now on serve only the servers ``serves`` accepts (the leases this bridge
+        holds)."""
+        self._serves = serves
+
     # ---- contexts
 
     def context(self, server_id: str) -> ServerContext:
@@ -298,21 +301,24 @@ class Network:
         if context.runtime.link is not None:
             await context.app.send_link_state()
 
+    async def retire(self, server_id: str) -> None:
+        """This bridge no longer serves ``server_id`` (another bridge took its lease): its
+        context goes, so serving it again later starts from the store (its session restored
+        from the archive, with the turns the other bridge completed), never from what this
+        bridge remembered. The default server's context stays (it holds the shared stores)."""
+        if server_id == DEFAULT_SERVER_ID:
+            return
+        context = self._contexts.pop(server_id, None)
+        self._handlers.pop(server_id, None)
+        if context is None:
+            return
+        context.runtime.engine.stop()
+        await context.runtime.aclose(close_stores=False)
+        log.info("server %s: context retired", server_id)
+
     async def aclose(self) -> None:
-        """Stop every server's turn (each commits first), then close the runtimes; the shared
-        archive and audit log close with the last."""
-        for context in self._contexts.values():
-            context.runtime.engine.stop()
-        turns = [
-            task
-            for context in self._contexts.values()
-            if (task := context.runtime.turn) is not None and not task.done()
-        ]
-        if turns:
-            await asyncio.wait(turns, timeout=MAX_SHUTDOWN_WAIT_S)
-        # Every turn has committed: closing the shared archive and audit log with the first
-        # runtime closed loses nothing (closing them again is a no-op).
+        """Close every server's runtime (each stops its turns, which commit first); the shared
+        archive and audit log close last, with the default server's."""
         others = [c for c in self._contexts.values() if c.server_id != DEFAULT_SERVER_ID]
-        for context in others:
-            await context.runtime.aclose()
+        await asyncio.gather(*(c.runtime.aclose(close_stores=False) for c in others))
         await self._default_runtime.aclose()

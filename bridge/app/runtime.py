@@ -345,8 +345,10 @@ class Runtime:
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
-    async def aclose(self) -> None:
-        """Stop the running turn (its commit finishes first), close clients and stores."""
+    async def aclose(self, *, close_stores: bool = True) -> None:
+        """Stop the running turn (its commit finishes first), close clients and stores
+        (``close_stores=False``: the archive and audit log stay open for the other servers of
+        a network that share them)."""
         await self.lanes.aclose()
         await self.functions.aclose()
         for client in [*self._served.clients, *self._retired]:
@@ -354,8 +356,9 @@ class Runtime:
         self._retired.clear()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
-        self.audit.close()
-        self.archive.close()
+        if close_stores:
+            self.audit.close()
+            self.archive.close()
 
     def _expire_open_prompts(self, records: SessionRecords) -> None:
         """Prompts open when the last run ended cannot be answered any more (their tokens

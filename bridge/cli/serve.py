@@ -19,11 +19,13 @@ from typing import Any
 from bridge.app.heap import settle_startup_heap
 from bridge.app.network import Network
 from bridge.app.restart_settings import SERVING_FILE, write_serving_state
+from bridge.app.server_leases import ServerLeases, network_leases
 from bridge.cli.output import refuse_folder
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
+from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.store.archive import DATA_DIR_NAME
 
@@ -128,21 +130,34 @@ def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     server = LinkServer(servers=network, settings=settings)
+
+    async def drop(server_id: str) -> None:
+        await server.drop(server_id, CloseCode.NOT_SERVED, "another bridge serves this server now")
+
+    leases = network_leases(network, plane, drop)
     try:
-        return asyncio.run(_serve_until_stopped(server, token_file, network, config_dir))
+        return asyncio.run(_serve_until_stopped(server, token_file, network, config_dir, leases))
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
 
 
 async def _serve_until_stopped(
-    server: LinkServer, token_file: Path, network: Network, config_dir: Path
+    server: LinkServer,
+    token_file: Path,
+    network: Network,
+    config_dir: Path,
+    leases: ServerLeases | None,
 ) -> int:
     runtime = network.default.runtime
     try:
+        if leases is not None:  # before the link: a plugin must not be served unleased
+            await leases.start()
         await server.start()
-    except LinkError as exc:
+    except (LinkError, StoreError) as exc:
+        if leases is not None:
+            await leases.close()
         await network.aclose()
-        return _fail(str(exc))
+        return _fail(runtime.plane.redact(str(exc)))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -158,12 +173,17 @@ async def _serve_until_stopped(
     named = sorted(runtime.plane.servers.servers)
     if named:  # the default server (link.token) is always served too
         print(f"servers in servers.yml: {', '.join(named)}", flush=True)
+    if leases is not None:
+        held = ", ".join(sorted(leases.servers_held)) or "none yet"
+        print(f"server leases (PostgreSQL) held: {held}", flush=True)
     try:
         await stop.wait()
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()
+        if leases is not None:
+            await leases.close()
         await network.aclose()
         if serving is not None:
             serving.unlink(missing_ok=True)

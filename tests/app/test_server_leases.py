@@ -1,0 +1,120 @@
+"""Server leases on a real PostgreSQL server: one bridge holds a server at a time; a bridge that
+goes away (its connection closed or cut) lets go of all of them and another takes them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from bridge.app.server_leases import LeaseError, ServerLeases, lock_key
+from tests.postgres_server import PostgresServer
+
+SERVERS = ["default", "lobby", "survival"]
+WAIT = 20.0
+
+
+@pytest.fixture
+def database(postgres_server: PostgresServer) -> Iterator[str]:
+    name = postgres_server.create_database("lease")
+    try:
+        yield name
+    finally:
+        postgres_server.drop_database(name)
+
+
+class Bridge:
+    """One bridge's leases, recording the servers it was told it lost."""
+
+    def __init__(self, server: PostgresServer, database: str, name: str) -> None:
+        self.lost: asyncio.Queue[str] = asyncio.Queue()
+        self.leases = ServerLeases(
+            server.dsn(database),
+            password=server.password,
+            servers=lambda: SERVERS,
+            on_lost=self.lost.put,
+            poll_s=0.05,
+            application_name=f"lease-test-{name}",
+        )
+
+
+@pytest.fixture
+async def bridges(
+    postgres_server: PostgresServer, database: str
+) -> AsyncIterator[tuple[Bridge, Bridge]]:
+    first, second = (Bridge(postgres_server, database, n) for n in ("a", "b"))
+    yield first, second
+    await first.leases.close()
+    await second.leases.close()
+
+
+async def _until(condition: Any) -> None:
+    async with asyncio.timeout(WAIT):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+async def test_the_first_bridge_holds_every_server_and_the_second_none(
+    bridges: tuple[Bridge, Bridge],
+) -> None:
+    a, b = bridges
+    await a.leases.start()
+    assert a.leases.servers_held == set(SERVERS)
+    await b.leases.start()
+    await b.leases.poll()
+    assert b.leases.servers_held == frozenset()
+    assert not b.leases.held("lobby") and a.leases.held("lobby")
+
+
+async def test_a_bridge_that_closes_hands_every_server_to_the_other(
+    bridges: tuple[Bridge, Bridge],
+) -> None:
+    a, b = bridges
+    await a.leases.start()
+    await b.leases.start()
+    await a.leases.close()
+    await _until(lambda: b.leases.servers_held == set(SERVERS))
+
+
+async def test_a_bridge_whose_connection_is_cut_stops_serving_and_the_other_takes_over(
+    bridges: tuple[Bridge, Bridge], postgres_server: PostgresServer
+) -> None:
+    a, b = bridges
+    await a.leases.start()
+    await b.leases.start()
+    # The database ends bridge a's lease session, as when its host dies or its network drops.
+    with postgres_server.admin() as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = 'lease-test-a'"
+        ).fetchall()
+    assert ended
+    lost = {await asyncio.wait_for(a.lost.get(), WAIT) for _ in SERVERS}
+    assert lost == set(SERVERS) and a.leases.servers_held == frozenset()
+    await _until(lambda: b.leases.servers_held == set(SERVERS))
+    # Bridge a comes back to the database but finds every server taken.
+    await a.leases.poll()
+    await a.leases.poll()
+    assert a.leases.servers_held == frozenset()
+
+
+async def test_an_unreachable_database_refuses_the_start(postgres_server: PostgresServer) -> None:
+    leases = ServerLeases(
+        f"postgresql://nobody@127.0.0.1:{postgres_server.port}/no_such_database",
+        password="wrong-password",
+        servers=lambda: SERVERS,
+        on_lost=asyncio.Queue[str]().put,
+    )
+    with pytest.raises(LeaseError) as caught:
+        await leases.start()
+    assert "wrong-password" not in str(caught.value)
+    assert not leases.held("default")
+
+
+def test_lock_keys_are_stable_and_distinct() -> None:
+    keys = {lock_key(server) for server in [*SERVERS, "creative", "hub-1", "hub-2"]}
+    assert len(keys) == 6
+    assert lock_key("lobby") == lock_key("lobby")
+    assert all(-(2**63) <= key < 2**63 for key in keys)
