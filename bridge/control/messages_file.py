@@ -77,6 +77,9 @@ _declare("private.cleared", "player name")
 _declare("reply.thinking", "name player")
 _declare("reply.tools", "name player tools", "tools")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
+_declare(
+    "approval.console_prompt", "requester target command name accept deny", "command accept deny"
+)
 _declare("approval.intent", "requester target command intent name", "intent")
 _declare("approval.accept_button", "", "")
 _declare("approval.deny_button", "", "")
@@ -223,6 +226,12 @@ class ApprovalMessages(_Section):
         "<yellow><name> (the assistant) asks you, on behalf of <requester>, to run"
         " <white><command></white> as you. <accept> <deny>"
     )
+    # The two-person rule: the second confirmation of a console command (whitelist.yml
+    # console_confirm), asked of a player other than the requester.
+    console_prompt: str = (
+        "<yellow><name> (the assistant) asks you, on behalf of <requester>, to confirm the"
+        " console command <white><command></white>. It runs only if you accept. <accept> <deny>"
+    )
     intent: str = "<gray><name> says why: <white><intent>"
     accept_button: str = "<green><bold>[Accept]</bold></green>"
     deny_button: str = "<red><bold>[Deny]</bold></red>"
@@ -233,9 +242,12 @@ class ApprovalMessages(_Section):
     @model_validator(mode="after")
     def _prompt_fits(self) -> ApprovalMessages:
         # The prompt and intent lines travel as one template, at most 2048 characters.
-        if len(self.prompt) + len(self.intent) > MAX_PROMPT_AND_INTENT_CHARS:
+        if max(len(self.prompt), len(self.console_prompt)) + len(self.intent) > (
+            MAX_PROMPT_AND_INTENT_CHARS
+        ):
             raise ValueError(
-                f"prompt and intent together must be at most {MAX_PROMPT_AND_INTENT_CHARS}"
+                "prompt (or console_prompt) and intent together must be at most"
+                f" {MAX_PROMPT_AND_INTENT_CHARS}"
                 " characters"
             )
         return self

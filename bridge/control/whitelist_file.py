@@ -6,6 +6,10 @@ for the served configuration the app builds per version). A
 duplicate or a pattern RE2 cannot compile fails the load.
 ``never`` holds command roots that a command confirmed by another player may not start with,
 in any namespace; it has a default list, and ``never: []`` switches it off.
+``console_confirm`` holds RE2 patterns, like ``console``, for console commands that run only
+after a second player (holding ``mineclaw.approve.console``, not the requester) confirms the
+exact command: the two-person rule. A command matching one runs only that way, even if a
+``console`` rule matches it too.
 """
 
 from __future__ import annotations
@@ -51,12 +55,14 @@ class WhitelistFile(StrictModel):
     enabled: bool = True
     player: list[Rule] = Field(default_factory=list, max_length=MAX_RULES_PER_LIST)
     console: list[Rule] = Field(default_factory=list, max_length=MAX_RULES_PER_LIST)
+    # Console commands a second player must confirm (the two-person rule).
+    console_confirm: list[Rule] = Field(default_factory=list, max_length=MAX_RULES_PER_LIST)
     # Roots no confirmation by another player can pass; namespaced forms are covered.
     never: list[NeverRoot] = Field(
         default_factory=lambda: list(DEFAULT_NEVER), max_length=MAX_NEVER
     )
 
-    @field_validator("player", "console", "never")
+    @field_validator("player", "console", "console_confirm", "never")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
         first_seen: dict[str, int] = {}

@@ -104,8 +104,9 @@ Permission = Literal[
     "mineclaw.bypass.ratelimit",
     "mineclaw.tool.run_command",
     "mineclaw.command.private",
+    "mineclaw.approve.console",
 ]
-Granted = Annotated[list[Permission], Field(max_length=13), AfterValidator(_unique)]
+Granted = Annotated[list[Permission], Field(max_length=14), AfterValidator(_unique)]
 TextName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 TextMap = Annotated[dict[TextName, Annotated[str, Field(max_length=8192)]], Field(max_length=16)]
 SentErrorCode = Literal[

@@ -20,6 +20,10 @@ from bridge.store.audit_sink import AuditSink
 APPROVAL_VERBS = frozenset({"approve", "deny"})
 
 INVALID_ANSWER = "<gray>That request is not yours to answer, was already answered, or is gone."
+NOT_PERMITTED_ANSWER = (
+    "<gray>Confirming a console command needs the mineclaw.approve.console permission;"
+    " nothing was run."
+)
 USAGE = "<gray>Usage: /mineclaw approve TOKEN [OPTION] or /mineclaw deny TOKEN"
 # Mirrors the wire patterns of approval.show, so nothing else even reaches the broker.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{22,64}")
@@ -59,7 +63,9 @@ class ApprovalCommands:
             return _reply(Text(template=USAGE))
         sender: PlayerRef | None = request.sender.player
         answer: Answer = "approve" if verb == "approve" else "deny"
-        result = self._broker.answer(sender, answer, rest[0], option)
+        result = self._broker.answer(
+            sender, answer, rest[0], option, granted=request.sender.granted
+        )
         if self._audit is not None:
             # The token itself is not recorded: while live it is the prompt's only secret. The
             # command is redacted like the run_command decision record of the same call.
@@ -82,6 +88,8 @@ class ApprovalCommands:
             AnswerVerdict.DENIED: messages.denied,
             AnswerVerdict.EXPIRED: messages.expired,
         }.get(result.verdict)
+        if result.verdict is AnswerVerdict.NOT_PERMITTED:
+            return _reply(Text(template=NOT_PERMITTED_ANSWER))
         if template is None:
             return _reply(Text(template=INVALID_ANSWER))
         return _reply(Text(template=template, values=dict(result.display) or None))

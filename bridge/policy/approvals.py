@@ -27,7 +27,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -52,7 +52,9 @@ MAX_PENDING = 256
 MAX_REMEMBERED_ASKS = 1024
 """(turn, player) pairs remembered for the one-prompt-per-player-per-turn rule."""
 
-ApprovalStatus = Literal["approved", "denied", "timeout", "offline", "not_shown", "cancelled"]
+ApprovalStatus = Literal[
+    "approved", "denied", "timeout", "offline", "not_shown", "cancelled", "not_permitted"
+]
 Answer = Literal["approve", "deny"]
 
 
@@ -81,11 +83,13 @@ class Subject:
     """What an approval is about. Two subjects are the same approval only if every field is.
 
     For a command: ``kind="command"``, ``executor`` the UUID of the player it runs as,
-    ``detail`` the canonical command. For a Function: ``kind="interaction"``, ``executor`` the
+    ``detail`` the canonical command. For a console command's second confirmation (the
+    two-person rule): ``kind="console"``, ``executor`` the requester's UUID, ``detail`` the
+    canonical command. For a Function: ``kind="interaction"``, ``executor`` the
     invocation id, ``detail`` the interaction's identity (its JSON, say).
     """
 
-    kind: Literal["command", "interaction"]
+    kind: Literal["command", "interaction", "console"]
     executor: str
     detail: str
 
@@ -111,6 +115,9 @@ class AnswerVerdict(StrEnum):
     EXPIRED = "expired"
     INVALID = "invalid"
     """Unknown, already used, or not the sender's: the sender cannot tell which."""
+    NOT_PERMITTED = "not_permitted"
+    """The sender was asked but lacks the permission the prompt needs to be accepted (a
+    console command's second confirmation needs ``mineclaw.approve.console``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,8 @@ class _Pending:
     deadline: float
     display: Mapping[str, str]
     future: asyncio.Future[ApprovalOutcome]
+    permission: str | None = None
+    """A node the target must hold (in their facts when they answer) to accept."""
 
 
 class ApprovalBroker:
@@ -169,6 +178,7 @@ class ApprovalBroker:
         timeout_s: float = CONFIRMATION_TIMEOUT_S,
         display: Mapping[str, str] | None = None,
         turn: str | None = None,
+        permission: str | None = None,
     ) -> ApprovalOutcome:
         """Show ``prompt`` to ``target`` and wait for their answer, the deadline or a quit.
 
@@ -213,6 +223,7 @@ class ApprovalBroker:
             deadline=deadline,
             display=dict(display or {}),
             future=future,
+            permission=permission,
         )
         prompt_id = self._opened(target, subject, display)
         try:
@@ -281,9 +292,17 @@ class ApprovalBroker:
         return None
 
     def answer(
-        self, sender: PlayerRef | None, answer: Answer, token: str, option: str | None = None
+        self,
+        sender: PlayerRef | None,
+        answer: Answer,
+        token: str,
+        option: str | None = None,
+        *,
+        granted: Collection[str] = (),
     ) -> AnswerResult:
-        """Apply one answer; ``sender`` is None for the console, which can never answer."""
+        """Apply one answer; ``sender`` is None for the console, which can never answer.
+        ``granted``: the sender's permission facts as the plugin reported them with this
+        answer, for a prompt that needs one to be accepted."""
         pending = self._pending.get(token)
         if pending is None or pending.future.done():
             return AnswerResult(AnswerVerdict.INVALID)
@@ -295,6 +314,10 @@ class ApprovalBroker:
             return AnswerResult(AnswerVerdict.EXPIRED, pending.display)
         if (answer, option) not in pending.answers:
             return AnswerResult(AnswerVerdict.INVALID)
+        if answer == "approve" and pending.permission and pending.permission not in granted:
+            # Asked, but not allowed to accept: the prompt ends, nothing runs.
+            self._settle(token, ApprovalOutcome("not_permitted", pending.subject))
+            return AnswerResult(AnswerVerdict.NOT_PERMITTED, pending.display)
         status: ApprovalStatus = "approved" if answer == "approve" else "denied"
         self._settle(token, ApprovalOutcome(status, pending.subject, option))
         verdict = AnswerVerdict.APPROVED if answer == "approve" else AnswerVerdict.DENIED
@@ -331,6 +354,7 @@ def confirmation_prompt(
     command: str,
     intent: str,
     assistant: str,
+    console: bool = False,
 ) -> tuple[Text, list[ApprovalButton], dict[str, str]]:
     """The prompt, buttons and display values of a command confirmation, from ``message.yml``.
 
@@ -343,7 +367,9 @@ def confirmation_prompt(
     """
     values = {"requester": requester, "target": target, "command": command, "name": assistant}
     prompt_values = {**values, "intent": intent or "-"}
-    sentence = _BUTTON_PLACEHOLDERS.sub("", messages.prompt).strip() or "<command>"
+    # ``console``: the second confirmation of a console command (``approval.console_prompt``).
+    template_text = messages.console_prompt if console else messages.prompt
+    sentence = _BUTTON_PLACEHOLDERS.sub("", template_text).strip() or "<command>"
     template = f"{sentence}<reset><newline>{messages.intent}" if intent else sentence
     hover = Text(template="<intent>", values={"intent": intent}) if intent else None
     buttons = [

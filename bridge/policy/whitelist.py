@@ -129,9 +129,11 @@ class Whitelist:
         player: Sequence[str] = (),
         console: Sequence[str] = (),
         never: Sequence[str] = DEFAULT_NEVER,
+        console_confirm: Sequence[str] = (),
     ) -> None:
         self.enabled = enabled
         self._rules: dict[str, RuleSet] = {"player": RuleSet(player), "console": RuleSet(console)}
+        self._console_confirm = RuleSet(console_confirm)
         for root in never:
             check_never_root(root)
         self.never: frozenset[str] = frozenset(never)
@@ -143,6 +145,18 @@ class Whitelist:
         """
         root = bare_root(canonicalize(command))
         return root if root in self.never else None
+
+    @property
+    def console_confirm_rules(self) -> tuple[str, ...]:
+        return self._console_confirm.patterns
+
+    def confirm_rule(self, canonical: str) -> str | None:
+        """The ``console_confirm`` rule ``canonical`` (a canonical command) matches, if any:
+        such a console command runs only after a second player confirms it. None while the
+        whitelist is disabled (then nothing runs)."""
+        if not self.enabled:
+            return None
+        return self._console_confirm.first_match(canonical)
 
     def rules(self, executor: Executor) -> tuple[str, ...]:
         return self._rules[executor].patterns
@@ -166,5 +180,9 @@ class Whitelist:
 def compile_whitelist(file: WhitelistFile) -> Whitelist:
     """The compiled form of a validated ``whitelist.yml`` (its rules were checked when read)."""
     return Whitelist(
-        enabled=file.enabled, player=file.player, console=file.console, never=file.never
+        enabled=file.enabled,
+        player=file.player,
+        console=file.console,
+        never=file.never,
+        console_confirm=file.console_confirm,
     )

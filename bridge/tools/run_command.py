@@ -1,7 +1,9 @@
 """``run_command``: the model's hands, with the server owner's rules and the target's consent.
 
-Arguments: ``command``, ``intent`` (shown to whoever confirms) and ``player`` (``""`` for the
-console, otherwise the exact name or UUID of an online player). The decision, in code:
+Arguments: ``command``, ``intent`` (shown to whoever confirms), ``player`` (``""`` for the
+console, otherwise the exact name or UUID of an online player) and ``approver`` (optional;
+``""`` or the name of the player who gives a console command's second confirmation). The
+decision, in code:
 
 - the asking player's own command runs if its canonical form fully matches a ``player`` rule of
   ``whitelist.yml``;
@@ -11,6 +13,13 @@ console, otherwise the exact name or UUID of an online player). The decision, in
   and to the exact canonical command, which is also what is dispatched. A command whose root
   (in any namespace) is on ``whitelist.yml``'s ``never`` list is refused before anyone is
   asked, and one turn may ask each player at most once.
+
+- a console command matching a ``console_confirm`` rule (the two-person rule) runs only after
+  a second player confirms it: the ``approver`` the model names (the requester says who), who
+  must be online, must not be the requester, and must hold ``mineclaw.approve.console`` when
+  they accept (the plugin's facts of their answer). The approval is bound to the requester
+  and the exact canonical command, single use and limited in time; the dispatch's audit
+  record names the requester and the approver.
 
 Anything else is not dispatched. The result says which of these happened (``refused``,
 ``denied``, ``timed_out``, ``target_offline``, ``dispatched``); ``dispatched`` carries the
@@ -50,7 +59,9 @@ from bridge.tools.plugin_access import APPROVALS, PluginAccess, link_failure
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
 
-ARGUMENTS = frozenset({"command", "intent", "player"})
+ARGUMENTS = frozenset({"command", "intent", "player", "approver"})
+APPROVE_CONSOLE = "mineclaw.approve.console"
+"""The node a player needs to give a console command its second confirmation."""
 MAX_INTENT_CHARS = 512
 
 Status = Literal["refused", "denied", "timed_out", "target_offline", "dispatched"]
@@ -97,10 +108,10 @@ class RunCommand:
         return {"run_command": self.run}
 
     async def run(self, arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-        command, intent, player = _arguments(arguments)
+        command, intent, player, approver = _arguments(arguments)
         link = self._plugin.link()
         if player == "":
-            return await self._console(link, command, context)
+            return await self._console(link, command, intent, approver, context)
         target = await self._resolve(link, player, context)
         if target is None:
             return self._result(context, "target_offline", {"player": player}, command=command)
@@ -108,11 +119,18 @@ class RunCommand:
             return await self._own(link, target.ref, command, context)
         return await self._confirmed(link, target.ref, command, intent, context)
 
-    async def _console(self, link: Link, command: str, context: CallContext) -> dict[str, Any]:
+    async def _console(
+        self, link: Link, command: str, intent: str, approver: str, context: CallContext
+    ) -> dict[str, Any]:
         try:
             decision = self._whitelist.decide("console", command)
         except InvalidCommand as exc:
             return self._refused(context, command, f"the command {exc.reason}")
+        confirm_rule = self._whitelist.confirm_rule(decision.canonical)
+        if confirm_rule is not None:  # before the console rules: the two-person rule wins
+            return await self._second_person(
+                link, decision.canonical, intent, approver, confirm_rule, context
+            )
         if not decision.allowed:
             why = "no console rule of the server's whitelist allows this command"
             return self._refused(context, decision.canonical, why)
@@ -192,6 +210,86 @@ class RunCommand:
             raise ToolFailure(ErrorCode.UNAVAILABLE, "the server link dropped during the prompt")
         return self._refused(context, canonical, f"{target.name} could not be asked to confirm")
 
+    async def _second_person(
+        self,
+        link: Link,
+        canonical: str,
+        intent: str,
+        approver: str,
+        rule: str,
+        context: CallContext,
+    ) -> dict[str, Any]:
+        """The two-person rule: ``canonical`` runs as the console only once ``approver``, a
+        player other than the requester holding ``mineclaw.approve.console``, accepts it."""
+        if not approver:
+            why = (
+                "this console command needs a second player's confirmation (the server's"
+                " two-person rule): ask who should confirm it, then call again with their name"
+                " as approver"
+            )
+            return self._refused(context, canonical, why)
+        if not self._plugin.has(APPROVALS):
+            return self._refused(context, canonical, "the server's plugin cannot ask players")
+        if self._redactor is not None:
+            if self._redactor.redact_text(canonical) != canonical:
+                why = (
+                    "the command holds what looks like a secret, and asking another player "
+                    "to confirm it would show it to them"
+                )
+                return self._refused(context, canonical, why)
+            intent = self._redactor.redact_text(intent)
+        target = await self._resolve(link, approver, context)
+        if target is None:
+            return self._result(
+                context, "target_offline", {"approver": approver}, command=canonical
+            )
+        if target.own:
+            why = "the requester cannot give the second confirmation of their own command"
+            return self._refused(context, canonical, why)
+        subject = Subject("console", context.player_uuid, canonical)
+        prompt, buttons, display = confirmation_prompt(
+            self._messages,
+            requester=context.player_name,
+            target=target.ref.name,
+            command=canonical,
+            intent=intent,
+            assistant=self._settings.assistant_name,
+            console=True,
+        )
+        try:
+            outcome = await self._broker.request(
+                link,
+                target=target.ref,
+                subject=subject,
+                prompt=prompt,
+                buttons=buttons,
+                timeout_s=self._settings.confirmation_timeout_s,
+                display=display,
+                turn=context.turn_id,
+                permission=APPROVE_CONSOLE,
+            )
+        except ApprovalError as exc:
+            return self._refused(context, canonical, str(exc))
+        who = {"approver": target.ref.name}
+        if outcome.approves(subject):
+            audit: dict[str, JSONValue] = {"approver": target.ref.name}
+            return await self._dispatch(
+                link, None, canonical, context, rule=rule, confirmed=True, audit=audit
+            )
+        if outcome.status == "not_permitted":
+            why = f"{target.ref.name} does not hold {APPROVE_CONSOLE}, so cannot confirm it"
+            return self._refused(context, canonical, why)
+        if outcome.status == "denied":
+            return self._result(context, "denied", who, command=canonical)
+        if outcome.status == "timeout":
+            return self._result(context, "timed_out", who, command=canonical)
+        if outcome.status == "offline":
+            return self._result(context, "target_offline", who, command=canonical)
+        if outcome.status == "cancelled":
+            raise ToolFailure(ErrorCode.UNAVAILABLE, "the server link dropped during the prompt")
+        why = f"{target.ref.name} could not be asked to confirm"
+        return self._refused(context, canonical, why)
+
     async def _resolve(self, link: Link, player: str, context: CallContext) -> _Target | None:
         try:
             answer = await link.request("players.list", PlayersList())
@@ -213,6 +311,7 @@ class RunCommand:
         *,
         rule: str | None = None,
         confirmed: bool = False,
+        audit: dict[str, JSONValue] | None = None,
     ) -> dict[str, Any]:
         if player is None:
             request = CommandDispatch(executor="console", command=canonical)
@@ -242,7 +341,7 @@ class RunCommand:
         }
         if player is None:
             fields["feedback"] = list(answer.feedback or [])
-        audit_extra: dict[str, JSONValue] = {"rule": rule, "confirmed": confirmed}
+        audit_extra: dict[str, JSONValue] = {"rule": rule, "confirmed": confirmed, **(audit or {})}
         return self._result(context, "dispatched", fields, command=canonical, audit=audit_extra)
 
     def _refused(self, context: CallContext, command: str, reason: str) -> dict[str, Any]:
@@ -272,7 +371,15 @@ class RunCommand:
             "status": status,
             "command": shown,
         }
-        for key in ("executor", "player", "dispatch_status", "rule", "confirmed", "reason"):
+        for key in (
+            "executor",
+            "player",
+            "approver",
+            "dispatch_status",
+            "rule",
+            "confirmed",
+            "reason",
+        ):
             if key in fields:
                 record[key] = fields[key]
         if "link_code" in fields:
@@ -280,7 +387,7 @@ class RunCommand:
         self._audit.record("run_command.decision", record)
 
 
-def _arguments(arguments: dict[str, Any]) -> tuple[str, str, str]:
+def _arguments(arguments: dict[str, Any]) -> tuple[str, str, str, str]:
     extra = sorted(set(arguments) - ARGUMENTS)
     if extra:
         raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, f"unknown argument {extra[0]!r}")
@@ -303,4 +410,7 @@ def _arguments(arguments: dict[str, Any]) -> tuple[str, str, str]:
         )
     if not isinstance(player, str):
         raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "player must be a string")
-    return command, intent, player
+    approver = arguments.get("approver", "")
+    if not isinstance(approver, str):
+        raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "approver must be a string")
+    return command, intent, player, approver

@@ -144,12 +144,16 @@ class World:
 
 @contextlib.asynccontextmanager
 async def world(
-    tmp_path: Path, *, confirmation_timeout_s: float = 60.0, environment: str = ""
+    tmp_path: Path,
+    *,
+    confirmation_timeout_s: float = 60.0,
+    environment: str = "",
+    whitelist: str = WHITELIST,
 ) -> AsyncIterator[World]:
     require_testkit_jar()
     config = tmp_path / "config"
     init_config_dir(config)
-    (config / "whitelist.yml").write_text(WHITELIST, encoding="utf-8")
+    (config / "whitelist.yml").write_text(whitelist, encoding="utf-8")
     if environment:
         (config / "config.yml").write_text(f"schema: 1\nenvironment:\n{environment}", "utf-8")
     plane = load_control_plane(config, environ={})

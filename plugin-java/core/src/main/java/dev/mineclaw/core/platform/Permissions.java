@@ -17,6 +17,8 @@ public final class Permissions {
     private static final String CLEAR = "mineclaw.command.clear";
     /** The argument that points {@code clear} and {@code stop} at the sender's own private lane. */
     private static final String OWN_LANE = "private";
+    /** Lets a player give the second confirmation of a console command (the two-person rule). */
+    public static final String APPROVE_CONSOLE = "mineclaw.approve.console";
 
     /** Every node a sender's granted facts may contain, in the protocol's order. */
     public static final List<String> REPORTED = List.of(
@@ -32,7 +34,8 @@ public final class Permissions {
             "mineclaw.command.functions",
             BYPASS_RATELIMIT,
             TOOL_RUN_COMMAND,
-            PRIVATE);
+            PRIVATE,
+            APPROVE_CONSOLE);
 
     private static final Map<String, String> SUBCOMMAND_NODES = Map.of(
             "approve", APPROVE,

@@ -33,7 +33,8 @@ final class Shapes {
             "mineclaw.command.functions",
             "mineclaw.bypass.ratelimit",
             "mineclaw.tool.run_command",
-            "mineclaw.command.private");
+            "mineclaw.command.private",
+            "mineclaw.approve.console");
 
     private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
     private static final int TEXT_ENTRIES = 16;
