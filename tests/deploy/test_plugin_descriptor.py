@@ -12,7 +12,12 @@ from bridge.link.server import LinkSettings
 
 from .files import PAPER, PAPER_POM, PARENT_POM, PLUGIN_LINK_YML, PLUGIN_YML, load_yaml
 
-EVERYONE = {"mineclaw.command.chat", "mineclaw.command.approve", "mineclaw.tool.run_command"}
+EVERYONE = {
+    "mineclaw.command.chat",
+    "mineclaw.command.approve",
+    "mineclaw.tool.run_command",
+    "mineclaw.command.private",
+}
 NOBODY = {"mineclaw.bypass.ratelimit"}
 
 
