@@ -41,6 +41,15 @@ class ScriptedProvider(ReplayServer):
     def answer(self, *parts: str) -> None:
         self.script(Reply(chunks=text_chunks(*parts)))
 
+    def reason_then_answer(self, reasoning: list[str], *parts: str) -> None:
+        """Queues an answer that first streams ``reasoning_content`` deltas, then ``parts``."""
+        thoughts: list[dict[str, Any]] = [
+            {"choices": [{"index": 0, "delta": {"reasoning_content": r}, "finish_reason": None}]}
+            for r in reasoning
+        ]
+        chunks = text_chunks(*parts)
+        self.script(Reply(chunks=[*sse(*thoughts)[:-1], *chunks]))
+
     def call_tools(self, *calls: tuple[str, dict[str, Any]]) -> None:
         """Queues one answer asking for every (name, arguments) call, in one reply."""
         deltas = [

@@ -117,7 +117,10 @@ class World:
 
 @contextlib.asynccontextmanager
 async def world(
-    tmp_path: Path, config_yml: str = NO_COOLDOWNS, files: dict[str, str] | None = None
+    tmp_path: Path,
+    config_yml: str = NO_COOLDOWNS,
+    files: dict[str, str] | None = None,
+    testkit_args: tuple[str, ...] = (),
 ) -> AsyncIterator[World]:
     require_testkit_jar()
     provider = ScriptedProvider()
@@ -128,7 +131,7 @@ async def world(
     testkit: TestkitProcess | None = None
     current: World | None = None
     try:
-        testkit = await TestkitProcess.start(bridge.url, bridge.token_file)
+        testkit = await TestkitProcess.start(bridge.url, bridge.token_file, *testkit_args)
         await testkit.wait_event(lambda e: e.get("event") == "link.up")
         current = World(config, port, bridge, testkit, provider)
         yield current
