@@ -47,6 +47,7 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.tools.plugin_access import PluginAccess
 
 log = logging.getLogger(__name__)
 
@@ -231,10 +232,15 @@ class Network:
         # One opt-out set for every server: a player is one person across the network.
         optouts = None if server_id == DEFAULT_SERVER_ID else self.default.app.optouts
         app = AppHandler(runtime, optouts=optouts)
+        app.link_tools.plugin_of_player = self._plugin_of_player
         context = self._contexts[server_id] = ServerContext(server_id, runtime, app)
         if server_id != DEFAULT_SERVER_ID:
             log.info("server %s: context created", server_id)
         return context
+
+    def _plugin_of_player(self, player_uuid: str) -> PluginAccess | None:
+        context = self.server_of(player_uuid)
+        return None if context is None else context.app.link_tools.plugin
 
     def server_of(self, player_uuid: str) -> ServerContext | None:
         """The server the player was last seen on, if any is known to hold them now."""

@@ -72,6 +72,10 @@ class LinkTools:
         self._confirmation_timeout_s = confirmation_timeout_s
         self._audit = audit
         self.plugin = PluginAccess()
+        self.plugin_of_player: Callable[[str], PluginAccess | None] | None = None
+        """In a network (``bridge.app.network``): the plugin of the server a player is on now,
+        which the snapshot tools read, so a player who moved mid-turn is looked at where they
+        are; ``None`` (or a player on no known server): this server's plugin."""
         self.broker = broker or ApprovalBroker()
         self.approvals = ApprovalCommands(
             self.broker,
@@ -117,7 +121,9 @@ class LinkTools:
     def _snapshots(self, name: str) -> HandlerFn:
         async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
             limits = SnapshotLimits.from_config(self._plane().config.environment)
-            tools = SnapshotTools(self.plugin, limits=limits)
+            where = self.plugin_of_player
+            plugin = (None if where is None else where(context.player_uuid)) or self.plugin
+            tools = SnapshotTools(plugin, limits=limits)
             return await tools.handlers()[name](arguments, context)
 
         return handler

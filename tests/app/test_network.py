@@ -21,10 +21,13 @@ from bridge.link.messages import (
     CommandRequest,
     CommandSender,
     PlayerRef,
+    PlayersListResult,
     Text,
+    WireModel,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.policy.approvals import Subject
+from bridge.tools.registry import CallContext
 
 from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, app_link, hello, rendered, write_config
 from .scripted_provider import ScriptedProvider
@@ -252,3 +255,30 @@ async def test_a_servers_own_lines_sit_over_the_locale_set(
         assert "助手" in busy  # every line the lobby did not write comes from zh_CN
     finally:
         await opened.aclose()
+
+
+async def test_snapshot_tools_read_the_server_the_player_is_on_now(network: Network) -> None:
+    lobby = _RecordingLink()
+    survival = _RecordingLink()
+    await network.handler("lobby").on_connected(lobby, hello(features=("snapshots",)))
+    await network.handler("survival").on_connected(survival, hello(features=("snapshots",)))
+    await _chat(network, "lobby", "hello", player=ALEX)
+    online_players = network.context("lobby").app.link_tools.handlers()["online_players"]
+    call = CallContext(turn_id="t-1", call_id="c-1", player_uuid=ALEX.uuid, player_name="Alex")
+    await online_players({}, call)
+    assert [name for name, _ in lobby.sent if name == "players.list"] == ["players.list"]
+    # Alex moves to survival while the lobby's turn is still running: the next look is there.
+    await network.handler("survival").on_player_join(ALEX)
+    await online_players({}, call)
+    assert [name for name, _ in survival.sent if name == "players.list"] == ["players.list"]
+    assert len([name for name, _ in lobby.sent if name == "players.list"]) == 1
+
+
+class _RecordingLink(FakeLink):
+    """Answers ``players.list`` with nobody online."""
+
+    async def request(self, name: str, data: WireModel, *, timeout: float | None = None) -> Any:
+        if name == "players.list":
+            self._record(name, data)
+            return PlayersListResult(players=[])
+        return await super().request(name, data, timeout=timeout)
