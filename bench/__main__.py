@@ -17,6 +17,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.reload_bench",
     "bench.function_bench",
     "bench.turn_bench",
+    "bench.queue_bench",
     "bench.verdict_load_bench",
     "bench.rss_bench",
     "bench.store_bench",
