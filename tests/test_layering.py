@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "regex_errors": 1,
     "unicode_text": 1,
     "redaction": 1,
+    "metrics": 1,
     # Reads, parses and validates the configuration folder into immutable typed documents.
     "control": 2,
     # The plugin link and persistence: wire and disk, no policy.

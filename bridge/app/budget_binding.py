@@ -12,7 +12,7 @@ from collections.abc import Collection
 
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
 from bridge.control.tools_file import ToolSpec as ToolEntry
-from bridge.policy.budgets import Budgets, is_guest
+from bridge.policy.budgets import GUEST, Budgets, is_guest, tier_of
 from bridge.policy.guest_tools import guest_may_use
 from bridge.tools.registry import ToolAdmission
 from bridge.turns.ports import PlayerRef, TurnLimits
@@ -25,6 +25,10 @@ class PlayerBudget:
     budgets: Budgets
     granted: frozenset[str]
     config: BudgetsConfig
+
+    @property
+    def tier(self) -> str:
+        return tier_of(self.granted, self.config) or GUEST
 
     def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
         self.budgets.record(

@@ -224,6 +224,7 @@ class Network:
                 view=functools.partial(server_plane, server_id=server_id),
                 records=shared.records,
                 session_scope=server_id,
+                metrics=shared.metrics,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging

@@ -13,9 +13,9 @@ from bridge.control import ControlPlane
 
 def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     """Each restart-only setting of ``plane`` by its dotted name: every ``link.*`` field (the
-    listening socket is bound once, at start) and ``storage.*``. Not ``functions.*``: a reload
-    that changes the worker pool's settings starts a new pool for the next call
-    (``bridge.functions.live_pool``)."""
+    listening socket is bound once, at start), ``storage.*`` and ``metrics.*``. Not
+    ``functions.*``: a reload that changes the worker pool's settings starts a new pool for
+    the next call (``bridge.functions.live_pool``)."""
     link = plane.config.link
     fields: dict[str, object] = {
         f"link.{name}": getattr(link, name) for name in type(link).model_fields
@@ -25,6 +25,11 @@ def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     storage = plane.config.storage
     fields["storage.backend"] = storage.backend
     fields["storage.dsn"] = storage.dsn or "none"
+    # The metrics endpoint is bound once, at start, like the link.
+    metrics = plane.config.metrics
+    fields.update(
+        {f"metrics.{name}": getattr(metrics, name) for name in type(metrics).model_fields}
+    )
     return fields
 
 

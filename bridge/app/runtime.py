@@ -33,10 +33,12 @@ from bridge.app.served import (
 from bridge.app.storage_settings import open_storage
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
+from bridge.control.providers import ModelPrice
 from bridge.errors import MineclawError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.link.handler import Link
 from bridge.link.messages import Text
+from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
 from bridge.providers.client import ProviderClient
 from bridge.store.archive import TurnArchive
@@ -99,6 +101,7 @@ class Runtime:
         view: Callable[[ControlPlane], ControlPlane] | None = None,
         records: SessionRecords | None = None,
         session_scope: str = "",
+        metrics: BridgeMetrics | None = None,
     ) -> None:
         self.store = store
         # What this runtime serves of each published plane: all of it, or one server's view
@@ -106,6 +109,9 @@ class Runtime:
         self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
         self.archive = archive
         self.records = records
+        self.metrics = metrics or BridgeMetrics(prices=self._price_of)
+        """The process's metrics (one for every server of a network): the endpoint serves
+        them when ``metrics.enabled``."""
         """Session starts, compactions and open prompts, for the next restart (None: the
         sessions live in memory only). ``session_scope``: the key this runtime's lanes keep
         their sessions under (each server of a network has its own; "" for the default)."""
@@ -140,7 +146,9 @@ class Runtime:
             output=output or LinkTurnOutput(self),
             action_bar_interval_s=settings.action_bar_interval_s,
             sessions=None if records is None else SessionStore(records, archive, session_scope),
+            metrics=self.metrics,
         )
+        self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
         self.approval_broker = ApprovalBroker(ledger=records)
         """Every approval prompt of this runtime (run_command, Functions)."""
         # A turn others wait behind holds them at most one confirmation's timeout.
@@ -359,6 +367,11 @@ class Runtime:
         if close_stores:
             self.audit.close()
             self.archive.close()
+
+    def _price_of(self, model_ref: str) -> ModelPrice | None:
+        """The configured price of a model now (``providers.yml``), for the cost estimate."""
+        model = self.plane.providers.models.get(model_ref)
+        return None if model is None else model.price
 
     def _expire_open_prompts(self, records: SessionRecords) -> None:
         """Prompts open when the last run ended cannot be answered any more (their tokens

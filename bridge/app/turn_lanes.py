@@ -28,6 +28,7 @@ from bridge.control import ControlPlane
 from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, Text
+from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S
 from bridge.store.audit_sink import AuditSink
 from bridge.turns.activity import ServerActivity, TurnCap
@@ -74,11 +75,13 @@ class TurnLanes:
         output: TurnOutput | None = None,
         action_bar_interval_s: float = 0.075,
         sessions: SessionStore | None = None,
+        metrics: BridgeMetrics | None = None,
     ) -> None:
         """``sessions``: where each lane's session is restored from and recorded (None: in
         memory only)."""
         self._host = host
         self._sessions = sessions
+        self._metrics = metrics
         self._archive = archive
         self._audit = audit
         self._action_bar_interval_s = action_bar_interval_s
@@ -137,6 +140,7 @@ class TurnLanes:
             lane_id=lane_id,
             cap=self.cap,
             action_bar_interval_s=self._action_bar_interval_s,
+            metrics=self._metrics,
         )
         compactor = Compactor(
             session=session,

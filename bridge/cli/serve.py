@@ -27,6 +27,8 @@ from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings
+from bridge.metrics import MetricsEndpoint
+from bridge.metrics.endpoint import MetricsError
 from bridge.store.archive import DATA_DIR_NAME
 
 _MAX_OPEN_FILES = 1 << 20
@@ -129,6 +131,14 @@ def run_serve(args: argparse.Namespace) -> int:
             "still guards the link, but the plugin and the bridge are meant to share a host",
             file=sys.stderr,
         )
+    endpoint: MetricsEndpoint | None = None
+    wanted = plane.config.metrics
+    if wanted.enabled:
+        try:
+            endpoint = MetricsEndpoint.start(runtime.metrics, host=wanted.host, port=wanted.port)
+        except MetricsError as exc:
+            asyncio.run(network.aclose())
+            return _fail(f"config.yml: {exc}")
     server = LinkServer(servers=network, settings=settings)
 
     async def drop(server_id: str) -> None:
@@ -136,9 +146,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     leases = network_leases(network, plane, drop)
     try:
-        return asyncio.run(_serve_until_stopped(server, token_file, network, config_dir, leases))
+        return asyncio.run(
+            _serve_until_stopped(server, token_file, network, config_dir, leases, endpoint)
+        )
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
+    finally:
+        if endpoint is not None:
+            endpoint.close()
 
 
 async def _serve_until_stopped(
@@ -147,6 +162,7 @@ async def _serve_until_stopped(
     network: Network,
     config_dir: Path,
     leases: ServerLeases | None,
+    endpoint: MetricsEndpoint | None = None,
 ) -> int:
     runtime = network.default.runtime
     try:
@@ -170,6 +186,8 @@ async def _serve_until_stopped(
         serving = None
     print(f"listening on {server.url}", flush=True)
     print(f"link token file: {token_file.resolve()}", flush=True)
+    if endpoint is not None:
+        print(f"metrics on {endpoint.url}", flush=True)
     named = sorted(runtime.plane.servers.servers)
     if named:  # the default server (link.token) is always served too
         print(f"servers in servers.yml: {', '.join(named)}", flush=True)

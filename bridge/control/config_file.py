@@ -15,6 +15,7 @@ from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.metrics_config import MetricsConfig
 from bridge.control.storage_config import StorageConfig
 from bridge.control.whitelist_rules import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
@@ -179,3 +180,4 @@ class ConfigFile(StrictModel):
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)

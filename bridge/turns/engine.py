@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError, ToolError
+from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.providers.events import Completed, Failed
 from bridge.providers.failures import FALLBACK_CLASSES
 from bridge.providers.items import (
@@ -139,6 +140,10 @@ class _Progress:
     route: int = 0
     """Which of the snapshot's routes (the model, then its fallbacks) the turn is on: once a
     fallback answered, the rest of the turn stays with it."""
+    tier: str = NO_TIER
+    """The budget tier of the asker (the metrics' label): ``guest`` without one."""
+    began: float = 0.0
+    """When the turn started (the engine's monotonic clock), for the metrics."""
 
 
 class TurnEngine:
@@ -167,8 +172,10 @@ class TurnEngine:
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         turn_ids: Callable[[], str] = new_turn_id,
+        metrics: BridgeMetrics | None = None,
     ) -> None:
         self._session = session
+        self._metrics = metrics
         self._archive = archive
         self._audit = audit
         self._output = output
@@ -236,7 +243,12 @@ class TurnEngine:
         asked = PlayerMessage(player=request.player.name, text=question)
         # What listen mode overheard since the last turn comes in ahead of the question.
         heard = self.overheard.take() if self.overheard is not None else ()
-        progress = _Progress(items=[*overheard_items(heard), asked], overheard=heard)
+        progress = _Progress(
+            items=[*overheard_items(heard), asked],
+            overheard=heard,
+            tier=snapshot.budget.tier if snapshot.budget is not None else NO_TIER,
+            began=self._monotonic(),
+        )
         try:
             self._audit.record(
                 "turn.start",
@@ -451,6 +463,25 @@ class TurnEngine:
         progress.tokens += tokens
         if estimated:
             progress.estimated_tokens += tokens
+        if self._metrics is not None:
+            model = snapshot.routes[progress.route].model_ref
+            if usage is not None and not estimated:
+                self._metrics.tokens_used(
+                    tier=progress.tier,
+                    model=model,
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cached_input_tokens=usage.cached_input_tokens,
+                )
+            else:  # the estimate: the request as input, the response's items as output
+                output = raw_tokens(completed.items)
+                self._metrics.tokens_used(
+                    tier=progress.tier,
+                    model=model,
+                    input_tokens=tokens - output,
+                    output_tokens=output,
+                    estimated=True,
+                )
         if budget is None:
             return
         try:
@@ -472,6 +503,8 @@ class TurnEngine:
             return
         if refusal is not None:
             key, values = refusal
+            if self._metrics is not None:
+                self._metrics.budget_refusal(budget=key, tier=budget.tier)
             reason = f"budget: {key} ({values.get('used', '?')}/{values.get('limit', '?')})"
             raise _Dropped(reason, key=key, values=values)
 
@@ -499,6 +532,10 @@ class TurnEngine:
             route = routes[progress.route]
 
             def attempt_failed(attempt: int, failed: Failed, route: ModelRoute = route) -> None:
+                if self._metrics is not None:
+                    self._metrics.provider_failure(
+                        failure_class=failed.failure_class, model=route.model_ref
+                    )
                 self._audit.record(
                     "provider.failure",
                     {
@@ -511,6 +548,7 @@ class TurnEngine:
                     },
                 )
 
+            sent = self._monotonic()
             result = await complete(
                 route.stream,
                 request,
@@ -522,6 +560,12 @@ class TurnEngine:
                 on_failure=attempt_failed,
                 on_reasoning=bar.reasoning,
             )
+            if self._metrics is not None:
+                self._metrics.model_request(
+                    model=route.model_ref,
+                    result="failed" if isinstance(result, AttemptsSpent) else "ok",
+                    seconds=self._monotonic() - sent,
+                )
             if not isinstance(result, AttemptsSpent):
                 await bar.flush()  # the last delta the throttle held back
                 return result
@@ -632,6 +676,13 @@ class TurnEngine:
         if model_ref is not None:
             fields["model"] = model_ref
         progress.ended = True
+        if self._metrics is not None:
+            self._metrics.turn_ended(
+                outcome=outcome,
+                lane="public" if self._lane_id == PUBLIC_LANE else "private",
+                tier=progress.tier,
+                seconds=self._monotonic() - progress.began,
+            )
         # Never raises: by now the turn is archived and published, or dropped, and the player
         # must still get the reply or the failure line when the audit log has failed.
         try:

@@ -102,6 +102,10 @@ class TurnBudget(Protocol):
     """The token budgets a turn spends from, bound to its player's tier when it starts
     (`bridge.app` binds `bridge.policy.budgets`). Called from a worker thread."""
 
+    @property
+    def tier(self) -> str:
+        """The player's tier (``guest`` without one): a label of the metrics."""
+
     def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
         """Count tokens one model response used (``estimated``: the provider reported none)."""
 

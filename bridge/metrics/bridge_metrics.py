@@ -1,0 +1,158 @@
+"""What the bridge counts for owners: turns, tokens and their estimated cost by player tier and
+model, provider failures by class, latencies, the wait line and budget refusals.
+
+Every metric lives in the instance's own registry (never prometheus_client's global one), so
+tests and several runtimes of one process do not collide. Label values come from a small set
+the bridge controls (outcomes, tiers from ``config.yml``, models from ``providers.yml``,
+failure classes); no player name or free text ever becomes a label.
+
+Callers (the turn engine, the chat path, budgets) call the methods below; each is a few
+dictionary lookups, safe from the event loop and from worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+NO_TIER = "none"
+"""The tier label of a turn that no budget applies to (``budgets`` not configured)."""
+
+TURN_SECONDS_BUCKETS = (0.5, 1, 2, 5, 10, 20, 40, 60, 120, 300)
+REQUEST_SECONDS_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 40, 60, 120)
+
+
+class ModelPrice(Protocol):
+    """Per million tokens (``providers.yml`` ``models.<ref>.price``)."""
+
+    @property
+    def input_per_million(self) -> float: ...
+
+    @property
+    def output_per_million(self) -> float: ...
+
+    @property
+    def cached_input(self) -> float: ...
+
+
+ModelPrices = Callable[[str], ModelPrice | None]
+"""The price of a model by its reference, as configured now (None: no price given)."""
+
+
+class BridgeMetrics:
+    """``prices``: how to price a model's tokens (the plane in force). The wait lines are
+    added with `add_queue` (one per server of a network) and read at every scrape."""
+
+    def __init__(self, *, prices: ModelPrices = lambda model: None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._prices = prices
+        self._queues: list[Callable[[], int]] = []
+        registry = self.registry
+        self.turns = Counter(
+            "mineclaw_turns",
+            "Turns that ended, by outcome (completed, dropped, stopped, ...), lane kind and tier.",
+            ["outcome", "lane", "tier"],
+            registry=registry,
+        )
+        self.tokens = Counter(
+            "mineclaw_tokens",
+            "Tokens of model requests by kind (input, cached_input, output), tier and model;"
+            " source says whether the provider reported them or the bridge estimated them.",
+            ["kind", "tier", "model", "source"],
+            registry=registry,
+        )
+        self.cost = Counter(
+            "mineclaw_cost_estimate",
+            "Estimated cost of the tokens, from providers.yml prices (models without a price"
+            " count nothing), by tier and model.",
+            ["tier", "model"],
+            registry=registry,
+        )
+        self.failures = Counter(
+            "mineclaw_provider_failures",
+            "Failed model request attempts by failure class and model.",
+            ["class", "model"],
+            registry=registry,
+        )
+        self.turn_seconds = Histogram(
+            "mineclaw_turn_duration_seconds",
+            "Wall time of a turn from its start to its end, by outcome.",
+            ["outcome"],
+            buckets=TURN_SECONDS_BUCKETS,
+            registry=registry,
+        )
+        self.request_seconds = Histogram(
+            "mineclaw_model_request_duration_seconds",
+            "Wall time of one model request (all its attempts), by model and result.",
+            ["model", "result"],
+            buckets=REQUEST_SECONDS_BUCKETS,
+            registry=registry,
+        )
+        self.budget_refusals = Counter(
+            "mineclaw_budget_refusals",
+            "Turns refused or stopped by a token budget, by the budget (the message key) and tier.",
+            ["budget", "tier"],
+            registry=registry,
+        )
+        self.queue = Gauge(
+            "mineclaw_queue_length",
+            "Wakes waiting in line for a lane or for the cap on running turns.",
+            registry=registry,
+        )
+        self.queue.set_function(lambda: float(sum(length() for length in self._queues)))
+
+    def add_queue(self, length: Callable[[], int]) -> None:
+        """Count a wait line's length in ``mineclaw_queue_length``."""
+        self._queues.append(length)
+
+    def price_with(self, prices: ModelPrices) -> None:
+        self._prices = prices
+
+    def turn_ended(self, *, outcome: str, lane: str, tier: str, seconds: float) -> None:
+        """``lane``: ``public`` or ``private`` (never a lane id: those name players)."""
+        self.turns.labels(outcome, lane, tier).inc()
+        self.turn_seconds.labels(outcome).observe(max(0.0, seconds))
+
+    def tokens_used(
+        self,
+        *,
+        tier: str,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        estimated: bool = False,
+    ) -> None:
+        """One model response's usage. ``input_tokens`` includes the cached ones, as the
+        providers report it; they are counted apart here and priced at the cached rate."""
+        source = "estimated" if estimated else "reported"
+        cached = min(max(0, cached_input_tokens), max(0, input_tokens))
+        fresh = max(0, input_tokens) - cached
+        output = max(0, output_tokens)
+        for kind, count in (("input", fresh), ("cached_input", cached), ("output", output)):
+            if count:
+                self.tokens.labels(kind, tier, model, source).inc(count)
+        price = self._prices(model)
+        if price is None:
+            return
+        amount = (
+            fresh * price.input_per_million
+            + cached * price.cached_input
+            + output * price.output_per_million
+        ) / 1_000_000
+        if amount > 0:
+            self.cost.labels(tier, model).inc(amount)
+
+    def provider_failure(self, *, failure_class: str, model: str) -> None:
+        self.failures.labels(failure_class, model).inc()
+
+    def model_request(self, *, model: str, result: str, seconds: float) -> None:
+        """``result``: ``ok`` or ``failed`` (every attempt spent)."""
+        self.request_seconds.labels(model, result).observe(max(0.0, seconds))
+
+    def budget_refusal(self, *, budget: str, tier: str) -> None:
+        """A turn refused before it started, or stopped between tool rounds, by a budget.
+        ``budget``: the refusal's ``message.yml`` key (``budget.player_day``, ...)."""
+        self.budget_refusals.labels(budget, tier).inc()

@@ -1,0 +1,131 @@
+"""The metrics: fed by real turns of the engine, served over a real loopback HTTP endpoint and
+read back with an HTTP client; the tier label comes from the turn's budget; the endpoint and
+its configuration refuse anything but loopback."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from bridge.control import init_config_dir, load_control_plane
+from bridge.control.plane import ConfigLoadError
+from bridge.metrics import BridgeMetrics, MetricsEndpoint
+from bridge.metrics.endpoint import MetricsError
+from bridge.store.audit_sink import MemoryAudit
+from bridge.turns.activity import ServerActivity
+from bridge.turns.engine import TurnEngine, TurnRequest
+from bridge.turns.ports import PlayerRef
+from bridge.turns.session import PublicSession
+from tests.turns.conftest import make_snapshot
+from tests.turns.fakes import (
+    STEVE,
+    MemoryArchive,
+    RecordingOutput,
+    RecordingTools,
+    ScriptedModel,
+    answer,
+    tool_calls,
+)
+
+
+@dataclass
+class VipBudget:
+    refuse: bool = False
+    spent: list[int] = field(default_factory=list)
+
+    @property
+    def tier(self) -> str:
+        return "vip"
+
+    def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
+        self.spent.append(tokens)
+
+    def refusal(self, player: PlayerRef, upcoming: int) -> tuple[str, dict[str, str]] | None:
+        return ("budget.player_day", {"used": "10", "limit": "5"}) if self.refuse else None
+
+
+def scrape(endpoint: MetricsEndpoint) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = httpx.get(endpoint.url, timeout=10)
+    assert response.status_code == 200
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+async def test_turns_feed_the_metrics_by_tier_and_a_refusal_is_counted() -> None:
+    metrics = BridgeMetrics()
+    engine = TurnEngine(
+        session=PublicSession(),
+        archive=MemoryArchive(),
+        audit=MemoryAudit(),
+        output=RecordingOutput(),
+        activity=ServerActivity(),
+        metrics=metrics,
+    )
+    # No usage reported: estimated. The second turn's budget runs out after its first round.
+    model = ScriptedModel([answer("hello there"), tool_calls(("c1", "look", "{}"))])
+    snapshot = make_snapshot(model, runner=RecordingTools())
+    outcome = await engine.start(TurnRequest(STEVE, "hi"), replace(snapshot, budget=VipBudget()))
+    assert outcome.status == "completed"
+    refused = await engine.start(
+        TurnRequest(STEVE, "more"), replace(snapshot, budget=VipBudget(refuse=True))
+    )
+    assert refused.status == "dropped"
+    endpoint = MetricsEndpoint.start(metrics, host="127.0.0.1", port=0)
+    try:
+        found = scrape(endpoint)
+    finally:
+        endpoint.close()
+    turns = "mineclaw_turns_total"
+    assert found[(turns, (("lane", "public"), ("outcome", "completed"), ("tier", "vip")))] == 1
+    assert found[(turns, (("lane", "public"), ("outcome", "dropped"), ("tier", "vip")))] == 1
+    estimated = (("kind", "input"), ("model", "local/model-a"), ("source", "estimated"))
+    assert found[("mineclaw_tokens_total", (*estimated, ("tier", "vip")))] > 0
+    refusal = (("budget", "budget.player_day"), ("tier", "vip"))
+    assert found[("mineclaw_budget_refusals_total", refusal)] == 1
+    # No price configured: no cost is invented.
+    assert not [key for key in found if key[0] == "mineclaw_cost_estimate_total"]
+
+
+def test_the_queue_gauge_adds_every_wait_line_at_scrape_time() -> None:
+    metrics = BridgeMetrics()
+    lengths = [2, 3]
+    metrics.add_queue(lambda: lengths[0])
+    metrics.add_queue(lambda: lengths[1])
+    endpoint = MetricsEndpoint.start(metrics, host="127.0.0.1", port=0)
+    try:
+        assert scrape(endpoint)[("mineclaw_queue_length", ())] == 5
+        lengths[0] = 0
+        assert scrape(endpoint)[("mineclaw_queue_length", ())] == 3
+    finally:
+        endpoint.close()
+
+
+def test_the_endpoint_refuses_a_non_loopback_host_and_a_taken_port() -> None:
+    metrics = BridgeMetrics()
+    with pytest.raises(MetricsError, match="not a loopback"):
+        MetricsEndpoint.start(metrics, host="0.0.0.0", port=0)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(MetricsError, match=f"127.0.0.1:{port}"):
+            MetricsEndpoint.start(metrics, host="127.0.0.1", port=port)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "example.com"])
+def test_config_refuses_a_metrics_host_that_is_not_loopback(tmp_path: Path, host: str) -> None:
+    init_config_dir(tmp_path)
+    (tmp_path / "config.yml").write_text(f"schema: 1\nmetrics:\n  enabled: true\n  host: {host}\n")
+    with pytest.raises(ConfigLoadError) as caught:
+        load_control_plane(tmp_path, environ={})
+    [problem] = [p for p in caught.value.problems if not p.warning]
+    assert (problem.file, problem.line, problem.path) == ("config.yml", 4, "metrics.host")
+    assert "loopback" in problem.message
