@@ -358,24 +358,29 @@ class CommandRouter:
 
     async def _status(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
+        text = runtime.text
         link = runtime.link
-        model = runtime.model_ref()
+        model = {"model": runtime.model_ref()}
         try:
             runtime.snapshot(None)
+            model_line = text("status.model", model)
         except NotConfiguredError as exc:
-            model += f" (not available yet: {exc})"
+            model_line = text("status.model_unavailable", {**model, "reason": str(exc)})
         state = runtime.session.state
         tokens = runtime.session.estimated_tokens(runtime.plane.config.context.max_messages)
-        activity = runtime.lanes.status()
-        lines = [
-            f"link: {'up' if link is not None and link.connected else 'down'}",
-            f"model: {model}",
-            f"listen: {'on' if runtime.listen.on else 'off'}",
-            f"session: {len(state.turns)} turns, {state.message_count} messages, "
-            f"about {tokens} tokens{', summarised' if state.summary else ''}",
-            f"activity: {activity}, configuration version {runtime.plane.version}",
+        session = {
+            "turns": str(len(state.turns)),
+            "messages": str(state.message_count),
+            "tokens": str(tokens),
+        }
+        activity = {"activity": runtime.lanes.status(), "version": str(runtime.plane.version)}
+        return [
+            text("status.link_up" if link is not None and link.connected else "status.link_down"),
+            model_line,
+            text("status.listen_on" if runtime.listen.on else "status.listen_off"),
+            text("status.session_summarised" if state.summary else "status.session", session),
+            text("status.activity", activity),
         ]
-        return [self._line(line) for line in lines]
 
     async def _tools(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if list(args) != ["validate"]:

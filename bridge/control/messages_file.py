@@ -114,6 +114,16 @@ _declare("commands.model_entry", "player name model", "model")
 _declare("commands.model_entry_current", "player name model", "model")
 _declare("commands.model_default", "player name model", "model")
 _declare("commands.help_header", "player name")
+_declare("status.link_up", "player name")
+_declare("status.link_down", "player name")
+_declare("status.model", "player name model", "model")
+_declare("status.model_unavailable", "player name model reason", "model reason")
+_declare("status.listen_on", "player name")
+_declare("status.listen_off", "player name")
+_STATUS_SESSION = "player name turns messages tokens"
+_declare("status.session", _STATUS_SESSION, "turns messages tokens")
+_declare("status.session_summarised", _STATUS_SESSION, "turns messages tokens")
+_declare("status.activity", "player name activity version", "activity version")
 for _command in HELP_COMMANDS:
     _declare(f"help.{_command}", "player name usage")
 
@@ -279,6 +289,23 @@ class CommandMessages(_Section):
     help_header: str = "<gold>Mineclaw commands you may use:"
 
 
+class StatusMessages(_Section):
+    """The lines of ``/mineclaw status`` (open to every player)."""
+
+    section_name: ClassVar[str] = "status"
+    link_up: str = "<gray>link: up"
+    link_down: str = "<gray>link: down"
+    model: str = "<gray>model: <model>"
+    model_unavailable: str = "<gray>model: <model> (not available yet: <reason>)"
+    listen_on: str = "<gray>listen: on"
+    listen_off: str = "<gray>listen: off"
+    session: str = "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens"
+    session_summarised: str = (
+        "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens, summarised"
+    )
+    activity: str = "<gray>activity: <activity>, configuration version <version>"
+
+
 class HelpMessages(_Section):
     """One line per subcommand in ``/mineclaw help``; ``<usage>`` is the command's syntax."""
 
@@ -352,3 +379,4 @@ class MessagesFile(StrictModel):
     budgets: BudgetMessages = Field(default_factory=BudgetMessages)
     loops: LoopMessages = Field(default_factory=LoopMessages)
     help: HelpMessages = Field(default_factory=HelpMessages)
+    status: StatusMessages = Field(default_factory=StatusMessages)

@@ -181,6 +181,8 @@ async def test_both_locales_bridge_and_plugin_lines(tmp_path: Path) -> None:
         help_lines = await w.command("Alex", "help")
         assert help_lines[0] == "你可以使用的 Mineclaw 命令："
         assert "/mineclaw status - 连接、模型、监听模式和会话状态" in help_lines
+        status = await w.command("Alex", "status")
+        assert status[0] == "连接：正常" and "监听模式：关" in status and "模型：local/m1" in status
 
         w.provider.answer("Bonjour !")
         await w.chat("Steve", "@ai salut")
