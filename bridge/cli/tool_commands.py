@@ -45,6 +45,7 @@ _LINKED_NOTE = {
     "runs_functions": (
         "runs once the plugin is linked; `functions validate` reviews the Functions it calls"
     ),
+    "asks_players": "runs once the plugin is linked (it can show prompts)",
 }
 _OFFLINE_NOTE = "runs offline too (`tools call`)"
 

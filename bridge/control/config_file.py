@@ -113,6 +113,8 @@ class EnvironmentToolsConfig(StrictModel):
     item_summary_max_slots: int = Field(default=36, ge=1, le=256)
     item_summary_max_chars: int = Field(default=2000, ge=64, le=65_536)
     tool_cooldown_ms: int = Field(default=500, ge=0, le=600_000)
+    # How long the asking player has to answer an ask_player question.
+    ask_timeout_ms: int = Field(default=60_000, ge=1_000, le=600_000)
 
 
 class ListenConfig(StrictModel):

@@ -86,6 +86,14 @@ _declare("approval.deny_button", "", "")
 _declare("approval.accepted", "requester target command name")
 _declare("approval.denied", "requester target command name")
 _declare("approval.expired", "requester target command name")
+_declare("ask.prompt", "player name question", "question")
+_declare("ask.gesture_hint", "player name")
+_declare("ask.yes_button", "", "")
+_declare("ask.no_button", "", "")
+_declare("ask.choice_button", "option", "option")
+_declare("ask.none_button", "", "")
+_declare("ask.answered", "player name question")
+_declare("ask.expired", "player name question")
 _declare("commands.no_permission", "player name command", "command")
 _declare("commands.usage", "player name usage", "usage")
 _declare("commands.line", "player name line", "line")
@@ -263,6 +271,24 @@ class ApprovalMessages(_Section):
         return self
 
 
+class AskMessages(_Section):
+    """The model's ``ask_player`` question to the asking player: a yes/no question (answered
+    by a click, or a gesture where the plugin detects them) or a choice of up to 5 options."""
+
+    section_name: ClassVar[str] = "ask"
+    prompt: str = "<yellow><name> asks you: <white><question>"
+    gesture_hint: str = (
+        "<gray>Or say yes without clicking: sneak, look straight up, or right-click the air"
+        " holding a plain item."
+    )
+    yes_button: str = "<green><bold>[Yes]</bold></green>"
+    no_button: str = "<red><bold>[No]</bold></red>"
+    choice_button: str = "<aqua>[<option>]</aqua>"
+    none_button: str = "<gray>[None of these]</gray>"
+    answered: str = "<gray>Answer sent to <name>."
+    expired: str = "<gray>That question from <name> has expired."
+
+
 class CommandMessages(_Section):
     """Replies to ``/mineclaw`` subcommands; ``line`` carries one plain status or report line."""
 
@@ -372,6 +398,7 @@ class MessagesFile(StrictModel):
     listen: ListenMessages = Field(default_factory=ListenMessages)
     reply: ReplyMessages = Field(default_factory=ReplyMessages)
     approval: ApprovalMessages = Field(default_factory=ApprovalMessages)
+    ask: AskMessages = Field(default_factory=AskMessages)
     queue: QueueMessages = Field(default_factory=QueueMessages)
     private: PrivateMessages = Field(default_factory=PrivateMessages)
     chat: ChatMessages = Field(default_factory=ChatMessages)

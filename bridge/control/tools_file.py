@@ -28,6 +28,7 @@ Handler = Literal[
     "run_command",
     "call_function",
     "read_skill",
+    "ask_player",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

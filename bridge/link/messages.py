@@ -477,12 +477,15 @@ class ApprovalButton(WireModel):
     option: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] | None
 
 
-class ApprovalShow(WireModel):
+class ApprovalShow(WireModelWithOptionals):
     player: Uuid
     token: Annotated[str, Field(pattern=APPROVAL_TOKEN_PATTERN)]
     prompt: Text
     buttons: Annotated[list[ApprovalButton], Field(min_length=1, max_length=8)]
     expires_ms: Annotated[int, Field(ge=1000, le=600000)]
+    gesture: bool | None = None
+    """True: the player may also approve with a gesture (plugins with the ``gestures``
+    feature); left out otherwise, so a plugin without it never sees the field."""
 
 
 class ApprovalShowResult(WireModel):

@@ -1,5 +1,8 @@
 """``/mineclaw approve <token> [option]`` and ``/mineclaw deny <token>``: answers to prompts.
 
+``/mineclaw approve <token> gesture`` is what the plugin sends for a player who approved a
+yes/no question with a gesture; the broker accepts it only for a prompt shown with gestures.
+
 The plugin turns a click on an approval button into one of these commands from the clicking
 player. The broker decides; this module only reads the arguments and words the reply with the
 ``approval`` lines of ``message.yml``. Who sent it comes from the plugin's sender facts, never
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bridge.control.messages_file import ApprovalMessages
+from bridge.control.messages_file import ApprovalMessages, AskMessages
 from bridge.link.messages import CommandReply, CommandRequest, PlayerRef, Text
 from bridge.policy.approvals import Answer, AnswerVerdict, ApprovalBroker
 from bridge.store.audit_sink import AuditSink
@@ -40,11 +43,15 @@ class ApprovalCommands:
         messages: Callable[[], ApprovalMessages],
         audit: AuditSink | None = None,
         redact: Callable[[str], str] | None = None,
+        ask_messages: Callable[[], AskMessages] | None = None,
     ) -> None:
+        """``ask_messages``: the ``ask`` section in force, for the replies to answers of the
+        model's questions (``ask_player``); the ``approval`` lines otherwise."""
         self._broker = broker
         self._messages = messages
         self._audit = audit
         self._redact = redact
+        self._ask_messages = ask_messages
 
     @staticmethod
     def handles(request: CommandRequest) -> bool:
@@ -80,8 +87,18 @@ class ApprovalCommands:
                     "option": option,
                     "verdict": result.verdict.value,
                     "command": command,
+                    "kind": result.kind,
                 },
             )
+        if result.kind == "question" and self._ask_messages is not None:
+            ask = self._ask_messages()
+            reply = {
+                AnswerVerdict.APPROVED: ask.answered,
+                AnswerVerdict.DENIED: ask.answered,
+                AnswerVerdict.EXPIRED: ask.expired,
+            }.get(result.verdict)
+            if reply is not None:
+                return _reply(Text(template=reply, values=dict(result.display) or None))
         messages = self._messages()
         template = {
             AnswerVerdict.APPROVED: messages.accepted,

@@ -86,17 +86,25 @@ class Subject:
     ``detail`` the canonical command. For a console command's second confirmation (the
     two-person rule): ``kind="console"``, ``executor`` the requester's UUID, ``detail`` the
     canonical command. For a Function: ``kind="interaction"``, ``executor`` the
-    invocation id, ``detail`` the interaction's identity (its JSON, say).
+    invocation id, ``detail`` the interaction's identity (its JSON, say). For the model's
+    ``ask_player``: ``kind="question"``, ``executor`` the tool call, ``detail`` the question.
     """
 
-    kind: Literal["command", "interaction", "console"]
+    kind: Literal["command", "interaction", "console", "question"]
     executor: str
     detail: str
 
 
+GESTURE = "gesture"
+"""The option of an approval given by a gesture (sneak, look straight up, right-click air
+holding an inert item) instead of a click: the plugin sends ``/mineclaw approve <token>
+gesture`` for the player who made it, and only a prompt shown with ``gesture=True`` takes it."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalOutcome:
-    """How a prompt ended. ``option`` is the button option the target picked, if any."""
+    """How a prompt ended. ``option`` is the button option the target picked, if any
+    (``GESTURE`` when a gesture approved it)."""
 
     status: ApprovalStatus
     subject: Subject
@@ -125,6 +133,9 @@ class AnswerResult:
     verdict: AnswerVerdict
     display: Mapping[str, str] = field(default_factory=dict)
     """The prompt's display values (requester, target, command, name) for the reply line."""
+    kind: str | None = None
+    """The kind of the prompt's subject (``command``, ``interaction``, ``question``...), when
+    the answer reached a live prompt of the sender's."""
 
 
 @dataclass(slots=True)
@@ -137,6 +148,7 @@ class _Pending:
     future: asyncio.Future[ApprovalOutcome]
     permission: str | None = None
     """A node the target must hold (in their facts when they answer) to accept."""
+    turn: str | None = None
 
 
 class ApprovalBroker:
@@ -179,20 +191,31 @@ class ApprovalBroker:
         display: Mapping[str, str] | None = None,
         turn: str | None = None,
         permission: str | None = None,
+        pending_turn: str | None = None,
+        gesture: bool = False,
     ) -> ApprovalOutcome:
         """Show ``prompt`` to ``target`` and wait for their answer, the deadline or a quit.
 
         A ``turn`` may ask each player once (so at most one of its prompts is ever pending for
-        a player): a model cannot chain prompt after prompt until someone clicks. Cancelling the
-        caller closes the prompt (its token stops working) and re-raises.
+        a player): a model cannot chain prompt after prompt until someone clicks. A
+        ``pending_turn`` may ask a player again, but never while one of the turn's prompts to
+        them is still open (the wait window applies to it as to a ``turn``). ``gesture``: the
+        target may also approve with a gesture (only for a yes/no prompt, and only a plugin that
+        announced ``gestures`` is told so). Cancelling the caller closes the prompt (its token
+        stops working) and re-raises.
         """
         if not MIN_TIMEOUT_S <= timeout_s <= MAX_TIMEOUT_S:
             raise ApprovalError(f"timeout must be {MIN_TIMEOUT_S:g}-{MAX_TIMEOUT_S:g} s")
         if len(self._pending) >= self._max_pending:
             raise ApprovalError(f"{self._max_pending} approval prompts are already open")
-        window = self.window if turn is not None else None
-        if window is not None and turn is not None:
-            allowed = window.allowed(turn)
+        if pending_turn is not None and any(
+            p.turn == pending_turn and p.target.uuid == target.uuid for p in self._pending.values()
+        ):
+            raise ApprovalError(f"{target.name} has not answered this turn's last question yet")
+        waiting_turn = turn if turn is not None else pending_turn
+        window = self.window if waiting_turn is not None else None
+        if window is not None and waiting_turn is not None:
+            allowed = window.allowed(waiting_turn)
             if allowed is not None:
                 if allowed < MIN_TIMEOUT_S:
                     raise ApprovalError(
@@ -216,18 +239,22 @@ class ApprovalBroker:
         deadline = self._clock() + timeout_s
         # Registered before the prompt is sent: a quick click may arrive before the answer to
         # approval.show does.
+        answers = {(button.answer, button.option) for button in buttons}
+        if gesture:
+            answers.add(("approve", GESTURE))
         self._pending[token] = _Pending(
             target=target,
             subject=subject,
-            answers=frozenset((button.answer, button.option) for button in buttons),
+            answers=frozenset(answers),
             deadline=deadline,
             display=dict(display or {}),
             future=future,
             permission=permission,
+            turn=waiting_turn,
         )
         prompt_id = self._opened(target, subject, display)
         try:
-            not_shown = await self._show(link, token, target, prompt, buttons, timeout_s)
+            not_shown = await self._show(link, token, target, prompt, buttons, timeout_s, gesture)
             if future.done():  # answered, or the target quit, while the prompt was being sent
                 return future.result()
             if not_shown is not None:
@@ -239,8 +266,8 @@ class ApprovalBroker:
         finally:
             self._pending.pop(token, None)
             self._closed(prompt_id)
-            if window is not None and turn is not None:
-                window.waited(turn, self._clock() - (deadline - timeout_s))
+            if window is not None and waiting_turn is not None:
+                window.waited(waiting_turn, self._clock() - (deadline - timeout_s))
 
     def _opened(
         self, target: PlayerRef, subject: Subject, display: Mapping[str, str] | None
@@ -274,14 +301,17 @@ class ApprovalBroker:
         prompt: Text,
         buttons: Sequence[ApprovalButton],
         timeout_s: float,
+        gesture: bool,
     ) -> ApprovalStatus | None:
         """None when the prompt is up; otherwise the status the request ends with."""
+        # Only a prompt that takes gestures carries the field: older plugins refuse it.
         show = ApprovalShow(
             player=target.uuid,
             token=token,
             prompt=prompt,
             buttons=list(buttons),
             expires_ms=round(timeout_s * 1000),
+            **({"gesture": True} if gesture else {}),
         )
         try:
             answer = await link.request("approval.show", show)
@@ -309,19 +339,20 @@ class ApprovalBroker:
         if sender is None or sender.uuid != pending.target.uuid:
             # Left open: only the target's own answer may close it.
             return AnswerResult(AnswerVerdict.INVALID)
+        kind = pending.subject.kind
         if self._clock() >= pending.deadline:
             self._settle(token, ApprovalOutcome("timeout", pending.subject))
-            return AnswerResult(AnswerVerdict.EXPIRED, pending.display)
+            return AnswerResult(AnswerVerdict.EXPIRED, pending.display, kind)
         if (answer, option) not in pending.answers:
             return AnswerResult(AnswerVerdict.INVALID)
         if answer == "approve" and pending.permission and pending.permission not in granted:
             # Asked, but not allowed to accept: the prompt ends, nothing runs.
             self._settle(token, ApprovalOutcome("not_permitted", pending.subject))
-            return AnswerResult(AnswerVerdict.NOT_PERMITTED, pending.display)
+            return AnswerResult(AnswerVerdict.NOT_PERMITTED, pending.display, kind)
         status: ApprovalStatus = "approved" if answer == "approve" else "denied"
         self._settle(token, ApprovalOutcome(status, pending.subject, option))
         verdict = AnswerVerdict.APPROVED if answer == "approve" else AnswerVerdict.DENIED
-        return AnswerResult(verdict, pending.display)
+        return AnswerResult(verdict, pending.display, kind)
 
     def player_quit(self, player_uuid: str) -> int:
         """Close every prompt shown to that player; returns how many were closed."""

@@ -25,6 +25,7 @@ from bridge.policy.approval_commands import ApprovalCommands
 from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S, ApprovalBroker
 from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.store.audit_sink import AuditSink
+from bridge.tools.ask_player import AskPlayer
 from bridge.tools.assembly import redactor_for
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
@@ -82,6 +83,16 @@ class LinkTools:
             messages=lambda: plane().messages.approval,
             audit=audit,
             redact=lambda text: plane().redact(text),
+            ask_messages=lambda: plane().messages.ask,
+        )
+        self.ask = AskPlayer(
+            self.plugin,
+            self.broker,
+            messages=lambda: plane().messages.ask,
+            assistant=lambda: plane().config.identity.name,
+            redactor=lambda: plane().redactor,
+            audit=audit,
+            timeout_s=lambda: plane().config.environment.ask_timeout_ms / 1000,
         )
         self._run_command: tuple[int, RunCommand] | None = None
 
@@ -95,6 +106,7 @@ class LinkTools:
             "block_inspect": self._snapshots("block_inspect"),
             "online_players": self._snapshots("online_players"),
             "run_command": self.run_command,
+            "ask_player": self.ask.run,
         }
 
     async def run_command(self, arguments: dict[str, Any], context: CallContext) -> Any:

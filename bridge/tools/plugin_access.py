@@ -27,6 +27,7 @@ REQUIRED_FEATURE = {
     "player_snapshot": SNAPSHOTS,
     "item_inspect": SNAPSHOTS,
     "block_inspect": SNAPSHOTS,
+    "ask_player": APPROVALS,
 }
 LINK_HANDLERS = frozenset({*REQUIRED_FEATURE, "online_players", "run_command"})
 

@@ -27,7 +27,9 @@ from bridge.control.yaml_strict import YamlDocument
 from bridge.errors import ToolError
 from bridge.providers.items import ToolSpec
 
-Effect = Literal["reads_workspace", "reads_game", "dispatches_commands", "runs_functions"]
+Effect = Literal[
+    "reads_workspace", "reads_game", "dispatches_commands", "runs_functions", "asks_players"
+]
 Status = Literal["available", "disabled", "not_built", "invalid"]
 
 
@@ -62,6 +64,7 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "run_command": "dispatches_commands",
     "call_function": "runs_functions",
     "read_skill": "reads_workspace",
+    "ask_player": "asks_players",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 

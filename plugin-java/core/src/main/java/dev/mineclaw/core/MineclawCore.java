@@ -8,6 +8,7 @@ import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
 import dev.mineclaw.core.command.CommandForwarder;
 import dev.mineclaw.core.command.CommandSender;
+import dev.mineclaw.core.gesture.GestureAnswers;
 import dev.mineclaw.core.link.BridgeLink;
 import dev.mineclaw.core.link.Handshake;
 import dev.mineclaw.core.link.LinkClient;
@@ -35,6 +36,7 @@ public final class MineclawCore {
     private final Messages messages;
     private final ChatService chat;
     private final CommandForwarder commands;
+    private final GestureAnswers gestures;
 
     /** @param observer told about the link's life too (may be a no-op); must not block */
     public MineclawCore(Platform platform, CoreSettings settings, LinkListener observer) {
@@ -67,8 +69,19 @@ public final class MineclawCore {
                 settings.link().requestTimeout());
         new BridgeRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
         new SnapshotRequests(platform, settings.link().requestTimeout()).register(this.link);
-        new ApprovalRequests(platform, new ApprovalPrompt(this.renderer), settings.link().requestTimeout())
-                .register(this.link);
+        // A gesture approves as the player's own click would: /mineclaw approve <token> gesture.
+        this.gestures = new GestureAnswers(System::nanoTime, (player, token, gesture) -> this.commands
+                .handle(CommandSender.player(player), List.of("approve", token, GestureAnswers.OPTION)));
+        new ApprovalRequests(platform, new ApprovalPrompt(this.renderer), settings.link().requestTimeout(),
+                this.gestures).register(this.link);
+    }
+
+    /**
+     * The gestures a player may answer a yes/no question with: adapters report sneaks, pitch
+     * changes and right-clicks in air to it (see {@link GestureAnswers}).
+     */
+    public GestureAnswers gestures() {
+        return this.gestures;
     }
 
     /** Starts connecting to the bridge; returns at once. */
@@ -97,6 +110,10 @@ public final class MineclawCore {
 
     /** Forwards {@code /mineclaw args}; completes when the reply lines were shown. */
     public CompletableFuture<Void> command(CommandSender sender, List<String> args) {
+        if (!sender.isConsole() && args.size() >= 2 && ApprovalPrompt.ANSWERS.contains(args.get(0))) {
+            // A click on a prompt: the player's later gesture must not answer it again.
+            this.gestures.answered(sender.player().uuid(), args.get(1));
+        }
         return this.commands.handle(sender, args);
     }
 
@@ -118,6 +135,7 @@ public final class MineclawCore {
 
     /** Tells the bridge a player left (dropped while the link is down). */
     public void playerQuit(PlayerRef player) {
+        this.gestures.forget(player.uuid());
         playerEvent("player.quit", player);
     }
 

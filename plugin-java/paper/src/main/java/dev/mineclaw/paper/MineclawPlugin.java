@@ -21,7 +21,8 @@ import org.bukkit.plugin.java.JavaPlugin;
 
 /**
  * The plugin's entry point on Paper and Folia: builds the {@link PaperPlatform}, hands it to the
- * core with the config, and registers the chat listener, join/quit events and {@code /mineclaw}.
+ * core with the config, and registers the chat listener, join/quit events, the gestures that
+ * answer a yes/no question, and {@code /mineclaw}.
  */
 public class MineclawPlugin extends JavaPlugin {
     private static final String FOLIA_MARKER = "io.papermc.paper.threadedregions.RegionizedServer";
@@ -46,6 +47,7 @@ public class MineclawPlugin extends JavaPlugin {
         new ChatListener(this.core, permissions, schedulers)
                 .register(this, getServer().getPluginManager(), EventPriority.valueOf(config.chatPriority()));
         getServer().getPluginManager().registerEvents(new PlayerEvents(this.core, permissions), this);
+        getServer().getPluginManager().registerEvents(new GestureListener(this.core.gestures()), this);
         // Players already online (a plugin reload) get their permissions read where they are ticked.
         for (Player player : getServer().getOnlinePlayers()) {
             schedulers.forPlayer(player.getUniqueId(), () -> permissions.refresh(player), () -> { });

@@ -8,6 +8,7 @@ import com.google.gson.JsonParser;
 import dev.mineclaw.core.MineclawCore;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.command.CommandSender;
+import dev.mineclaw.core.gesture.GestureAnswers;
 import dev.mineclaw.core.platform.PermissionFacts;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.Messages;
@@ -89,6 +90,7 @@ final class ControlLoop {
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
                 case "ask" -> ask(command, ref);
+                case "gesture" -> gesture(command, ref);
                 case "bench.chat" -> bench(command, ref);
                 case "shutdown" -> {
                     return false;
@@ -199,6 +201,39 @@ final class ControlLoop {
             event.addProperty("ref", ref);
             this.out.emit(event);
         });
+    }
+
+    /**
+     * {@code gesture}: what the Paper adapter's listener reports, on the player's own thread: a
+     * sneak starting, a new view pitch, or a right-click in air with an item. Answers
+     * {@code gesture.done} with whether it answered a pending question.
+     */
+    private void gesture(JsonObject command, String ref) {
+        TestPlayer player = player(string(command, "player"), "gesture");
+        String kind = string(command, "kind");
+        GestureAnswers gestures = this.core.gestures();
+        java.util.function.BooleanSupplier report = switch (kind) {
+            case "sneak" -> () -> gestures.sneak(player.ref(), true);
+            case "look" -> {
+                if (!command.has("pitch") || !command.get("pitch").isJsonPrimitive()) {
+                    throw new BadCommand("gesture: look needs a number pitch");
+                }
+                float pitch = command.get("pitch").getAsFloat();
+                yield () -> gestures.look(player.ref(), pitch);
+            }
+            case "use" -> {
+                String item = string(command, "item");
+                boolean edible = command.has("edible") && command.get("edible").getAsBoolean();
+                yield () -> gestures.useItemInAir(player.ref(), item, edible);
+            }
+            default -> throw new BadCommand("gesture: kind must be sneak, look or use, not '" + kind + "'");
+        };
+        player.run(() -> {
+            JsonObject event = EventOut.event("gesture.done");
+            event.addProperty("ref", ref);
+            event.addProperty("answered", report.getAsBoolean());
+            this.out.emit(event);
+        }, () -> this.out.error("gesture: " + player.ref().name() + " left first", ref));
     }
 
     private void bench(JsonObject command, String ref) {

@@ -3,6 +3,7 @@ package dev.mineclaw.core.approval;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.gesture.GestureAnswers;
 import dev.mineclaw.core.link.LinkClient;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.Scheduling;
@@ -16,7 +17,8 @@ import net.kyori.adventure.text.Component;
 
 /**
  * Serves {@code approval.show}: renders the prompt by code ({@link ApprovalPrompt}) and sends it
- * to the player's chat on their own executor. The plugin keeps no state about the prompt: the
+ * to the player's chat on their own executor. The plugin keeps no state about the prompt beyond
+ * the token of a question the player may approve by a gesture ({@link GestureAnswers}): the
  * bridge checks every answer.
  */
 public final class ApprovalRequests {
@@ -26,11 +28,14 @@ public final class ApprovalRequests {
     private final Platform platform;
     private final ApprovalPrompt prompts;
     private final Duration timeout;
+    private final GestureAnswers gestures;
 
-    public ApprovalRequests(Platform platform, ApprovalPrompt prompts, Duration timeout) {
+    /** @param gestures told about each shown prompt the player may approve by a gesture */
+    public ApprovalRequests(Platform platform, ApprovalPrompt prompts, Duration timeout, GestureAnswers gestures) {
         this.platform = platform;
         this.prompts = prompts;
         this.timeout = timeout;
+        this.gestures = gestures;
     }
 
     public void register(LinkClient link) {
@@ -42,8 +47,14 @@ public final class ApprovalRequests {
         UUID player = UUID.fromString(data.get("player").getAsString());
         Component prompt = this.prompts.render(Text.fromJson(data.getAsJsonObject("prompt")),
                 buttons(data.getAsJsonArray("buttons")), data.get("token").getAsString());
+        String token = data.get("token").getAsString();
+        JsonElement gesture = data.get("gesture");
+        Duration expires = Duration.ofMillis(data.get("expires_ms").getAsLong());
         return Scheduling.onPlayer(this.platform, player, this.timeout, () -> {
             this.platform.sendMessage(player, prompt);
+            if (gesture != null && gesture.getAsBoolean()) {
+                this.gestures.expect(player, token, expires);
+            }
             JsonObject answer = new JsonObject();
             answer.addProperty("shown", true);
             return answer;

@@ -198,8 +198,8 @@ final class ToolTypes {
     }
 
     private static void approvalShow(Fields data) {
-        Set<String> fields = Set.of("player", "token", "prompt", "buttons", "expires_ms");
-        data.only(fields, fields);
+        Set<String> required = Set.of("player", "token", "prompt", "buttons", "expires_ms");
+        data.only(Set.of("player", "token", "prompt", "buttons", "expires_ms", "gesture"), required);
         data.string("player", 36, 36, Shapes.UUID);
         data.string("token", 22, 64, TOKEN);
         Shapes.text(data.object("prompt"));
@@ -219,5 +219,9 @@ final class ToolTypes {
             }
         }
         data.integer("expires_ms", 1000, 600000);
+        if (data.has("gesture")) {
+            // Absent or a boolean, never null (an optional field of the protocol).
+            data.bool("gesture");
+        }
     }
 }
