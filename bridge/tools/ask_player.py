@@ -3,7 +3,8 @@
 Arguments: ``question`` and, for a choice, ``options`` (2-5 short texts); without options it
 is a yes/no question. The question goes only to the turn's own asker (no argument can name
 another player), through the same prompt machinery as command confirmations
-(``ApprovalBroker``): a single-use token bound to that player, clickable answers, 60 s (``environment.ask_timeout_ms``). One
+(``ApprovalBroker``): a single-use token bound to that player, clickable answers, 60 s
+(``environment.ask_timeout_ms``). One
 question of a turn may be open per player at a time. A yes/no question can also be approved by
 a gesture (sneak, look straight up, right-click air holding an inert item) when the plugin
 announced ``gestures``; the plugin turns the gesture into the player's own approval.

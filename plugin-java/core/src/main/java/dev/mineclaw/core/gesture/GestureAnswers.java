@@ -27,6 +27,8 @@ public final class GestureAnswers {
     public static final float LOOK_UP_PITCH = -80f;
     /** Below this pitch the look gesture is armed again: a player already looking up when asked must look away first. */
     public static final float REARM_PITCH = -60f;
+    /** The most of a question's time that is cut off its end for gestures (see {@link #expect}). */
+    public static final Duration MARGIN = Duration.ofSeconds(2);
     /** The option of the approve command a gesture sends. */
     public static final String OPTION = "gesture";
 
@@ -48,9 +50,18 @@ public final class GestureAnswers {
         this.answerer = Objects.requireNonNull(answerer, "answerer");
     }
 
-    /** A question was shown to {@code player}; their gesture may approve it until it expires. */
+    /**
+     * A question was shown to {@code player}; their gesture may approve it until shortly before
+     * it expires. The bridge's deadline started before the prompt crossed the link, and a gesture
+     * must reach it in time, so the last tenth of the time (at most {@link #MARGIN}) is left out:
+     * a late gesture is simply not sent.
+     */
     public void expect(UUID player, String token, Duration expires) {
-        long deadline = this.nanoTime.getAsLong() + expires.toNanos();
+        Duration margin = expires.dividedBy(10);
+        if (margin.compareTo(MARGIN) > 0) {
+            margin = MARGIN;
+        }
+        long deadline = this.nanoTime.getAsLong() + expires.minus(margin).toNanos();
         this.pending.put(player, new Pending(Objects.requireNonNull(token, "token"), deadline, false));
     }
 

@@ -68,6 +68,21 @@ class GestureAnswersTest {
     }
 
     @Test
+    void aQuestionStopsTakingGesturesShortlyBeforeItExpires() {
+        this.gestures.expect(STEVE.uuid(), TOKEN, MINUTE);
+        this.now.addAndGet(MINUTE.minus(GestureAnswers.MARGIN).toNanos() - 1);
+        assertTrue(this.gestures.expecting(STEVE.uuid()));
+        this.now.addAndGet(1);
+        assertFalse(this.gestures.expecting(STEVE.uuid())); // 2 s before the bridge's deadline
+        this.gestures.expect(STEVE.uuid(), TOKEN, Duration.ofMillis(1000));
+        this.now.addAndGet(Duration.ofMillis(899).toNanos());
+        assertTrue(this.gestures.expecting(STEVE.uuid()));
+        this.now.addAndGet(Duration.ofMillis(1).toNanos());
+        assertFalse(this.gestures.sneak(STEVE, true)); // a tenth of a short question
+        assertEquals(List.of(), this.sent);
+    }
+
+    @Test
     void anExpiredQuestionIsForgottenAndAClickOrAQuitForgetsIt() {
         this.gestures.expect(STEVE.uuid(), TOKEN, MINUTE);
         this.now.addAndGet(MINUTE.toNanos());
