@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, World, world
+from .test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, World, asked_by, world
 
 pytestmark = pytest.mark.jvm
 
@@ -91,7 +91,7 @@ async def test_ask_player_answered_by_click_yes_no_and_a_choice(tmp_path: Path) 
         night = choice["buttons"][1]["command"].removeprefix("/mineclaw ").split()
         since = w.mark()
         await w.command("Steve", *night)
-        assert await w.message("*", REPLY_PREFIX, since) == REPLY_PREFIX + "Night it is."
+        assert await w.message("*", REPLY_PREFIX, since) == asked_by("Steve") + "Night it is."
 
         bodies = w.provider.bodies()
         assert tool_result(bodies[1]) == {"status": "answered", "answer": "no", "by": "click"}
@@ -131,7 +131,7 @@ async def test_ask_player_approved_by_the_asked_players_gesture_only(tmp_path: P
         assert await gesture(w, "Steve", "look", pitch=0) is False
         assert await gesture(w, "Steve", "look", pitch=-89.5) is True
         assert await w.message("Steve", "Answer sent", since)
-        assert await w.message("*", REPLY_PREFIX, since) == REPLY_PREFIX + "Clearing it."
+        assert await w.message("*", REPLY_PREFIX, since) == asked_by("Steve") + "Clearing it."
         assert tool_result(w.provider.bodies()[1]) == {
             "status": "answered",
             "answer": "yes",
@@ -168,7 +168,7 @@ async def test_an_unanswered_question_times_out_and_a_later_gesture_does_nothing
             since=since,
             timeout=ANSWER_WAIT,
         )
-        assert reply["text"] == REPLY_PREFIX + "No answer, so I left the weather alone."
+        assert reply["text"] == asked_by("Steve") + "No answer, so I left the weather alone."
         assert tool_result(w.provider.bodies()[1]) == {"status": "timed_out"}
         # Past its expiry the plugin has forgotten the question; a late click is refused.
         assert await gesture(w, "Steve", "sneak") is False
