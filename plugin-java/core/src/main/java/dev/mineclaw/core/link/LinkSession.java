@@ -31,7 +31,12 @@ import java.util.logging.Level;
  * everything in flight fails with {@code DISCONNECTED} and the client decides about reconnecting.
  */
 final class LinkSession implements WebSocket.Listener {
+    /** How long a refused hello waits for the bridge's close frame before the socket is cut. */
+    private static final long HANDSHAKE_CLOSE_GRACE_MS = 1000;
+
     private volatile int closeCode = -1;
+    /** Why the bridge refused the hello, while its close frame is awaited. */
+    private volatile String refusal;
     private enum Phase {
         AWAITING_CHALLENGE,
         HELLO_SENT,
@@ -124,7 +129,9 @@ final class LinkSession implements WebSocket.Listener {
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
         this.closeCode = statusCode;
         this.socketClosed.complete(null);
-        end("closed by the bridge (" + statusCode + (reason.isEmpty() ? "" : " " + reason) + ")", false);
+        String closed = "closed by the bridge (" + statusCode + (reason.isEmpty() ? "" : " " + reason) + ")";
+        String refused = this.refusal;
+        end(refused == null ? closed : "handshake failed: " + refused + "; " + closed, false);
         return null;
     }
 
@@ -319,7 +326,13 @@ final class LinkSession implements WebSocket.Listener {
         }
         request("hello", hello, this.client.settings().handshakeTimeout()).whenComplete((result, error) -> {
             if (error != null) {
-                end("handshake failed: " + describe(error), true);
+                // A bridge that refuses the hello answers with an error and then closes with its
+                // code (4001, 4005): wait a moment for that close frame, so its code steers the
+                // next attempt and the bridge sees a clean close, not 1006 from an abort that
+                // raced it. A bridge that sent nothing is cut off after the same moment.
+                this.refusal = describe(error);
+                CompletableFuture.delayedExecutor(HANDSHAKE_CLOSE_GRACE_MS, TimeUnit.MILLISECONDS)
+                        .execute(() -> end("handshake failed: " + this.refusal, true));
                 return;
             }
             synchronized (this.ended) {

@@ -94,6 +94,21 @@ class LinkClientTest {
     }
 
     @Test
+    void aRefusedHelloWaitsForTheBridgesCloseFrame() throws Exception {
+        // The close frame comes a moment after the error reply: cutting the socket on the reply
+        // would show the bridge 1006 and lose the code that steers the next attempt.
+        TestBridge refusing = bridge();
+        refusing.refuseWith(4005);
+        refusing.delayRefusalClose(Duration.ofMillis(300));
+        TestBridge serving = bridge();
+        LinkClient client = failover(List.of(refusing.url(), serving.url()));
+        client.start();
+        assertEquals(4005, refusing.nextClose());
+        this.listener.await("up:");
+        assertEquals(serving.url(), client.currentUrl());
+    }
+
+    @Test
     void anAddressNobodyListensOnIsSkipped() throws Exception {
         TestBridge serving = bridge();  // first, so the dead one's port cannot be handed to it
         TestBridge dead = bridge();

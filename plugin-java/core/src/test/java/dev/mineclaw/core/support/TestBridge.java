@@ -55,6 +55,7 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
     private volatile String forward = "prefixed";
     /** A close code to refuse every proven hello with (4005: another bridge serves it), or 0. */
     private volatile int refuseWith;
+    private volatile long refusalCloseDelayMs;
     private volatile BiConsumer<WebSocket, JsonObject> onFrame = (connection, frame) -> { };
     private volatile WebSocket latest;
 
@@ -194,6 +195,11 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
         this.refuseWith = code;
     }
 
+    /** Sends the close frame of a refusal this long after the error reply, as a busy bridge may. */
+    public void delayRefusalClose(java.time.Duration delay) {
+        this.refusalCloseDelayMs = delay.toMillis();
+    }
+
     /** How many hellos arrived so far (proven or not). */
     public int hellosSeen() {
         return this.helloCount.get();
@@ -218,7 +224,13 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
             error.addProperty("code", "UNAVAILABLE");
             error.addProperty("message", "this bridge does not serve this server now; try the next bridge");
             connection.send(frame("b-auth", "error", frame.get("id").getAsString(), error));
-            connection.close(this.refuseWith, "UNAVAILABLE");
+            int code = this.refuseWith;
+            long delay = this.refusalCloseDelayMs;
+            if (delay > 0) {
+                this.flusher.schedule(() -> connection.close(code, "UNAVAILABLE"), delay, TimeUnit.MILLISECONDS);
+            } else {
+                connection.close(code, "UNAVAILABLE");
+            }
             return;
         }
         JsonObject result = new JsonObject();
