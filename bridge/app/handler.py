@@ -16,7 +16,7 @@ from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
 from bridge.app.runtime import Runtime
-from bridge.errors import LinkError
+from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     ChatRequest,
@@ -25,6 +25,7 @@ from bridge.link.messages import (
     CommandRequest,
     Hello,
     LinkState,
+    OutputChat,
     PlayerRef,
 )
 from bridge.store.archive import DATA_DIR_NAME
@@ -96,6 +97,26 @@ class AppHandler:
             "link.up", {"instance_id": hello.instance_id, "platform": hello.platform}
         )
         await self.send_link_state()
+        self._tell_expired_prompts()
+
+    def _tell_expired_prompts(self) -> None:
+        """Tell each player a prompt was waiting for when the bridge last stopped that it has
+        expired (once; a player who is not online now is not told). Sent without waiting for
+        the answers: the link cannot answer while its connect callback runs."""
+        runtime = self.runtime
+        expired, runtime.expired_prompts = runtime.expired_prompts, []
+        chats = []
+        for prompt in expired:
+            fields = prompt.fields
+            values = {key: fields.get(key, "") for key in ("requester", "target", "command")}
+            line = runtime.text("approval.expired", values)
+            chats.append(OutputChat(target="player", player=fields["target_uuid"], text=line))
+        for chat in chats:  # one each: a player gone offline does not hold up the others
+            try:
+                self.output.send_soon(chat)
+            except MineclawError as exc:
+                log.info("expired prompts not told: %s", exc)
+                return
 
     async def on_disconnected(self) -> None:
         self.runtime.link = None

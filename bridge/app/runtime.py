@@ -43,7 +43,7 @@ from bridge.policy.approvals import ApprovalBroker
 from bridge.providers.client import ProviderClient
 from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
-from bridge.store.sessions import SessionRecords
+from bridge.store.sessions import OpenPrompt, SessionRecords
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
@@ -109,6 +109,9 @@ class Runtime:
         self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
         self.archive = archive
         self.records = records
+        self.expired_prompts: list[OpenPrompt] = []
+        """Command prompts the last run left open: their targets are told once the plugin
+        links (`AppHandler.on_connected`)."""
         self.metrics = metrics or BridgeMetrics(prices=self._price_of)
         """The process's metrics (one for every server of a network): the endpoint serves
         them when ``metrics.enabled``."""
@@ -378,6 +381,8 @@ class Runtime:
         lived in memory): each is audited as expired and named in the log."""
         for prompt in records.take_open_prompts():
             fields = prompt.fields
+            if fields.get("command") and fields.get("target_uuid"):
+                self.expired_prompts.append(prompt)
             self.audit.record(
                 "approval.expired",
                 {

@@ -277,7 +277,12 @@ class ApprovalBroker:
         if self._ledger is None:
             return None
         prompt_id = secrets.token_urlsafe(12)
-        fields = {"target": target.name, "kind": subject.kind, **dict(display or {})}
+        fields = {
+            "target": target.name,
+            "target_uuid": target.uuid,
+            "kind": subject.kind,
+            **dict(display or {}),
+        }
         try:
             self._ledger.prompt_opened(prompt_id, fields, datetime.now(UTC))
         except MineclawError as exc:

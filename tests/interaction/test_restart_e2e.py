@@ -62,7 +62,9 @@ async def test_a_killed_bridge_comes_back_with_the_conversation_and_expires_the_
             since=since,
             timeout=EVENT_TIMEOUT,
         )
-        await restart(w)
+        since = await restart(w)
+        # Alex, still online, is told the request he was asked about has expired.
+        await w.message("Alex", "The request to run give Alex minecraft:bread 2 expired", since)
 
         # The prompt could not survive: reported as expired, in the audit log and the log.
         [expired] = audit_records(w.config, "approval.expired")
