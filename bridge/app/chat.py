@@ -1,12 +1,12 @@
 """The chat path: a public message in, a verdict out at once, and maybe a turn started.
 
-Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on);
-an empty question gets a private hint; an implicit wake from a player who opted out of listen
-mode passes untouched; then the gates in order (permission, player cooldown, global cooldown),
-each refusal cancelling an explicit wake with its own private line. An implicit wake that a
-gate refuses stays ordinary chat (``listen.when_refused: keep``) and is overheard by the next
-public turn unless its player lacks the chat permission, or is cancelled with the gate's line
-(``cancel``). An admitted explicit
+Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on); an
+empty question gets a private hint; an implicit wake from a player who opted out of listen mode
+passes untouched; then the gates in order (permission, player cooldown, global cooldown, the
+token budgets of the player and the server), each refusal cancelling an explicit wake with its
+own private line. An implicit wake that a gate refuses stays ordinary chat
+(``listen.when_refused: keep``) and is overheard by the next public turn unless its player lacks
+the chat permission, or is cancelled with the gate's line (``cancel``). An admitted explicit
 wake starts its turn in the public lane, or waits in that lane's line while the lane is busy
 (or the server runs as many turns as it may), its player seeing their place in the action
 bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
@@ -134,6 +134,17 @@ class ChatPath:
                     listen.overheard.add(request.player.name, wake.question, limits)
                 return PASS
             return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
+        try:
+            spent = runtime.budget_refusal(request.player.uuid, request.granted)
+        except MineclawError as exc:  # an unreadable ledger must not stop every turn
+            log.error("budget of %s not checked: %s", request.player.name, exc)
+            spent = None
+        if spent is not None:
+            if implicit and settings.when_refused == "keep":  # as for the gates above
+                listen.overheard.add(request.player.name, wake.question, carry_limits(settings))
+                return PASS
+            values = {**player, **spent.values()}
+            return _refuse(runtime.text(spent.key(mid_turn=False), values))
         accepted = ChatVerdict(decision="accept", ai_prefix=implicit, notice=None)
         try:
             snapshot = runtime.snapshot(request.granted)

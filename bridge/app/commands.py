@@ -18,6 +18,7 @@ from bridge.app.output import LinkTurnOutput
 from bridge.app.private import PrivatePath
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
+from bridge.app.usage_report import usage_lines
 from bridge.control import ConfigLoadError
 from bridge.errors import ConfigError, MineclawError, StoreError, TurnError
 from bridge.functions.review import review_catalogue, review_lines, skill_texts
@@ -109,6 +110,7 @@ class CommandRouter:
             "approve": _Subcommand(
                 node + "approve", "approve|deny <id>", self._approval, "help.approve"
             ),
+            "usage": _Subcommand(None, "usage [player]", self._usage_report, "help.usage"),
             "deny": _Subcommand(node + "approve", "deny <id>", self._approval),
         }
 
@@ -381,6 +383,25 @@ class CommandRouter:
             text("status.session_summarised" if state.summary else "status.session", session),
             text("status.activity", activity),
         ]
+
+    async def _usage_report(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        runtime = self._runtime
+        if len(args) > 1:
+            return self._usage("usage")
+        budgets = runtime.budgets
+        if budgets is None:
+            return [runtime.text("commands.not_available", {"what": "Usage"})]
+        sender = request.sender
+        lines = await asyncio.to_thread(
+            usage_lines,
+            budgets,
+            runtime.plane.config.budgets,
+            asker_uuid=sender.player.uuid if sender.player else None,
+            asker_name=sender.player.name if sender.player else "console",
+            granted=frozenset(sender.granted),
+            target=args[0] if args else None,
+        )
+        return [runtime.text("budgets.usage_line", {"line": line}) for line in lines]
 
     async def _tools(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if list(args) != ["validate"]:

@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -30,7 +31,7 @@ from bridge.app.served import (
     build_served,
     retired_clients,
 )
-from bridge.app.storage_settings import open_storage
+from bridge.app.storage_settings import open_storage, open_usage
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
@@ -40,10 +41,12 @@ from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
+from bridge.policy.budgets import BudgetRefusal, Budgets
 from bridge.providers.client import ProviderClient
 from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.sessions import OpenPrompt, SessionRecords
+from bridge.store.usage import UsageLedger
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
@@ -102,6 +105,8 @@ class Runtime:
         records: SessionRecords | None = None,
         session_scope: str = "",
         metrics: BridgeMetrics | None = None,
+        usage: UsageLedger | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.store = store
         # What this runtime serves of each published plane: all of it, or one server's view
@@ -119,6 +124,9 @@ class Runtime:
         sessions live in memory only). ``session_scope``: the key this runtime's lanes keep
         their sessions under (each server of a network has its own; "" for the default)."""
         self.audit = audit
+        self.usage = usage
+        """The usage ledger token budgets count in (None: usage is not counted)."""
+        self.budgets = None if usage is None else Budgets(usage, clock=clock)
         # Every audit field is redacted whole with the plane in force when it is written.
         audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
         self.settings = settings
@@ -170,6 +178,7 @@ class Runtime:
             cooldowns=cooldowns,
             redact_now=lambda text: self.plane.redact(text),
             transport=transport,
+            budgets=self.budgets,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -194,14 +203,22 @@ class Runtime:
         environ: Mapping[str, str] | None = None,
         manage_logging: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> Runtime:
-        """Load the control plane and open the archive and audit log where ``storage`` says
-        (``<config>/data`` by default), migrating their schemas.
+        """Load the control plane and open the archive, audit log and usage ledger where
+        ``storage`` says (``<config>/data`` by default), migrating their schemas; ``clock`` is
+        the budgets' wall clock.
 
         Raises ``ConfigError`` or ``StoreError``.
         """
         store = ControlPlaneStore(config_dir, environ=environ)
         archive, audit = open_storage(store.current, config_dir)
+        try:
+            usage = open_usage(store.current, config_dir)
+        except MineclawError:
+            audit.close()
+            archive.close()
+            raise
         try:
             records = SessionRecords(archive.database)
             runtime = cls(
@@ -211,10 +228,13 @@ class Runtime:
                 settings=settings,
                 transport=transport,
                 records=records,
+                usage=usage,
+                clock=clock,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
+            usage.close()
             audit.close()
             archive.close()
             raise
@@ -309,6 +329,13 @@ class Runtime:
         """
         return self._served.snapshot(self.model_ref(), granted, self._plugin_features())
 
+    def budget_refusal(self, player_uuid: str, granted: Collection[str]) -> BudgetRefusal | None:
+        """The budget gate before a turn: the player's or the server's spent budget, if any."""
+        if self.budgets is None:
+            return None
+        config = self.plane.config.budgets
+        return self.budgets.check(player_uuid=player_uuid, granted=granted, config=config)
+
     def _plugin_features(self) -> PluginFeatures:
         """What the offered tools depend on: whether a plugin is tracked, and its features
         while it is linked."""
@@ -370,6 +397,8 @@ class Runtime:
         if close_stores:
             self.audit.close()
             self.archive.close()
+            if self.usage is not None:
+                self.usage.close()
 
     def _price_of(self, model_ref: str) -> ModelPrice | None:
         """The configured price of a model now (``providers.yml``), for the cost estimate."""

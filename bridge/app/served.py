@@ -29,6 +29,7 @@ from types import MappingProxyType
 
 import httpx
 
+from bridge.app.budget_binding import PlayerBudget, guest_admission, limits_for
 from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.texts import text_for
 from bridge.control import ControlPlane
@@ -37,6 +38,7 @@ from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled_functions
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
+from bridge.policy.budgets import Budgets, is_guest
 from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.providers.client import ProviderClient
 from bridge.providers.identity import IdentitySettings
@@ -85,6 +87,8 @@ class ProcessParts:
     cooldowns: Cooldowns
     redact_now: Callable[[str], str]
     transport: httpx.AsyncBaseTransport | None = None
+    budgets: Budgets | None = None
+    """The process's token budgets (usage ledger and clock); None: usage is not counted."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -186,12 +190,15 @@ class ServedConfig:
             nodes = granted
             if nodes is None:
                 nodes = frozenset(e.permission for e in self.registry.catalogue if e.permission)
+            budgets = self.plane.config.budgets
             invoker = invoker_for_player(
                 self.registry,
                 nodes,
                 cooldowns=self.parts.cooldowns,
                 redactor=self.redactor,
                 audit=self.parts.audit,
+                # A guest is never offered, nor may call, paid or side-effect tools.
+                admit=guest_admission(budgets.guest) if is_guest(granted, budgets) else None,
             )
             untracked, features = plugin
             if not untracked:  # None features: a tracked plugin that is not linked now
@@ -228,6 +235,12 @@ class ServedConfig:
             tools = runner.tools.specs
         retry = self.providers[resolved.provider_id].settings.retry
         retry = dataclasses.replace(retry, max_attempts=resolved.provider.retry.max_attempts)
+        budgets = self.plane.config.budgets
+        limits = limits_for(self.limits(resolved.provider.retry.max_attempts), granted, budgets)
+        process_budgets = self.parts.budgets
+        budget = None
+        if process_budgets is not None and granted is not None:
+            budget = PlayerBudget(process_budgets, granted, budgets)
         return TurnSnapshot(
             control_version=str(self.plane.version),
             model_ref=ref,
@@ -243,11 +256,12 @@ class ServedConfig:
             tools=tools,
             native_tools=tuple(dict(tool) for tool in resolved.provider.native_tools),
             tool_runner=runner,
-            limits=self.limits(resolved.provider.retry.max_attempts),
+            limits=limits,
             compaction_trigger_tokens=resolved.model.limits.compaction_trigger,
             retry=retry,
             fallbacks=self._fallback_routes(resolved.model.fallbacks),
             redactor=self.redactor,
+            budget=budget,
         )
 
     def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:

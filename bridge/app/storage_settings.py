@@ -9,6 +9,7 @@ from bridge.errors import StoreError
 from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.target import StorageTarget, open_stores
+from bridge.store.usage import UsageLedger
 
 
 def storage_target(plane: ControlPlane, config_dir: Path) -> StorageTarget:
@@ -28,10 +29,22 @@ def open_storage(plane: ControlPlane, config_dir: Path) -> tuple[TurnArchive, Au
     try:
         return open_stores(target)
     except StoreError as exc:
-        if target.backend != "postgresql":
-            raise
-        # The password is among the plane's secrets: no message shows it, whatever the driver
-        # put in its text.
-        raise type(exc)(
-            plane.redact(f"config.yml: storage.dsn (backend postgresql): {exc}")
-        ) from exc
+        raise _located(plane, target, exc) from exc
+
+
+def open_usage(plane: ControlPlane, config_dir: Path) -> UsageLedger:
+    """The usage ledger token budgets count in, migrated, in the same storage."""
+    target = storage_target(plane, config_dir)
+    try:
+        return target.open_usage()
+    except StoreError as exc:
+        raise _located(plane, target, exc) from exc
+
+
+def _located(plane: ControlPlane, target: StorageTarget, exc: StoreError) -> StoreError:
+    """The error to raise: a PostgreSQL one names ``storage.dsn``; an SQLite one is kept."""
+    if target.backend != "postgresql":
+        return exc
+    # The password is among the plane's secrets: no message shows it, whatever the driver put
+    # in its text.
+    return type(exc)(plane.redact(f"config.yml: storage.dsn (backend postgresql): {exc}"))

@@ -23,6 +23,7 @@ MAX_PROMPT_AND_INTENT_CHARS = 2000
 # The `/mineclaw` subcommands `help` describes, one `help.<name>` line each.
 HELP_COMMANDS = (
     "status",
+    "usage",
     "help",
     "listen",
     "ignore_me",
@@ -337,6 +338,7 @@ class HelpMessages(_Section):
 
     section_name: ClassVar[str] = "help"
     status: str = "<gold>/mineclaw <usage></gold> <gray>- link, model, listen mode and session"
+    usage: str = "<gold>/mineclaw <usage></gold> <gray>- tokens used today and this month"
     help: str = "<gold>/mineclaw <usage></gold> <gray>- this list"
     listen: str = "<gold>/mineclaw <usage></gold> <gray>- send all public chat to the assistant"
     ignore_me: str = "<gold>/mineclaw <usage></gold> <gray>- keep your chat out of listen mode"
