@@ -33,6 +33,8 @@ from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
 from bridge.turns.listen import ListenCarry, carry_limits
 
+BUDGETS_FEATURE = "budgets"
+"""The feature of a plugin that reports the budget tier nodes ``link.state`` names."""
 log = logging.getLogger(__name__)
 
 
@@ -77,7 +79,13 @@ class AppHandler:
         rules = runtime.wake_rules()
         prefix, every_message = rules.public_prefix, rules.needs_every_message
         forward = runtime.listen.forward_mode(wake_pattern_set=every_message)
-        return LinkState(forward=forward, public_prefix=prefix)
+        plugin = runtime.plugin
+        if plugin is None or not plugin.linked or BUDGETS_FEATURE not in plugin.features:
+            return LinkState(forward=forward, public_prefix=prefix)
+        # The plugin reports a tier's node only once it is named here (and again after a
+        # reload that changes the tiers).
+        tiers = list(runtime.plane.config.budgets.tiers)
+        return LinkState(forward=forward, public_prefix=prefix, budget_tiers=tiers)
 
     async def send_link_state(self) -> None:
         link = self.runtime.link

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -165,11 +166,16 @@ class Network:
         manage_logging: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
         serves: Callable[[str], bool] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> Network:
-        """Open the default server's runtime (``Runtime.open``) and the network around it.
-        Raises ``ConfigError`` or ``StoreError``."""
+        """Open the default server's runtime (``Runtime.open``) and the network around it;
+        ``clock`` is the budgets' wall clock. Raises ``ConfigError`` or ``StoreError``."""
         runtime = Runtime.open(
-            config_dir, environ=environ, manage_logging=manage_logging, transport=transport
+            config_dir,
+            environ=environ,
+            manage_logging=manage_logging,
+            transport=transport,
+            clock=clock,
         )
         return cls(runtime, default_token=default_token, serves=serves, transport=transport)
 
@@ -225,6 +231,9 @@ class Network:
                 records=shared.records,
                 session_scope=server_id,
                 metrics=shared.metrics,
+                # One ledger for the bridge: a player's budget follows them between servers.
+                usage=shared.usage,
+                clock=shared.clock,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging

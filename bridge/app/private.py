@@ -28,6 +28,7 @@ from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
 from bridge.turns.gates import BUSY, PRIVATE_PERMISSION
 from bridge.turns.ports import PlayerRef as TurnPlayer
+from bridge.turns.session import PublicSession
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,20 @@ class PrivatePath:
         )
         if refusal is not None:
             return [runtime.text(refusal.message_key, {**player, **refusal.values})]
+        # The same budgets as a public wake: usage is the player's, whichever lane spends it.
+        own = runtime.lanes.lanes.find_private(sender.uuid)
+        try:
+            spent = runtime.budget_refusal(
+                sender.uuid,
+                granted,
+                question,
+                session=own.session if own is not None else PublicSession(),
+            )
+        except MineclawError as exc:  # an unreadable ledger must not stop every turn
+            log.error("budget of %s not checked: %s", sender.name, exc)
+            spent = None
+        if spent is not None:
+            return [runtime.text(spent.key(mid_turn=False), {**player, **spent.values()})]
         try:
             snapshot = runtime.snapshot(granted)
         except NotConfiguredError as exc:

@@ -55,6 +55,8 @@ from bridge.turns.gates import ChatGates
 from bridge.turns.listen import ListenMode
 from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.restore import SessionStore
+from bridge.turns.session import PublicSession
+from bridge.turns.tokens import raw_tokens_of_text
 from bridge.turns.wake import WakeRules
 
 log = logging.getLogger(__name__)
@@ -126,6 +128,8 @@ class Runtime:
         self.audit = audit
         self.usage = usage
         """The usage ledger token budgets count in (None: usage is not counted)."""
+        self.clock = clock
+        """The budgets' wall clock (days and months begin by it)."""
         self.budgets = None if usage is None else Budgets(usage, clock=clock)
         # Every audit field is redacted whole with the plane in force when it is written.
         audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
@@ -329,12 +333,29 @@ class Runtime:
         """
         return self._served.snapshot(self.model_ref(), granted, self._plugin_features())
 
-    def budget_refusal(self, player_uuid: str, granted: Collection[str]) -> BudgetRefusal | None:
-        """The budget gate before a turn: the player's or the server's spent budget, if any."""
+    def budget_refusal(
+        self,
+        player_uuid: str,
+        granted: Collection[str],
+        question: str,
+        *,
+        session: PublicSession | None = None,
+    ) -> BudgetRefusal | None:
+        """The budget gate before a turn: a budget that is spent, or that the turn's first
+        request (the session it replays, the public one unless named, and the question,
+        estimated) would pass."""
         if self.budgets is None:
             return None
-        config = self.plane.config.budgets
-        return self.budgets.check(player_uuid=player_uuid, granted=granted, config=config)
+        plane = self.plane
+        config = plane.config.budgets
+        if not config.enabled:
+            return None
+        replayed = self.session if session is None else session
+        upcoming = replayed.estimated_tokens(plane.config.context.max_messages)
+        upcoming += replayed.calibration.calibrated(raw_tokens_of_text(question))
+        return self.budgets.check(
+            player_uuid=player_uuid, granted=granted, config=config, upcoming=upcoming
+        )
 
     def _plugin_features(self) -> PluginFeatures:
         """What the offered tools depend on: whether a plugin is tracked, and its features

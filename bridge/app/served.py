@@ -215,6 +215,8 @@ class ServedConfig:
         return TurnLimits(
             max_tool_rounds=config.turn.max_tool_rounds,
             max_tool_calls=config.turn.max_tool_calls,
+            max_failing_rounds=config.turn.max_failing_rounds,
+            max_repeated_calls=config.turn.max_repeated_calls,
             reply_max_chars=config.chat.reply_max_chars,
             action_bar_max_chars=config.chat.action_bar_max_chars,
             reply_line_max_chars=config.chat.reply_line_max_chars,

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bridge.app.restart_settings import running_differences
+from bridge.cli.budget_table import budget_table
 from bridge.cli.output import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -101,6 +102,8 @@ def run_validate(args: argparse.Namespace) -> int:
     warnings = len(problems) - errors
     summary = f"{errors} error(s), {warnings} warning(s)"
     console.print(("[green]valid[/green]: " if not errors else "[red]invalid[/red]: ") + summary)
+    if plane is not None:
+        console.print(budget_table(plane.config.budgets))
     running = None if plane is None else running_differences(args.config / DATA_DIR_NAME, plane)
     if running is not None and running[1]:
         console.print(f"[yellow]note[/yellow]: a bridge runs on this folder (pid {running[0]})")

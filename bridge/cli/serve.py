@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import os
 import resource
 import signal
 import sys
@@ -20,6 +21,7 @@ from bridge.app.heap import settle_startup_heap
 from bridge.app.network import Network
 from bridge.app.restart_settings import SERVING_FILE, write_serving_state
 from bridge.app.server_leases import ServerLeases, network_leases
+from bridge.cli.clock_file import budget_clock
 from bridge.cli.output import refuse_folder
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -106,7 +108,12 @@ def run_serve(args: argparse.Namespace) -> int:
             init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
-        network = Network.open(config_dir, default_token=token, manage_logging=True)
+        network = Network.open(
+            config_dir,
+            default_token=token,
+            manage_logging=True,
+            clock=budget_clock(os.environ),
+        )
     except (ConfigError, LinkError, StoreError) as exc:  # ConfigLoadError lists every problem
         return _fail(str(exc))
     runtime = network.default.runtime

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -105,8 +105,18 @@ Permission = Literal[
     "mineclaw.tool.run_command",
     "mineclaw.command.private",
     "mineclaw.approve.console",
+    "mineclaw.usage.others",
 ]
-Granted = Annotated[list[Permission], Field(max_length=14), AfterValidator(_unique)]
+BUDGET_TIERS_MAX = 16
+BudgetTier = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")]
+BudgetNode = Annotated[str, Field(pattern=r"^mineclaw\.budget\.[a-z0-9_-]{1,32}$")]
+"""A budget tier's node: a plugin with the ``budgets`` feature reports the tiers
+``link.state`` named."""
+Granted = Annotated[
+    list[Permission | BudgetNode],
+    Field(max_length=len(get_args(Permission)) + BUDGET_TIERS_MAX),
+    AfterValidator(_unique),
+]
 TextName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 TextMap = Annotated[dict[TextName, Annotated[str, Field(max_length=8192)]], Field(max_length=16)]
 SentErrorCode = Literal[
@@ -185,9 +195,15 @@ class HelloChallenge(WireModel):
     bridge_version: Version
 
 
-class LinkState(WireModel):
+class LinkState(WireModelWithOptionals):
     forward: Literal["all", "prefixed"]
     public_prefix: Annotated[str, Field(min_length=1, max_length=32)]
+    budget_tiers: (
+        Annotated[list[BudgetTier], Field(max_length=BUDGET_TIERS_MAX), AfterValidator(_unique)]
+        | None
+    ) = None
+    """The tiers whose ``mineclaw.budget.<tier>`` nodes the plugin reports (sent only to a
+    plugin announcing the ``budgets`` feature)."""
 
 
 # ---- plugin to bridge

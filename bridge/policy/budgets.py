@@ -8,7 +8,8 @@ tests move time by hand.
 
 A budget refuses when what is used has reached the limit, or when the next request (its
 estimated size is ``upcoming``) would pass it: the turn engine asks before every model request
-after the first, the chat gate before a turn.
+after the first, the chat gate before a turn (with the estimate of its first request: the
+session it replays and the question).
 """
 
 from __future__ import annotations

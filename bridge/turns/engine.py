@@ -374,9 +374,10 @@ class TurnEngine:
             )
             if limits.max_output_tokens is not None:
                 request = request.model_copy(update={"max_output_tokens": limits.max_output_tokens})
-            if progress.rounds > 0:
-                # Between tool rounds: a request that would pass a budget is never sent.
-                await self._check_budget(context, snapshot, estimate)
+            # Before every request (a turn that waited in a lane's line may find the budget
+            # spent by then; between tool rounds a turn may have spent it itself): a request
+            # that would pass a budget is never sent.
+            await self._check_budget(context, snapshot, estimate)
             completed = await self._complete(context, snapshot, progress, request)
             if completed.usage is not None:
                 self._session.calibration.observe(

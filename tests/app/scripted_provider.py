@@ -29,6 +29,23 @@ def text_chunks(*parts: str) -> list[bytes]:
     return sse(*payloads)
 
 
+def with_usage(chunks: list[bytes], usage: tuple[int, int] | None) -> list[bytes]:
+    """``chunks`` with a usage chunk (empty ``choices``) before ``[DONE]``, as OpenAI sends it
+    when ``stream_options.include_usage`` is on."""
+    if usage is None:
+        return chunks
+    prompt, completion = usage
+    report = {
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+    return [*chunks[:-1], *sse(report)[:-1], chunks[-1]]
+
+
 @dataclass
 class HeldReply(Reply):
     """Sends the headers and the first chunk, sets ``streaming``, then waits for ``release``."""
@@ -38,8 +55,9 @@ class HeldReply(Reply):
 
 
 class ScriptedProvider(ReplayServer):
-    def answer(self, *parts: str) -> None:
-        self.script(Reply(chunks=text_chunks(*parts)))
+    def answer(self, *parts: str, usage: tuple[int, int] | None = None) -> None:
+        """Queues a text answer; ``usage`` (input, output tokens) is reported in a last chunk."""
+        self.script(Reply(chunks=with_usage(text_chunks(*parts), usage)))
 
     def reason_then_answer(self, reasoning: list[str], *parts: str) -> None:
         """Queues an answer that first streams ``reasoning_content`` deltas, then ``parts``."""
@@ -50,7 +68,9 @@ class ScriptedProvider(ReplayServer):
         chunks = text_chunks(*parts)
         self.script(Reply(chunks=[*sse(*thoughts)[:-1], *chunks]))
 
-    def call_tools(self, *calls: tuple[str, dict[str, Any]]) -> None:
+    def call_tools(
+        self, *calls: tuple[str, dict[str, Any]], usage: tuple[int, int] | None = None
+    ) -> None:
         """Queues one answer asking for every (name, arguments) call, in one reply."""
         deltas = [
             {
@@ -63,9 +83,12 @@ class ScriptedProvider(ReplayServer):
         ]
         self.script(
             Reply(
-                chunks=sse(
-                    {"choices": [{"index": 0, "delta": {"tool_calls": deltas}}]},
-                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                chunks=with_usage(
+                    sse(
+                        {"choices": [{"index": 0, "delta": {"tool_calls": deltas}}]},
+                        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                    ),
+                    usage,
                 )
             )
         )

@@ -101,10 +101,15 @@ class BridgeProcess:
 
     @classmethod
     async def start(
-        cls, config_dir: Path, *, port: int | None = None, open_files: int | None = None
+        cls,
+        config_dir: Path,
+        *,
+        port: int | None = None,
+        open_files: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> BridgeProcess:
         """``open_files`` starts the bridge with that open-file soft limit (the hard one kept),
-        as many service managers do with 1024."""
+        as many service managers do with 1024; ``env`` adds environment variables."""
         # --init: most tests start from a folder that does not exist yet.
         args = [sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config_dir)]
         if port is not None:
@@ -122,6 +127,7 @@ class BridgeProcess:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             preexec_fn=lower_soft_limit if open_files is not None else None,
+            env=None if env is None else {**os.environ, **env},
         )
         bridge = cls(process)
         try:

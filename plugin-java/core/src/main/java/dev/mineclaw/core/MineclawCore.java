@@ -14,6 +14,7 @@ import dev.mineclaw.core.link.Handshake;
 import dev.mineclaw.core.link.LinkClient;
 import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkState;
+import dev.mineclaw.core.platform.Permissions;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.snapshot.SnapshotRequests;
@@ -58,6 +59,7 @@ public final class MineclawCore {
 
             @Override
             public void linkState(LinkState state) {
+                Permissions.budgetTiers(state.budgetTiers());
                 chatRef[0].linkState(state);
                 observer.linkState(state);
             }

@@ -31,7 +31,8 @@ class PluginLifecycleTest {
             Map.entry("mineclaw.bypass.ratelimit", PermissionDefault.FALSE),
             Map.entry("mineclaw.tool.run_command", PermissionDefault.TRUE),
             Map.entry("mineclaw.command.private", PermissionDefault.TRUE),
-            Map.entry("mineclaw.approve.console", PermissionDefault.OP));
+            Map.entry("mineclaw.approve.console", PermissionDefault.OP),
+            Map.entry("mineclaw.usage.others", PermissionDefault.OP));
 
     @Test
     void theDescriptorDeclaresEveryNodeWithItsDefaultAndTheOldestApi() throws Exception {

@@ -20,7 +20,7 @@ final class PermissionCache {
     /** Reads {@code player}'s nodes now. Call on the player's thread (Folia: its region). */
     void refresh(Player player) {
         List<String> held = new ArrayList<>();
-        for (String node : Permissions.REPORTED) {
+        for (String node : Permissions.reported()) {
             if (player.hasPermission(node)) {
                 held.add(node);
             }

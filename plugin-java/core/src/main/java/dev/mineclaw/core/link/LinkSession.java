@@ -13,6 +13,8 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -292,8 +294,12 @@ final class LinkSession implements WebSocket.Listener {
             case "hello.challenge" -> challenged(frame.data());
             case "link.state" -> {
                 JsonObject data = frame.data();
+                List<String> tiers = new ArrayList<>();
+                if (data.has("budget_tiers")) {
+                    data.getAsJsonArray("budget_tiers").forEach(tier -> tiers.add(tier.getAsString()));
+                }
                 this.client.listener().linkState(new LinkState("all".equals(data.get("forward").getAsString()),
-                        data.get("public_prefix").getAsString()));
+                        data.get("public_prefix").getAsString(), tiers));
             }
             default -> {
                 if (this.phase != Phase.UP) {

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
 public final class PermissionFacts {
     private PermissionFacts() {}
 
-    /** The nodes of {@link Permissions#REPORTED} that {@code player} holds, in that order. */
+    /** The nodes of {@link Permissions#reported()} that {@code player} holds, in that order. */
     public static CompletableFuture<List<String>> of(Platform platform, UUID player, Duration timeout) {
         return Scheduling.onPlayer(platform, player, timeout, () -> read(platform, player));
     }
@@ -18,7 +18,7 @@ public final class PermissionFacts {
     /** The same, for a caller already on {@code player}'s executor. */
     public static List<String> read(Platform platform, UUID player) {
         List<String> held = new ArrayList<>();
-        for (String node : Permissions.REPORTED) {
+        for (String node : Permissions.reported()) {
             if (platform.hasPermission(player, node)) {
                 held.add(node);
             }

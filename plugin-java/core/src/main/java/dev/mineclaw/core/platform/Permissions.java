@@ -1,5 +1,6 @@
 package dev.mineclaw.core.platform;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +20,10 @@ public final class Permissions {
     private static final String OWN_LANE = "private";
     /** Lets a player give the second confirmation of a console command (the two-person rule). */
     public static final String APPROVE_CONSOLE = "mineclaw.approve.console";
+    /** Lets a sender see another player's token usage with {@code /mineclaw usage <player>}. */
+    public static final String USAGE_OTHERS = "mineclaw.usage.others";
+    /** A budget tier's node is this prefix and the tier's name (the bridge names the tiers). */
+    public static final String BUDGET_PREFIX = "mineclaw.budget.";
 
     /** Every node a sender's granted facts may contain, in the protocol's order. */
     public static final List<String> REPORTED = List.of(
@@ -35,7 +40,14 @@ public final class Permissions {
             BYPASS_RATELIMIT,
             TOOL_RUN_COMMAND,
             PRIVATE,
-            APPROVE_CONSOLE);
+            APPROVE_CONSOLE,
+            USAGE_OTHERS);
+
+    /**
+     * The budget nodes of the tiers the bridge's latest {@code link.state} named. One bridge
+     * per plugin, so one set per process; replaced whole, read without locking.
+     */
+    private static volatile List<String> budgetNodes = List.of();
 
     private static final Map<String, String> SUBCOMMAND_NODES = Map.of(
             "approve", APPROVE,
@@ -53,6 +65,26 @@ public final class Permissions {
     public static final Map<String, Set<String>> OPEN_CHOICES = Map.of("listen", Set.of("ignore-me", "include-me"));
 
     private Permissions() {}
+
+    /** The bridge named its budget tiers: their nodes are reported from now on. */
+    public static void budgetTiers(List<String> tiers) {
+        List<String> nodes = new ArrayList<>();
+        for (String tier : tiers) {
+            nodes.add(BUDGET_PREFIX + tier);
+        }
+        budgetNodes = List.copyOf(nodes);
+    }
+
+    /** Every node to read for a player now: {@link #REPORTED}, then the budget tiers' nodes. */
+    public static List<String> reported() {
+        List<String> tiers = budgetNodes;
+        if (tiers.isEmpty()) {
+            return REPORTED;
+        }
+        List<String> all = new ArrayList<>(REPORTED);
+        all.addAll(tiers);
+        return List.copyOf(all);
+    }
 
     /**
      * The node a {@code /mineclaw} subcommand needs, when the plugin knows it. The bridge decides

@@ -68,9 +68,12 @@ public final class MessageTypes {
             data.string("bridge_version", 1, 64, null);
         });
         event(toPlugin, "link.state", data -> {
-            data.only(Set.of("forward", "public_prefix"), Set.of("forward", "public_prefix"));
+            data.only(Set.of("forward", "public_prefix", "budget_tiers"), Set.of("forward", "public_prefix"));
             data.oneOf("forward", Set.of("all", "prefixed"));
             data.string("public_prefix", 1, 32, null);
+            if (data.has("budget_tiers")) {
+                Shapes.budgetTiers(data, "budget_tiers");
+            }
         });
         request(toPlugin, "output.chat", data -> {
             String target = targetOrExecutor(data, "target", Set.of("broadcast", "player"), "text");

@@ -34,7 +34,13 @@ final class Shapes {
             "mineclaw.bypass.ratelimit",
             "mineclaw.tool.run_command",
             "mineclaw.command.private",
-            "mineclaw.approve.console");
+            "mineclaw.approve.console",
+            "mineclaw.usage.others");
+
+    /** A budget tier's name, and its node among the granted facts (the budgets feature). */
+    static final Pattern BUDGET_TIER = Pattern.compile("[a-z0-9_-]{1,32}");
+    static final Pattern BUDGET_NODE = Pattern.compile("mineclaw\\.budget\\.[a-z0-9_-]{1,32}");
+    static final int BUDGET_TIERS = 16;
 
     private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
     private static final int TEXT_ENTRIES = 16;
@@ -50,7 +56,7 @@ final class Shapes {
     }
 
     static void granted(Fields owner, String field) {
-        JsonArray nodes = owner.array(field, GRANTABLE.size());
+        JsonArray nodes = owner.array(field, GRANTABLE.size() + BUDGET_TIERS);
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < nodes.size(); i++) {
             JsonElement node = nodes.get(i);
@@ -58,11 +64,28 @@ final class Shapes {
             if (!node.isJsonPrimitive() || !node.getAsJsonPrimitive().isString()) {
                 throw owner.fail(where, "must be a string");
             }
-            if (!GRANTABLE_SET.contains(node.getAsString())) {
+            String name = node.getAsString();
+            if (!GRANTABLE_SET.contains(name) && !BUDGET_NODE.matcher(name).matches()) {
                 throw owner.fail(where, "is not a known permission node: '" + node.getAsString() + "'");
             }
             if (!seen.add(node.getAsString())) {
                 throw owner.fail(where, "repeats '" + node.getAsString() + "'");
+            }
+        }
+    }
+
+    static void budgetTiers(Fields owner, String field) {
+        JsonArray tiers = owner.array(field, BUDGET_TIERS);
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < tiers.size(); i++) {
+            JsonElement tier = tiers.get(i);
+            String where = field + "[" + i + "]";
+            if (!tier.isJsonPrimitive() || !tier.getAsJsonPrimitive().isString()
+                    || !BUDGET_TIER.matcher(tier.getAsString()).matches()) {
+                throw owner.fail(where, "must be a tier name of 1-32 of [a-z0-9_-]");
+            }
+            if (!seen.add(tier.getAsString())) {
+                throw owner.fail(where, "repeats '" + tier.getAsString() + "'");
             }
         }
     }
