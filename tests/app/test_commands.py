@@ -264,6 +264,7 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
     assert usages == [
         "/mineclaw status",
         "/mineclaw help",
+        "/mineclaw usage [player]",
         "/mineclaw listen ignore-me|include-me",
     ]
     operator = " | ".join(await app.command("help"))
