@@ -59,7 +59,7 @@ WARMUP_ROUNDS = 10
 PLAYERS = [
     PlayerRef(uuid=f"3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6{n}", name=f"Player{n}") for n in range(4)
 ]
-GRANTED: list[Permission] = ["mineclaw.command.chat", "mineclaw.command.private"]
+GRANTED: list[Permission | str] = ["mineclaw.command.chat", "mineclaw.command.private"]
 
 
 @dataclasses.dataclass(frozen=True)
