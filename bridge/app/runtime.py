@@ -41,7 +41,7 @@ from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
-from bridge.policy.budgets import BudgetRefusal, Budgets
+from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
 from bridge.providers.client import ProviderClient
 from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
@@ -353,9 +353,13 @@ class Runtime:
         replayed = self.session if session is None else session
         upcoming = replayed.estimated_tokens(plane.config.context.max_messages)
         upcoming += replayed.calibration.calibrated(raw_tokens_of_text(question))
-        return self.budgets.check(
+        refused = self.budgets.check(
             player_uuid=player_uuid, granted=granted, config=config, upcoming=upcoming
         )
+        if refused is not None:  # the gate's refusals count beside the engine's stops
+            tier, _ = player_limits(granted, config)
+            self.metrics.budget_refusal(budget=refused.key(mid_turn=False), tier=tier)
+        return refused
 
     def _plugin_features(self) -> PluginFeatures:
         """What the offered tools depend on: whether a plugin is tracked, and its features
