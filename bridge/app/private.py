@@ -110,13 +110,14 @@ class PrivatePath:
     def clear(self, sender: PlayerRef) -> list[Text]:
         """Start the sender's private conversation over (the archive keeps the old one)."""
         runtime = self._runtime
-        lane = runtime.lanes.lanes.find_private(sender.uuid)
-        if lane is not None:
-            session_id = lane.session.clear()
-            runtime.audit.record(
-                "session.clear",
-                {"session_id": session_id, "lane": lane.lane_id, "player": sender.name},
-            )
+        # The lane is made (or restored) if it is not in memory: a conversation the archive
+        # holds would otherwise come back on the next question, uncleared.
+        lane = runtime.lanes.lanes.private(TurnPlayer(sender.uuid, sender.name))
+        session_id = lane.session.clear()
+        runtime.audit.record(
+            "session.clear",
+            {"session_id": session_id, "lane": lane.lane_id, "player": sender.name},
+        )
         return [runtime.text("private.cleared", {"player": sender.name})]
 
     def stop(self, sender: PlayerRef) -> list[Text]:

@@ -163,6 +163,16 @@ async def test_clear_acts_on_the_lane_it_is_typed_for(app: App, provider: Script
     assert app.runtime.session.session_id == public_id  # the public session is untouched
     assert len(app.runtime.session.state.turns) == 1
 
+    # A lane not in memory (never used, forgotten, or from before a restart) is cleared too,
+    # so the archive cannot bring the old conversation back on the next question.
+    assert app.runtime.lanes.lanes.find_private(ALEX.uuid) is None
+    await app.command("ai", "clear", player=ALEX, granted=[PRIVATE])
+    alex_lane = app.runtime.lanes.lanes.find_private(ALEX.uuid)
+    assert alex_lane is not None and alex_lane.session.state.turns == ()
+    app.runtime.audit.flush()
+    cleared = [e.fields.get("lane") for e in app.runtime.audit.events("session.clear")]
+    assert cleared == [lane.lane_id, alex_lane.lane_id]
+
     assert "new session" in (await app.command("clear", player=STEVE))[0]
     assert app.runtime.session.session_id != public_id
     assert "Usage" in (await app.command("clear", "everything", player=STEVE))[0]
