@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from .processes import EVENT_TIMEOUT, BridgeProcess
+from .test_lanes_e2e import ask
 from .test_turns_e2e import OP, World, user_texts, world
 
 pytestmark = pytest.mark.jvm
@@ -98,3 +99,26 @@ async def test_a_cleared_session_stays_cleared_across_a_restart(tmp_path: Path) 
         await restart(w)
         await answered(w, "Steve", "still there?", "Yes.")
         assert user_texts(w.provider.bodies()[-1]) == ["a new topic", "still there?"]
+
+
+async def test_a_private_conversation_survives_a_kill_and_stays_private(tmp_path: Path) -> None:
+    async with world(tmp_path) as w:
+        await w.add("Steve", [*STEVE, "mineclaw.command.private"])
+        await answered(w, "Steve", "a public question", "A public answer.")
+        w.provider.answer("Your secret is safe.")
+        since = w.mark()
+        await ask(w, "Steve", "my secret word is marble")
+        await w.message("Steve", "Your secret is safe.", since)
+        await restart(w)
+        w.provider.answer("It was marble.")
+        since = w.mark()
+        await ask(w, "Steve", "what was my secret word")
+        await w.message("Steve", "It was marble.", since)
+        # The private lane came back with its own turn, and only with it.
+        assert user_texts(w.provider.bodies()[-1]) == [
+            "my secret word is marble",
+            "what was my secret word",
+        ]
+        # The public session came back on its own, without the private turns.
+        await answered(w, "Steve", "and in public?", "Public again.")
+        assert user_texts(w.provider.bodies()[-1]) == ["a public question", "and in public?"]
