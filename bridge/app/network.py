@@ -266,6 +266,9 @@ class Network:
         if player.uuid in context.players:
             return
         context.players.add(player.uuid)
+        # A private lane kept here from an earlier visit (it was busy when they left) may miss
+        # what they asked elsewhere since: let it go too, the archive has it all.
+        context.runtime.lanes.lanes.forget_private(player.uuid)
         for other in self._contexts.values():
             if other is context:
                 continue
@@ -274,6 +277,9 @@ class Network:
             # The quit on the old server may come after this join (two connections): close
             # the prompts waiting for this player there now, whichever arrives first.
             closed = other.app.link_tools.broker.player_quit(player.uuid)
+            # Their private conversation goes with them: the lane left behind is let go (when
+            # idle), so the server they come back to restores it with what was said elsewhere.
+            other.runtime.lanes.lanes.forget_private(player.uuid)
             if was_there or closed:
                 context.runtime.audit.record(
                     "player.moved",

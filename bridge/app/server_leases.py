@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,10 @@ class ServerLeases:
         self.poll_s = poll_s
         self._application_name = application_name
         self._conn: psycopg.Connection[Any] | None = None
+        # Held by the worker thread around every use of the connection: closing waits for a
+        # poll still running there (a cancelled await does not stop its thread).
+        self._thread_lock = threading.Lock()
+        self._closing = False
         self._held: set[str] = set()
         self._task: asyncio.Task[None] | None = None
         self.acquired = asyncio.Event()
@@ -98,20 +103,25 @@ class ServerLeases:
         """Connect and take what is free now; raises ``LeaseError`` when the database cannot
         be reached (the bridge then does not start: serving without leases could serve a
         server twice)."""
-        await asyncio.to_thread(self._connect)
+        await asyncio.to_thread(self._locked_connect)
         await self.poll()
         self._task = asyncio.create_task(self._run())
 
     async def close(self) -> None:
         """Stop polling and let go of every lease (closing the connection releases them)."""
+        self._closing = True
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        conn, self._conn = self._conn, None
         self._held.clear()
-        if conn is not None:
-            await asyncio.to_thread(conn.close)
+        await asyncio.to_thread(self._close_connection)
+
+    def _close_connection(self) -> None:
+        with self._thread_lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
 
     async def _run(self) -> None:
         while True:
@@ -141,12 +151,21 @@ class ServerLeases:
 
     # ---- blocking parts, in a worker thread
 
+    def _locked_connect(self) -> None:
+        with self._thread_lock:
+            self._connect()
+
     def _connect(self) -> psycopg.Connection[Any]:
         import psycopg
 
+        if self._closing:
+            raise LeaseError("the leases are closed")
         conn = self._conn
         if conn is not None and not conn.closed and not conn.broken:
             return conn
+        if conn is not None:
+            conn.close()  # broken: closed here, not left to the garbage collector
+            self._conn = None
         settings: dict[str, Any] = {
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": self._application_name,
@@ -163,6 +182,12 @@ class ServerLeases:
 
     def _take(self, wanted: list[str]) -> list[str]:
         """Check the connection, then try each wanted server not held; the ones taken."""
+        with self._thread_lock:
+            if self._closing:
+                return []
+            return self._take_locked(wanted)
+
+    def _take_locked(self, wanted: list[str]) -> list[str]:
         import psycopg
 
         had_connection = self._conn is not None and not self._conn.broken

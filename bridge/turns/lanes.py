@@ -31,11 +31,14 @@ MAX_PRIVATE_LANES = 512
 turns stay in the archive)."""
 
 
+PRIVATE_LANE_PREFIX = "ai-"
+
+
 def private_lane_id(player_uuid: str) -> str:
     digest = hashlib.blake2b(
         player_uuid.lower().encode(), digest_size=9, person=b"mineclaw-lane"
     ).digest()
-    return "ai-" + base64.urlsafe_b64encode(digest).decode()
+    return PRIVATE_LANE_PREFIX + base64.urlsafe_b64encode(digest).decode()
 
 
 def lane_session_ids(lane_id: str) -> Callable[[], str]:
@@ -100,6 +103,16 @@ class Lanes:
         lane = self._factory(private_lane_id(player.uuid), player)
         self._private[player.uuid] = self._by_id[lane.lane_id] = lane
         return lane
+
+    def forget_private(self, player_uuid: str) -> bool:
+        """Let go of the player's private lane if it is idle (its turns stay in the archive,
+        and its next use restores it from there); whether it was let go."""
+        lane = self._private.get(player_uuid)
+        if lane is None or lane.busy or self._pinned(lane.lane_id):
+            return False
+        del self._private[player_uuid]
+        del self._by_id[lane.lane_id]
+        return True
 
     def find_private(self, player_uuid: str) -> Lane | None:
         return self._private.get(player_uuid)

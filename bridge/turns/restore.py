@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from bridge.providers.items import Item
 from bridge.store.archive import ArchivedTurn
 from bridge.store.sessions import SessionRecords
+from bridge.turns.lanes import PRIVATE_LANE_PREFIX
 from bridge.turns.session import CompletedTurn, PublicSession, SessionState, new_session_id
 from bridge.turns.tokens import TokenCalibration
 
@@ -99,8 +100,11 @@ def restored_session(
 
 class SessionStore:
     """Where a runtime's lanes keep their sessions across restarts. ``scope``: the server's
-    key in a network of servers ("" for the default server), so each server's lanes come back
-    as their own."""
+    key in a network of servers ("" for the default server), so each server's public session
+    comes back as its own. A private lane is the player's, not the server's: its key has no
+    scope, so the player's conversation is one across the network (``bridge.app.network``
+    forgets an idle private lane on the server a player left, and the next server restores it
+    from here)."""
 
     def __init__(self, records: SessionRecords, archive: ArchiveReader, scope: str = "") -> None:
         self.records = records
@@ -108,6 +112,8 @@ class SessionStore:
         self.scope = scope
 
     def key(self, lane_id: str) -> str:
+        if lane_id.startswith(PRIVATE_LANE_PREFIX):
+            return lane_id
         return f"{lane_id}@{self.scope}" if self.scope else lane_id
 
     def session(self, lane_id: str, *, id_factory: Callable[[], str]) -> PublicSession:

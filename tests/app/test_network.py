@@ -282,3 +282,40 @@ class _RecordingLink(FakeLink):
             self._record(name, data)
             return PlayersListResult(players=[])
         return await super().request(name, data, timeout=timeout)
+
+
+async def test_a_players_private_conversation_follows_them_across_servers(
+    network: Network, provider: ScriptedProvider
+) -> None:
+    lobby, survival = await _link(network, "lobby"), await _link(network, "survival")
+
+    async def ask(server_id: str, link: FakeLink, question: str, answer: str) -> list[str]:
+        provider.answer(answer)
+        since = len(link.sent)
+        await _command(network, server_id, "ai", question)
+        await link.wait_for(
+            lambda name, data: name == "output.chat" and answer in rendered(data.text), since=since
+        )
+        lane = network.context(server_id).runtime.lanes.lanes.find_private(STEVE.uuid)
+        if lane is not None and lane.task is not None:  # its commit, before Steve moves on
+            await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+        return [m["content"] for m in provider.bodies()[-1]["messages"] if m["role"] == "user"]
+
+    assert await ask("lobby", lobby, "where is my base?", "At spawn.") == ["where is my base?"]
+    # Steve moves to survival: his private lane there goes on from the lobby's.
+    await network.handler("survival").on_player_join(STEVE)
+    assert await ask("survival", survival, "and my chest?", "In the base.") == [
+        "where is my base?",
+        "and my chest?",
+    ]
+    # And back on the lobby, the lobby's lane has what he asked on survival too.
+    await network.handler("lobby").on_player_join(STEVE)
+    assert await ask("lobby", lobby, "thanks", "Welcome.") == [
+        "where is my base?",
+        "and my chest?",
+        "thanks",
+    ]
+    # The public sessions stay each server's own.
+    assert (
+        network.context("lobby").runtime.session is not network.context("survival").runtime.session
+    )
