@@ -176,7 +176,9 @@ def tokens(size: int) -> int:
     return -(-size // 4)
 
 
-async def run(turns: int) -> tuple[list[tuple[int, ProviderRequest]], dict[int, tuple[Item, ...]]]:
+async def run(
+    turns: int, *, max_messages: int = 240, trigger: int | None = TRIGGER_TOKENS
+) -> tuple[list[tuple[int, ProviderRequest]], dict[int, tuple[Item, ...]]]:
     """The conversation's requests, each with its turn number, and each turn's items."""
     session = PublicSession()
     audit = MemoryAudit()
@@ -198,8 +200,8 @@ async def run(turns: int) -> tuple[list[tuple[int, ProviderRequest]], dict[int, 
         instructions=INSTRUCTIONS,
         tools=TOOLS,
         tool_runner=Tools(),
-        limits=TurnLimits(),
-        compaction_trigger_tokens=TRIGGER_TOKENS,
+        limits=TurnLimits(max_messages=max_messages),
+        compaction_trigger_tokens=trigger,
     )
     numbered: list[tuple[int, ProviderRequest]] = []
     completed: dict[int, tuple[Item, ...]] = {}
@@ -239,14 +241,15 @@ def whole_history_tokens(
     return per_turn
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--turns", type=int, default=50)
-    turns = parser.parse_args().turns
-    requests, completed = asyncio.run(run(turns))
+def report(
+    title: str,
+    turns: int,
+    requests: list[tuple[int, ProviderRequest]],
+    completed: dict[int, tuple[Item, ...]],
+) -> float:
+    """Print one scenario's figures; the median share of the previous request's start."""
     conversation = [(t, r) for t, r in requests if r.instructions != SUMMARY_INSTRUCTIONS]
     summaries = len(requests) - len(conversation)
-
     shares: list[float] = []
     turn_starts: list[float] = []
     sent: dict[int, int] = {}
@@ -266,12 +269,13 @@ def main() -> None:
 
     whole = whole_history_tokens(requests, completed)
     below = [s for s in shares if s < GOAL]
+    print(f"== {title}")
     print(f"{turns} turns, {len(conversation)} model requests, {summaries} compaction(s)")
     mean, median = statistics.mean(shares), statistics.median(shares)
     print(
         f"share of each request repeating the previous one's start: mean {mean:.1%},"
         f" median {median:.1%}, lowest {min(shares):.1%}; {len(below)} of {len(shares)}"
-        f" below {GOAL:.0%} (a compaction's new summary is one)"
+        f" below {GOAL:.0%}"
     )
     print(
         f"  first request of each turn (after the previous turn): mean"
@@ -293,12 +297,31 @@ def main() -> None:
         f"  last 10 turns: {last_sent:,.0f} sent against {last_whole:,.0f}"
         f" ({last_sent / last_whole:.2f}x)"
     )
+    return median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=50)
+    turns = parser.parse_args().turns
+    medians = [
+        report(
+            "compaction past the trigger, the default message window",
+            turns,
+            *asyncio.run(run(turns)),
+        ),
+        report(
+            "no compaction, a full message window (context.max_messages: 48)",
+            turns,
+            *asyncio.run(run(turns, max_messages=48, trigger=None)),
+        ),
+    ]
     print(
         "(estimated tokens, about 4 characters each; the machine is shared but nothing here"
         " is timed)"
     )
-    if statistics.median(shares) < GOAL:
-        raise SystemExit(f"the median share is below the goal of {GOAL:.0%}")
+    if min(medians) < GOAL:
+        raise SystemExit(f"a median share is below the goal of {GOAL:.0%}")
 
 
 if __name__ == "__main__":
