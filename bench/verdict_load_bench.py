@@ -10,8 +10,12 @@ permission, so each gets a refusal with its notice, the costliest verdict. The p
 its own process, as a real one would. Budget: p99 at most
 1.5x the floor's p99, measured in the same run. The pairs alternate and the median ratio counts.
 
-Run: ``python -m bench.verdict_load_bench [--rate 200] [--seconds 10] [--rounds 3]`` after
-``make java``.
+``--private N`` starts N private conversations (``/ai``, each in its own lane) streaming beside
+the public turn for the whole measurement: ``--rate 100 --private 4`` is a server whose
+players chat at 100 lines a second while a public turn and four private turns run.
+
+Run: ``python -m bench.verdict_load_bench [--rate 200] [--seconds 10] [--rounds 3]
+[--private 0]`` after ``make java``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.link.auth import ensure_token_file, read_token
-from bridge.link.messages import ChatRequest, PlayerRef
+from bridge.link.messages import ChatRequest, CommandRequest, CommandSender, PlayerRef
 from bridge.link.server import LinkServer, LinkSettings
 
 BUDGET = 1.5
@@ -51,8 +55,20 @@ async def measure(url: str, token_file: Path, rate: int, seconds: int) -> dict[s
         await testkit.stop()
 
 
+def private_asker(number: int) -> PlayerRef:
+    return PlayerRef(
+        uuid=f"0b6a1c9e-3333-4c6a-9e2f-1a2b3c4d5e{number:02d}", name=f"Private{number}"
+    )
+
+
 async def with_application(
-    config: Path, token_file: Path, rate: int, seconds: int, *, streaming: bool = True
+    config: Path,
+    token_file: Path,
+    rate: int,
+    seconds: int,
+    *,
+    streaming: bool = True,
+    private: int = 0,
 ) -> dict[str, Any]:
     runtime = Runtime.open(config)
     handler = AppHandler(runtime)
@@ -73,22 +89,38 @@ async def with_application(
             verdict = await handler.on_chat(wake) if streaming else None
             if verdict is not None and verdict.decision != "accept":
                 raise RuntimeError(f"the streaming turn did not start: {verdict}")
+            for number in range(private):
+                sender = CommandSender(
+                    kind="player",
+                    player=private_asker(number),
+                    granted=["mineclaw.command.private", "mineclaw.bypass.ratelimit"],
+                )
+                await handler.on_command(
+                    CommandRequest(sender=sender, args=["ai", "tell me a long private story"])
+                )
+            if runtime.lanes.cap.running != int(streaming) + private:
+                raise RuntimeError(
+                    f"{runtime.lanes.cap.running} turns run, not all that were asked"
+                )
             await testkit.bench_chat(rate, WARMUP_SECONDS, "warmup")
             cpu_before = time.process_time()
             result = await testkit.bench_chat(rate, seconds, "measured")
             result["cpu_us"] = (time.process_time() - cpu_before) * 1e6 / max(result["count"], 1)
             if streaming and runtime.activity.current != "turn":
                 raise RuntimeError("the turn ended before the measurement did")
+            if runtime.lanes.cap.running != int(streaming) + private:
+                raise RuntimeError("a private turn ended before the measurement did")
             return result
         finally:
-            runtime.engine.stop()
+            for lane in runtime.lanes.lanes:
+                lane.engine.stop()
             await testkit.stop()
     finally:
         await server.close()
         await runtime.aclose()
 
 
-async def run(rate: int, seconds: int, rounds: int, streaming: bool) -> int:
+async def run(rate: int, seconds: int, rounds: int, streaming: bool, private: int = 0) -> int:
     if not JAR.is_file():
         print(f"the testkit jar {JAR} is missing: run `make java` first", file=sys.stderr)
         return 1
@@ -106,7 +138,7 @@ async def run(rate: int, seconds: int, rounds: int, streaming: bool) -> int:
 
             print(
                 f"listen-mode verdicts, {rate}/s for {seconds} s, a turn streaming "
-                "(one delta every 20 ms), testkit JVM client"
+                f"(one delta every 20 ms) and {private} private turns, testkit JVM client"
             )
             header = (
                 f"{'count':>7}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}"
@@ -118,7 +150,9 @@ async def run(rate: int, seconds: int, rounds: int, streaming: bool) -> int:
             for _ in range(rounds):
                 floors.append(await _with_echo(floor))
                 apps.append(
-                    await with_application(config, token_file, rate, seconds, streaming=streaming)
+                    await with_application(
+                        config, token_file, rate, seconds, streaming=streaming, private=private
+                    )
                 )
                 print(_row("bare websockets echo", floors[-1]), flush=True)
                 print(
@@ -144,10 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--idle", action="store_true", help="no streaming turn (to see what the turn costs)"
     )
+    parser.add_argument(
+        "--private", type=int, default=0, help="private turns streaming beside the public one"
+    )
     args = parser.parse_args(argv)
     rounds = max(1, min(args.rounds, 10))
+    private = max(0, min(args.private, 16))
     try:
-        return asyncio.run(run(args.rate, min(args.seconds, 120), rounds, not args.idle))
+        return asyncio.run(
+            run(args.rate, min(args.seconds, 120), rounds, not args.idle, private=private)
+        )
     except RuntimeError as exc:
         print(f"verdict bench failed: {exc}", file=sys.stderr)
         return 1
