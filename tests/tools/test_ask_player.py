@@ -241,3 +241,12 @@ async def test_without_a_link_or_the_approvals_feature_nothing_is_asked() -> Non
     with pytest.raises(ToolFailure) as refused:
         await harness.ask(question="Go?")
     assert refused.value.code is ErrorCode.UNAVAILABLE and harness.shown == []
+
+
+async def test_a_player_who_leaves_before_answering_is_reported_offline() -> None:
+    def leave(broker: ApprovalBroker, shown: ApprovalShow) -> None:
+        assert broker.player_quit(STEVE.uuid) == 1
+
+    harness = Harness(leave)
+    assert await harness.ask(question="Still there?") == {"status": "player_offline"}
+    assert [e["status"] for e in of_kind(harness.audit, "ask.result")] == ["player_offline"]

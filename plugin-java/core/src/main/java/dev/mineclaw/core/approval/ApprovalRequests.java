@@ -51,10 +51,12 @@ public final class ApprovalRequests {
         JsonElement gesture = data.get("gesture");
         Duration expires = Duration.ofMillis(data.get("expires_ms").getAsLong());
         return Scheduling.onPlayer(this.platform, player, this.timeout, () -> {
-            this.platform.sendMessage(player, prompt);
+            // Remembered before the prompt is shown: a click the player makes at once must find
+            // it to forget it, or a later gesture would answer a question already answered.
             if (gesture != null && gesture.getAsBoolean()) {
                 this.gestures.expect(player, token, expires);
             }
+            this.platform.sendMessage(player, prompt);
             JsonObject answer = new JsonObject();
             answer.addProperty("shown", true);
             return answer;
