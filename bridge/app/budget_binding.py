@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
 from bridge.control.tools_file import ToolSpec as ToolEntry
+from bridge.metrics import NO_TIER
 from bridge.policy.budgets import GUEST, Budgets, is_guest, tier_of
 from bridge.policy.guest_tools import guest_may_use
 from bridge.tools.registry import ToolAdmission
@@ -28,7 +29,9 @@ class PlayerBudget:
 
     @property
     def tier(self) -> str:
-        return tier_of(self.granted, self.config) or GUEST
+        """The tier's name; without one ``guest``, or ``none`` while budgets are off (nobody is
+        a guest then)."""
+        return tier_of(self.granted, self.config) or (GUEST if self.config.enabled else NO_TIER)
 
     def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
         self.budgets.record(

@@ -115,3 +115,31 @@ class TestWhitelistCheck:
             main(["whitelist", "check", "--config", str(rules), "list"])
         assert caught.value.code == 2
         capsys.readouterr()
+
+
+def test_validate_lists_the_budget_tiers_with_their_nodes_and_limits(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (config_dir / "config.yml").write_text(
+        "schema: 1\nbudgets:\n  enabled: true\n  timezone: Europe/Berlin\n"
+        "  server: {month_tokens: 9000000}\n  guest: {allow_tools: [run_command]}\n"
+        "  tiers:\n    vip: {day_tokens: 200000}\n    member: {day_tokens: 50000}\n"
+    )
+    code, out = run(capsys, "validate", "--config", str(config_dir))
+    assert code == 0
+    assert "Token budgets (on; days and months in Europe/Berlin)" in out
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    vip = next(row for row in rows if "mineclaw.budget.vip" in row)
+    assert "200,000" in vip and "checked first" in vip
+    assert "50,000" in next(row for row in rows if "mineclaw.budget.member" in row)
+    assert "9,000,000" in next(row for row in rows if row.startswith("│ server"))
+    assert any("guest" in row and "run_command" in row for row in rows)
+
+
+def test_validate_names_a_bad_time_zone(
+    config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (config_dir / "config.yml").write_text("schema: 1\nbudgets:\n  timezone: Mars/Base\n")
+    code, out = run(capsys, "validate", "--config", str(config_dir))
+    assert code == 1
+    assert "budgets.timezone" in out and "not a time zone name" in out
