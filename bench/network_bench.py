@@ -38,7 +38,17 @@ BUDGET = 1.5
 WARMUP_SECONDS = 2
 START_TIMEOUT = 60.0
 INSTANCE = "3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
-PLAYER = {"uuid": "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b", "name": "Steve"}
+
+
+def _player(server_id: str) -> dict[str, str]:
+    """The player chatting on ``server_id``: one per server, as on a real network, where a
+    player is on one backend at a time. (One UUID on every server would make each line a move
+    between servers, which closes prompts and writes a ``player.moved`` record: a different,
+    rarer path than the chat this bench measures.)"""
+    number = int(server_id.rsplit("-", 1)[1])
+    return {"uuid": f"0b9e4d1a-2c3f-4e5d-8a7b-{number:012x}", "name": f"Steve{number}"}
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -108,7 +118,11 @@ class Client:
             if delay > 0:
                 await asyncio.sleep(delay)
             frame_id = f"{tag}-{n}"
-            data = {"player": PLAYER, "granted": ["mineclaw.command.chat"], "text": f"hi {n}"}
+            data = {
+                "player": _player(self.server_id),
+                "granted": ["mineclaw.command.chat"],
+                "text": f"hi {n}",
+            }
             self.sent[frame_id] = time.perf_counter()
             await self.ws.send(json.dumps({"v": 1, "id": frame_id, "type": "chat", "data": data}))
 
