@@ -13,6 +13,7 @@ import pytest
 from bridge.store.target import StorageTarget
 from tests.postgres_server import INSTALL_HINT, PostgresServer, PostgresUnavailable, start_postgres
 from tests.storage_backends import Backend
+from tests.storage_choice import SQLITE_ONLY, PostgresStorage, set_current
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +38,52 @@ def _no_idle_current_loop(request: pytest.FixtureRequest) -> Iterator[None]:
             loop.close()
             asyncio.set_event_loop(None)
     yield
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--storage",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the storage backend of the config folders the app and end-to-end tests make "
+        "(tests/storage_choice.py); the store suites run on both either way",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _chosen_storage(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With ``--storage=postgresql``, config folders made in this test get a fresh database."""
+    if (
+        request.config.getoption("storage") != "postgresql"
+        or request.node.get_closest_marker(SQLITE_ONLY) is not None
+    ):
+        yield
+        return
+    storage = PostgresStorage(request.getfixturevalue("postgres_server"))
+    set_current(storage)
+    try:
+        yield
+    finally:
+        set_current(None)
+        storage.drop()
+
+
+@pytest.fixture
+def chosen_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StorageTarget]:
+    """The run's storage backend (``--storage``) for a test that opens stores itself: SQLite
+    files in ``tmp_path / "data"``, or a fresh database on the session's PostgreSQL server."""
+    data_dir = tmp_path / "data"
+    if request.config.getoption("storage") != "postgresql":
+        yield StorageTarget(data_dir)
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    dbname = server.create_database()
+    try:
+        yield StorageTarget(
+            data_dir, backend="postgresql", dsn=server.dsn(dbname), password=server.password
+        )
+    finally:
+        server.drop_database(dbname)
 
 
 @pytest.fixture(scope="session")

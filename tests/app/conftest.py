@@ -30,6 +30,7 @@ from bridge.link.messages import (
     PlayerRef,
     ProtocolVersion,
 )
+from tests.storage_choice import apply_chosen_storage
 
 from .scripted_provider import ScriptedProvider
 
@@ -149,6 +150,7 @@ async def open_app(
 ) -> App:
     """``transport``: the provider clients' httpx transport, for tests not about the wire."""
     init_config_dir(config)
+    apply_chosen_storage(config)
     runtime = Runtime.open(config, environ={}, transport=transport)
     handler = AppHandler(runtime)
     link = app_link()

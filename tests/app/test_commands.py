@@ -20,6 +20,7 @@ from bridge.app.restart_settings import (
     write_serving_state,
 )
 from bridge.link.messages import CommandRequest, Text
+from tests.storage_choice import kept_storage
 
 from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, rendered
 
@@ -199,7 +200,8 @@ async def test_a_reload_says_which_settings_wait_for_a_restart(
     Function pool), so it is not reported."""
     caplog.set_level(logging.WARNING, logger="bridge.app.runtime")
     changed = "link:\n  port: 25999\n  max_frame_bytes: 2048\nfunctions:\n  workers: 3\n"
-    (app.config / "config.yml").write_text(NO_COOLDOWNS + changed)
+    kept = kept_storage(app.config)
+    (app.config / "config.yml").write_text(NO_COOLDOWNS + changed + kept)
     lines = await app.command("reload")
     assert "version 2" in lines[0]
     notes = [line for line in lines[1:] if "when the bridge restarts" in line]
@@ -211,7 +213,7 @@ async def test_a_reload_says_which_settings_wait_for_a_restart(
     assert len(logged) == 2 and all(log in note for log, note in zip(logged, notes, strict=True))
     # Back to the values in force: nothing waits for a restart any more.
     caplog.clear()
-    (app.config / "config.yml").write_text(NO_COOLDOWNS)
+    (app.config / "config.yml").write_text(NO_COOLDOWNS + kept)
     lines = await app.command("reload")
     assert "version 3" in lines[0] and len(lines) == 1, lines
     assert not [r for r in caplog.records if "restart" in r.getMessage()]

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.storage_choice import apply_chosen_storage
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 async def serve_refusal(config: Path) -> bytes:
+    apply_chosen_storage(config)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
         cwd=REPO, stdin=asyncio.subprocess.DEVNULL,
@@ -40,6 +43,7 @@ async def test_serve_refuses_a_wake_pattern_that_would_wake_on_everything_or_not
     assert b"wake_pattern" in stderr and reason.encode() in stderr
 
 
+@pytest.mark.sqlite_only  # the schema version it forges is the SQLite file's user_version
 async def test_serve_refuses_an_archive_a_newer_bridge_migrated(tmp_path: Path) -> None:
     config = tmp_path / "config"
     (config / "data").mkdir(parents=True)

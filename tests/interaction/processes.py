@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.storage_choice import apply_chosen_storage
+
 REPO = Path(__file__).resolve().parents[2]
 TESTKIT_JAR = REPO / "plugin-java" / "testkit" / "target" / "mineclaw-testkit.jar"
 START_TIMEOUT = 60.0
@@ -110,6 +112,7 @@ class BridgeProcess:
     ) -> BridgeProcess:
         """``open_files`` starts the bridge with that open-file soft limit (the hard one kept),
         as many service managers do with 1024; ``env`` adds environment variables."""
+        apply_chosen_storage(config_dir)
         # --init: most tests start from a folder that does not exist yet.
         args = [sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config_dir)]
         if port is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,8 @@ from typing import Any
 
 import pytest
 from app.scripted_provider import ScriptedProvider
+
+from tests.storage_choice import archived_turns as stored_turns
 
 from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
 
@@ -392,22 +393,12 @@ async def test_compaction_publishes_a_summary_only_when_it_succeeds(tmp_path: Pa
 
 
 def archived_turns(config: Path) -> list[tuple[str, str]]:
-    """(player, every item as JSON text) per archived turn, oldest first."""
-    with contextlib.closing(sqlite3.connect(config / "data" / "archive.sqlite3")) as db:
-        turns = db.execute("SELECT turn_id, player FROM turns ORDER BY seq").fetchall()
-        return [
-            (
-                str(player),
-                " ".join(
-                    row[0]
-                    for row in db.execute(
-                        "SELECT item_json FROM turn_items WHERE turn_id = ? ORDER BY position",
-                        (turn_id,),
-                    )
-                ),
-            )
-            for turn_id, player in turns
-        ]
+    """(player, every item as JSON text) per archived turn, oldest first, in whichever storage
+    the folder names."""
+    return [
+        (turn.player, " ".join(json.dumps(item) for item in turn.items))
+        for turn in stored_turns(config)
+    ]
 
 
 async def test_a_bridge_killed_mid_turn_keeps_every_completed_turn_and_no_partial_one(

@@ -4,7 +4,6 @@ with their reset time, and guests' tools."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -13,7 +12,7 @@ from pydantic import ValidationError
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
 from bridge.policy.budgets import Budgets, is_guest, next_reset, periods_at, tier_of
 from bridge.policy.guest_tools import guest_may_use
-from bridge.store.usage import UsageLedger
+from bridge.store.target import StorageTarget
 
 STEVE = "00000000-0000-0000-0000-00000000000b"
 CONFIG = BudgetsConfig.model_validate(
@@ -51,9 +50,9 @@ def test_periods_and_resets_follow_the_time_zone_and_daylight_saving() -> None:
     assert reset.utcoffset() is not None and reset.astimezone(UTC).hour == 23
 
 
-def test_a_spent_budget_refuses_until_the_day_turns(tmp_path: Path) -> None:
+def test_a_spent_budget_refuses_until_the_day_turns(chosen_target: StorageTarget) -> None:
     now = [datetime(2026, 12, 3, 10, tzinfo=UTC)]
-    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+    with chosen_target.open_usage() as ledger:
         budgets = Budgets(ledger, clock=lambda: now[0])
         member = {"mineclaw.budget.member"}
 
@@ -91,9 +90,9 @@ def test_a_spent_budget_refuses_until_the_day_turns(tmp_path: Path) -> None:
         assert check() is None
 
 
-def test_the_server_budget_counts_every_player(tmp_path: Path) -> None:
+def test_the_server_budget_counts_every_player(chosen_target: StorageTarget) -> None:
     now = datetime(2026, 12, 3, 10, tzinfo=UTC)
-    with UsageLedger(tmp_path / "usage.sqlite3") as ledger:
+    with chosen_target.open_usage() as ledger:
         budgets = Budgets(ledger, clock=lambda: now)
         for n in range(5):
             budgets.record(

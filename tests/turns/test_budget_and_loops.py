@@ -4,14 +4,17 @@ cap, and the loop breaker, against a scripted model and a real usage ledger (SQL
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
+
+import pytest
 
 from bridge.app.budget_binding import PlayerBudget
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.policy.budgets import Budgets
 from bridge.providers.events import Completed, Usage
 from bridge.providers.items import AssistantText, ToolCall
+from bridge.store.target import StorageTarget
 from bridge.store.usage import SERVER, Periods, UsageLedger
 
 from .conftest import Harness, make_snapshot
@@ -25,17 +28,23 @@ def used(tokens: int, *items: AssistantText | ToolCall) -> list[Step]:
     return [Completed(items=items, usage=Usage(input_tokens=tokens - 10, output_tokens=10))]
 
 
-def budget(tmp_path: Path, **player_limits: int) -> tuple[PlayerBudget, UsageLedger]:
-    ledger = UsageLedger(tmp_path / "usage.sqlite3")
+@pytest.fixture
+def ledger(chosen_target: StorageTarget) -> Iterator[UsageLedger]:
+    """The usage ledger on the run's storage backend, closed when the test ends."""
+    with chosen_target.open_usage() as opened:
+        yield opened
+
+
+def budget(ledger: UsageLedger, **player_limits: int) -> PlayerBudget:
     config = BudgetsConfig.model_validate({"enabled": True, "tiers": {"member": player_limits}})
     budgets = Budgets(ledger, clock=lambda: NOON)
-    return PlayerBudget(budgets, frozenset({"mineclaw.budget.member"}), config), ledger
+    return PlayerBudget(budgets, frozenset({"mineclaw.budget.member"}), config)
 
 
 async def test_a_round_that_would_pass_the_budget_is_not_sent_and_nothing_is_kept(
-    harness: Harness, tmp_path: Path
+    harness: Harness, ledger: UsageLedger
 ) -> None:
-    bound, ledger = budget(tmp_path, day_tokens=1000)
+    bound = budget(ledger, day_tokens=1000)
     call = ToolCall(call_id="c1", name="look", arguments="{}")
     model = ScriptedModel([used(990, call), answer("never asked")])
     tools = RecordingTools()
@@ -58,9 +67,9 @@ async def test_a_round_that_would_pass_the_budget_is_not_sent_and_nothing_is_kep
 
 
 async def test_a_provider_without_usage_is_estimated_and_marked(
-    harness: Harness, tmp_path: Path
+    harness: Harness, ledger: UsageLedger
 ) -> None:
-    bound, ledger = budget(tmp_path)
+    bound = budget(ledger)
     model = ScriptedModel([answer("x" * 400)])  # no usage reported
     snapshot = dataclasses.replace(make_snapshot(model), budget=bound)
     assert (await harness.run(snapshot, "hi")).status == "completed"
@@ -69,9 +78,9 @@ async def test_a_provider_without_usage_is_estimated_and_marked(
 
 
 async def test_a_turn_within_budget_completes_and_counts_reported_usage(
-    harness: Harness, tmp_path: Path
+    harness: Harness, ledger: UsageLedger
 ) -> None:
-    bound, ledger = budget(tmp_path, day_tokens=100_000)
+    bound = budget(ledger, day_tokens=100_000)
     call = ToolCall(call_id="c1", name="look", arguments="{}")
     model = ScriptedModel([used(300, call), used(500, AssistantText(text="done"))])
     snapshot = dataclasses.replace(make_snapshot(model, runner=RecordingTools()), budget=bound)

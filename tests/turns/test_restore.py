@@ -3,15 +3,13 @@ and sessions database: the same state the live session had, never a half-done on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bridge.errors import StoreError
 from bridge.providers.items import AssistantText, ToolCall, ToolResult
-from bridge.store.archive import TurnArchive
 from bridge.store.audit_sink import MemoryAudit
 from bridge.store.sessions import CompactionRecord, SessionRecords
+from bridge.store.target import StorageTarget
 from bridge.turns.activity import ServerActivity
 from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnEngine, TurnRequest
@@ -25,8 +23,8 @@ from .fakes import ALEX, STEVE, RecordingOutput, ScriptedModel, answer, no_sleep
 class Bridge:
     """One run of a bridge's turn machinery on the folder's databases."""
 
-    def __init__(self, data: Path, lane: str = PUBLIC_LANE) -> None:
-        self.archive = TurnArchive(data / "archive.sqlite3")
+    def __init__(self, target: StorageTarget, lane: str = PUBLIC_LANE) -> None:
+        self.archive = target.open_archive()
         self.records = SessionRecords(self.archive.database)
         self.session = restored_session(self.records, self.archive, lane)
         audit, activity = MemoryAudit(), ServerActivity()
@@ -55,8 +53,10 @@ async def turn(bridge: Bridge, model: ScriptedModel, question: str, player=STEVE
     assert outcome.status == "completed"
 
 
-async def test_a_restart_rebuilds_the_session_through_its_last_compaction(tmp_path: Path) -> None:
-    first = Bridge(tmp_path)
+async def test_a_restart_rebuilds_the_session_through_its_last_compaction(
+    chosen_target: StorageTarget,
+) -> None:
+    first = Bridge(chosen_target)
     model = ScriptedModel(
         [answer(f"answer {n}") for n in range(4)] + [answer("they talked about stone")]
     )
@@ -67,7 +67,7 @@ async def test_a_restart_rebuilds_the_session_through_its_last_compaction(tmp_pa
     assert live.summary == "they talked about stone" and len(live.turns) == 2
     first.close()  # as after a kill: nothing more is written
 
-    second = Bridge(tmp_path)
+    second = Bridge(chosen_target)
     restored = second.session.state
     assert restored.session_id == live.session_id
     assert restored.summary == live.summary
@@ -79,8 +79,10 @@ async def test_a_restart_rebuilds_the_session_through_its_last_compaction(tmp_pa
     second.close()
 
 
-async def test_turns_after_the_compaction_and_tool_items_come_back_whole(tmp_path: Path) -> None:
-    first = Bridge(tmp_path)
+async def test_turns_after_the_compaction_and_tool_items_come_back_whole(
+    chosen_target: StorageTarget,
+) -> None:
+    first = Bridge(chosen_target)
     model = ScriptedModel([tool_calls(("c1", "look", "{}")), answer("it is stone")])
 
     class Tools:
@@ -94,7 +96,7 @@ async def test_turns_after_the_compaction_and_tool_items_come_back_whole(tmp_pat
     outcome = await first.engine.start(TurnRequest(STEVE, "what is this"), snapshot)
     assert outcome.status == "completed"
     first.close()
-    second = Bridge(tmp_path)
+    second = Bridge(chosen_target)
     [restored] = second.session.state.turns
     kinds = [type(item).__name__ for item in restored.items]
     assert kinds == ["PlayerMessage", "ToolCall", "ToolResult", "AssistantText"]
@@ -102,32 +104,36 @@ async def test_turns_after_the_compaction_and_tool_items_come_back_whole(tmp_pat
     second.close()
 
 
-async def test_a_clear_survives_a_restart_even_before_any_turn(tmp_path: Path) -> None:
-    first = Bridge(tmp_path)
+async def test_a_clear_survives_a_restart_even_before_any_turn(
+    chosen_target: StorageTarget,
+) -> None:
+    first = Bridge(chosen_target)
     await turn(first, ScriptedModel([answer("old")]), "old topic")
     new_id = first.session.clear()
     first.close()
-    second = Bridge(tmp_path)
+    second = Bridge(chosen_target)
     assert second.session.session_id == new_id and second.session.state.turns == ()
     second.close()
 
 
-async def test_lanes_are_restored_by_their_own_id(tmp_path: Path) -> None:
-    public = Bridge(tmp_path)
+async def test_lanes_are_restored_by_their_own_id(chosen_target: StorageTarget) -> None:
+    public = Bridge(chosen_target)
     await turn(public, ScriptedModel([answer("public answer")]), "public question")
     public.close()
-    private = Bridge(tmp_path, lane="ai-steve")
+    private = Bridge(chosen_target, lane="ai-steve")
     assert private.session.state.turns == ()
     await turn(private, ScriptedModel([answer("private answer")]), "private question")
     private.close()
-    again = Bridge(tmp_path, lane="ai-steve")
+    again = Bridge(chosen_target, lane="ai-steve")
     [only] = again.session.state.turns
     assert "private question" in str(only.items)
     again.close()
 
 
-async def test_a_compaction_that_cannot_be_recorded_is_not_applied(tmp_path: Path) -> None:
-    bridge = Bridge(tmp_path)
+async def test_a_compaction_that_cannot_be_recorded_is_not_applied(
+    chosen_target: StorageTarget,
+) -> None:
+    bridge = Bridge(chosen_target)
     model = ScriptedModel([answer(f"a{n}") for n in range(3)] + [answer("summary")])
     for n in range(3):
         await turn(bridge, model, f"q{n}")
@@ -142,8 +148,10 @@ async def test_a_compaction_that_cannot_be_recorded_is_not_applied(tmp_path: Pat
     bridge.close()
 
 
-def test_a_clear_that_cannot_be_recorded_keeps_the_old_session(tmp_path: Path) -> None:
-    bridge = Bridge(tmp_path)
+def test_a_clear_that_cannot_be_recorded_keeps_the_old_session(
+    chosen_target: StorageTarget,
+) -> None:
+    bridge = Bridge(chosen_target)
     old = bridge.session.session_id
 
     def broken(lane_id: str, session_id: str, at: object) -> None:
