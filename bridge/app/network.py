@@ -306,6 +306,12 @@ class Network:
                 self._pending.add(task)
                 task.add_done_callback(self._pending.discard)
 
+    async def adoptions_done(self) -> None:
+        """Wait until every server has adopted the planes published so far (each adopts in
+        its own task, off the reloading server's path)."""
+        while self._pending:
+            await asyncio.gather(*self._pending)
+
     @staticmethod
     async def _adopt(context: ServerContext, plane: ControlPlane) -> None:
         try:

@@ -148,7 +148,9 @@ async def test_a_reload_from_one_server_sends_the_new_prefix_to_every_linked_ser
     state = await survival.wait_for(lambda name, data: name == "link.state", since=since)
     assert state.public_prefix == "@bot"
     assert lobby.of("link.state")[-1].public_prefix == "@bot"
-    # Every server serves the new version, also one whose plugin is not linked.
+    # Every server serves the new version, also one whose plugin is not linked (each adopts
+    # in its own task: survival's link state says nothing about the unlinked default).
+    await asyncio.wait_for(network.adoptions_done(), WAIT)
     assert {c.runtime.plane.version for c in network.contexts.values()} == {2}
     assert network.context("survival").runtime.wake_rules().public_prefix == "@bot"
 
