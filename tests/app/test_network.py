@@ -28,6 +28,7 @@ from bridge.link.messages import (
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.policy.approvals import Subject
 from bridge.tools.registry import CallContext
+from tests.storage_choice import apply_chosen_storage
 
 from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, app_link, hello, rendered, write_config
 from .scripted_provider import ScriptedProvider
@@ -49,6 +50,7 @@ async def network(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[N
     config = tmp_path / "config"
     write_config(config, provider.port)
     init_config_dir(config)
+    apply_chosen_storage(config)
     _servers_yml(config)
     environ = {"LOBBY_T": LOBBY_TOKEN, "SURVIVAL_T": SURVIVAL_TOKEN}
     opened = Network.open(config, default_token=DEFAULT_TOKEN, environ=environ)
