@@ -63,6 +63,10 @@ ARGUMENTS = frozenset({"command", "intent", "player", "approver"})
 APPROVE_CONSOLE = "mineclaw.approve.console"
 """The node a player needs to give a console command its second confirmation."""
 MAX_INTENT_CHARS = 512
+SECRET_IN_PROMPT = (
+    "the command holds what looks like a secret, and asking another player "
+    "to confirm it would show it to them"
+)
 
 Status = Literal["refused", "denied", "timed_out", "target_offline", "dispatched"]
 
@@ -165,16 +169,9 @@ class RunCommand:
         if not self._plugin.has(APPROVALS):
             why = "the server's plugin cannot ask players to confirm"
             return self._refused(context, canonical, why)
-        if self._redactor is not None:
-            # The prompt shows the command to another player, who must see all of what they
-            # confirm: a command holding a secret is refused rather than shown or half-hidden.
-            if self._redactor.redact_text(canonical) != canonical:
-                why = (
-                    "the command holds what looks like a secret, and asking another player "
-                    "to confirm it would show it to them"
-                )
-                return self._refused(context, canonical, why)
-            intent = self._redactor.redact_text(intent)
+        if self._holds_secret(canonical):
+            return self._refused(context, canonical, SECRET_IN_PROMPT)
+        intent = self._redact(intent)
         subject = Subject("command", target.uuid, canonical)
         prompt, buttons, display = confirmation_prompt(
             self._messages,
@@ -197,18 +194,9 @@ class RunCommand:
             )
         except ApprovalError as exc:
             return self._refused(context, canonical, str(exc))
-        who = {"player": target.name}
         if outcome.approves(subject):
             return await self._dispatch(link, target, canonical, context, confirmed=True)
-        if outcome.status == "denied":
-            return self._result(context, "denied", who, command=canonical)
-        if outcome.status == "timeout":
-            return self._result(context, "timed_out", who, command=canonical)
-        if outcome.status == "offline":
-            return self._result(context, "target_offline", who, command=canonical)
-        if outcome.status == "cancelled":
-            raise ToolFailure(ErrorCode.UNAVAILABLE, "the server link dropped during the prompt")
-        return self._refused(context, canonical, f"{target.name} could not be asked to confirm")
+        return self._unconfirmed(context, canonical, outcome.status, "player", target.name)
 
     async def _second_person(
         self,
@@ -230,14 +218,9 @@ class RunCommand:
             return self._refused(context, canonical, why)
         if not self._plugin.has(APPROVALS):
             return self._refused(context, canonical, "the server's plugin cannot ask players")
-        if self._redactor is not None:
-            if self._redactor.redact_text(canonical) != canonical:
-                why = (
-                    "the command holds what looks like a secret, and asking another player "
-                    "to confirm it would show it to them"
-                )
-                return self._refused(context, canonical, why)
-            intent = self._redactor.redact_text(intent)
+        if self._holds_secret(canonical):
+            return self._refused(context, canonical, SECRET_IN_PROMPT)
+        intent = self._redact(intent)
         target = await self._resolve(link, approver, context)
         if target is None:
             return self._result(
@@ -270,7 +253,6 @@ class RunCommand:
             )
         except ApprovalError as exc:
             return self._refused(context, canonical, str(exc))
-        who = {"approver": target.ref.name}
         if outcome.approves(subject):
             audit: dict[str, JSONValue] = {"approver": target.ref.name}
             return await self._dispatch(
@@ -279,16 +261,30 @@ class RunCommand:
         if outcome.status == "not_permitted":
             why = f"{target.ref.name} does not hold {APPROVE_CONSOLE}, so cannot confirm it"
             return self._refused(context, canonical, why)
-        if outcome.status == "denied":
+        return self._unconfirmed(context, canonical, outcome.status, "approver", target.ref.name)
+
+    def _holds_secret(self, canonical: str) -> bool:
+        """A prompt shows the command to another player, who must see all of what they confirm:
+        a command holding a secret is refused rather than shown or half-hidden."""
+        return self._redactor is not None and self._redactor.redact_text(canonical) != canonical
+
+    def _redact(self, text: str) -> str:
+        return text if self._redactor is None else self._redactor.redact_text(text)
+
+    def _unconfirmed(
+        self, context: CallContext, canonical: str, status: str, role: str, name: str
+    ) -> dict[str, Any]:
+        """The result of a confirmation that did not approve: ``role`` names who was asked."""
+        who = {role: name}
+        if status == "denied":
             return self._result(context, "denied", who, command=canonical)
-        if outcome.status == "timeout":
+        if status == "timeout":
             return self._result(context, "timed_out", who, command=canonical)
-        if outcome.status == "offline":
+        if status == "offline":
             return self._result(context, "target_offline", who, command=canonical)
-        if outcome.status == "cancelled":
+        if status == "cancelled":
             raise ToolFailure(ErrorCode.UNAVAILABLE, "the server link dropped during the prompt")
-        why = f"{target.ref.name} could not be asked to confirm"
-        return self._refused(context, canonical, why)
+        return self._refused(context, canonical, f"{name} could not be asked to confirm")
 
     async def _resolve(self, link: Link, player: str, context: CallContext) -> _Target | None:
         try:
