@@ -257,3 +257,46 @@ class TestkitProcess:
         code = self.process.returncode
         assert code is not None
         return code
+
+
+class TestkitPlayers:
+    """What the e2e tests do as the players of one testkit server: add one, chat, run
+    ``/mineclaw``, wait for a line. Mixed into each test's world, which holds ``testkit``."""
+
+    testkit: TestkitProcess
+
+    def mark(self) -> int:
+        return len(self.testkit.events)
+
+    async def add(self, name: str, permissions: list[str]) -> None:
+        await self.testkit.send({"op": "player.add", "name": name, "permissions": permissions})
+
+    async def chat(self, player: str, text: str) -> dict[str, Any]:
+        ref = f"c{self.mark()}"
+        await self.testkit.send({"op": "chat", "player": player, "text": text, "ref": ref})
+        return await self.testkit.wait_event(
+            lambda e: e.get("event") == "chat.outcome" and e.get("ref") == ref
+        )
+
+    async def command(self, sender: str, *args: str) -> list[str]:
+        """The reply lines of ``/mineclaw args`` as the sender saw them."""
+        since, ref = self.mark(), f"m{self.mark()}"
+        await self.testkit.send({"op": "command", "sender": sender, "args": list(args), "ref": ref})
+        await self.testkit.wait_event(
+            lambda e: e.get("event") == "command.done" and e.get("ref") == ref, since=since
+        )
+        return [
+            e["text"]
+            for e in self.testkit.events[since:]
+            if e.get("event") == "message" and e.get("to") == sender
+        ]
+
+    async def message(self, to: str, contains: str, since: int) -> str:
+        event = await self.testkit.wait_event(
+            lambda e: (
+                e.get("event") == "message" and e.get("to") == to and contains in e.get("text", "")
+            ),
+            since=since,
+        )
+        text: str = event["text"]
+        return text

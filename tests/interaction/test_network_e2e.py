@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 from app.scripted_provider import ScriptedProvider
 
-from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
+from .processes import (
+    BridgeProcess,
+    TestkitPlayers,
+    TestkitProcess,
+    free_port,
+    require_testkit_jar,
+)
 from .test_turns_e2e import OP, write_config
 
 pytestmark = pytest.mark.jvm
@@ -42,46 +48,11 @@ def servers_yml() -> str:
 
 
 @dataclass
-class Server:
+class Server(TestkitPlayers):
     """One testkit server of the network, driven as its players would."""
 
     name: str
     testkit: TestkitProcess
-
-    def mark(self) -> int:
-        return len(self.testkit.events)
-
-    async def add(self, player: str, permissions: list[str]) -> None:
-        await self.testkit.send({"op": "player.add", "name": player, "permissions": permissions})
-
-    async def chat(self, player: str, text: str) -> dict[str, Any]:
-        ref = f"c{self.mark()}"
-        await self.testkit.send({"op": "chat", "player": player, "text": text, "ref": ref})
-        return await self.testkit.wait_event(
-            lambda e: e.get("event") == "chat.outcome" and e.get("ref") == ref
-        )
-
-    async def command(self, sender: str, *args: str) -> list[str]:
-        since, ref = self.mark(), f"m{self.mark()}"
-        await self.testkit.send({"op": "command", "sender": sender, "args": list(args), "ref": ref})
-        await self.testkit.wait_event(
-            lambda e: e.get("event") == "command.done" and e.get("ref") == ref, since=since
-        )
-        return [
-            e["text"]
-            for e in self.testkit.events[since:]
-            if e.get("event") == "message" and e.get("to") == sender
-        ]
-
-    async def message(self, to: str, contains: str, since: int) -> str:
-        event = await self.testkit.wait_event(
-            lambda e: (
-                e.get("event") == "message" and e.get("to") == to and contains in e.get("text", "")
-            ),
-            since=since,
-        )
-        text: str = event["text"]
-        return text
 
 
 @dataclass

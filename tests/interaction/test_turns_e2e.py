@@ -19,7 +19,13 @@ from app.scripted_provider import ScriptedProvider
 
 from tests.storage_choice import archived_turns as stored_turns
 
-from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
+from .processes import (
+    BridgeProcess,
+    TestkitPlayers,
+    TestkitProcess,
+    free_port,
+    require_testkit_jar,
+)
 
 pytestmark = pytest.mark.jvm
 
@@ -69,48 +75,12 @@ def write_config(
 
 
 @dataclass
-class World:
+class World(TestkitPlayers):
     config: Path
     port: int
     bridge: BridgeProcess
     testkit: TestkitProcess
     provider: ScriptedProvider
-
-    def mark(self) -> int:
-        return len(self.testkit.events)
-
-    async def add(self, name: str, permissions: list[str]) -> None:
-        await self.testkit.send({"op": "player.add", "name": name, "permissions": permissions})
-
-    async def chat(self, player: str, text: str) -> dict[str, Any]:
-        ref = f"c{self.mark()}"
-        await self.testkit.send({"op": "chat", "player": player, "text": text, "ref": ref})
-        return await self.testkit.wait_event(
-            lambda e: e.get("event") == "chat.outcome" and e.get("ref") == ref
-        )
-
-    async def command(self, sender: str, *args: str) -> list[str]:
-        """The reply lines of ``/mineclaw args`` as the sender saw them."""
-        since, ref = self.mark(), f"m{self.mark()}"
-        await self.testkit.send({"op": "command", "sender": sender, "args": list(args), "ref": ref})
-        await self.testkit.wait_event(
-            lambda e: e.get("event") == "command.done" and e.get("ref") == ref, since=since
-        )
-        return [
-            e["text"]
-            for e in self.testkit.events[since:]
-            if e.get("event") == "message" and e.get("to") == sender
-        ]
-
-    async def message(self, to: str, contains: str, since: int) -> str:
-        event = await self.testkit.wait_event(
-            lambda e: (
-                e.get("event") == "message" and e.get("to") == to and contains in e.get("text", "")
-            ),
-            since=since,
-        )
-        text: str = event["text"]
-        return text
 
     def messages(self, since: int = 0) -> list[dict[str, Any]]:
         return [e for e in self.testkit.events[since:] if e.get("event") == "message"]
