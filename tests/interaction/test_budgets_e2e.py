@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app.scripted_provider import ScriptedProvider
 
-from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
-from .test_turns_e2e import REPLY_PREFIX, World, asked_by, user_texts, write_config
+from .processes import BridgeProcess, TestkitProcess
+from .test_turns_e2e import REPLY_PREFIX, World, asked_by, user_texts, world
 
 pytestmark = pytest.mark.jvm
 
@@ -72,30 +71,12 @@ def config_yml(budgets: str, turn: str = "") -> str:
 @contextlib.asynccontextmanager
 async def budget_world(tmp_path: Path, config: str) -> AsyncIterator[tuple[World, Path]]:
     """A world whose bridge reads its budgets' clock from a file (returned with it)."""
-    require_testkit_jar()
     clock = tmp_path / "now.txt"
     clock.write_text(BEFORE_MIDNIGHT)
-    provider = ScriptedProvider()
-    await provider.start()
-    folder, port = tmp_path / "config", free_port()
-    write_config(folder, provider.port, config)
-    (folder / "tools.yml").write_text(TOOLS_YML)
     env = {"MINECLAW_CLOCK_FILE": str(clock)}
-    bridge = await BridgeProcess.start(folder, port=port, env=env)
-    current: World | None = None
-    testkit: TestkitProcess | None = None
-    try:
-        testkit = await TestkitProcess.start(bridge.url, bridge.token_file)
-        await testkit.wait_event(lambda e: e.get("event") == "link.state")
-        current = World(folder, port, bridge, testkit, provider)
+    async with world(tmp_path, config, {"tools.yml": TOOLS_YML}, bridge_env=env) as current:
+        await current.testkit.wait_event(lambda e: e.get("event") == "link.state")
         yield current, clock
-    finally:
-        if current is not None:
-            bridge, testkit = current.bridge, current.testkit
-        if testkit is not None:
-            await testkit.shutdown()
-        await bridge.kill()
-        await provider.stop()
 
 
 async def refused_with(w: World, player: str, text: str) -> str:

@@ -92,13 +92,14 @@ async def world(
     config_yml: str = NO_COOLDOWNS,
     files: dict[str, str] | None = None,
     testkit_args: tuple[str, ...] = (),
+    bridge_env: dict[str, str] | None = None,
 ) -> AsyncIterator[World]:
     require_testkit_jar()
     provider = ScriptedProvider()
     await provider.start()
     config, port = tmp_path / "config", free_port()
     write_config(config, provider.port, config_yml, files)
-    bridge = await BridgeProcess.start(config, port=port)
+    bridge = await BridgeProcess.start(config, port=port, env=bridge_env)
     testkit: TestkitProcess | None = None
     current: World | None = None
     try:
