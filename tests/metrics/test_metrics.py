@@ -129,3 +129,27 @@ def test_config_refuses_a_metrics_host_that_is_not_loopback(tmp_path: Path, host
     [problem] = [p for p in caught.value.problems if not p.warning]
     assert (problem.file, problem.line, problem.path) == ("config.yml", 4, "metrics.host")
     assert "loopback" in problem.message
+
+
+@pytest.mark.parametrize("path", ["/", "/index.html", "/metrics/extra", "/favicon.ico", "/x"])
+def test_the_endpoint_answers_only_its_own_path(path: str) -> None:
+    metrics = BridgeMetrics()
+    endpoint = MetricsEndpoint.start(metrics, host="127.0.0.1", port=0)
+    try:
+        base = endpoint.url.removesuffix("/metrics")
+        other = httpx.get(base + path, timeout=10)
+        assert other.status_code == 404
+        assert "mineclaw_" not in other.text
+        assert httpx.get(endpoint.url, timeout=10).status_code == 200
+        assert httpx.get(endpoint.url + "?name[]=mineclaw_queue_length", timeout=10).is_success
+    finally:
+        endpoint.close()
+
+
+def test_the_endpoint_serves_on_ipv6_loopback() -> None:
+    endpoint = MetricsEndpoint.start(BridgeMetrics(), host="::1", port=0)
+    try:
+        assert httpx.get(endpoint.url, timeout=10).status_code == 200
+        assert httpx.get(endpoint.url.removesuffix("metrics"), timeout=10).status_code == 404
+    finally:
+        endpoint.close()
