@@ -80,3 +80,22 @@ def escape_surrogates(text: str) -> str:
 
     Meant for JSON text: the backslash is doubled, so the escape reads back as visible text."""
     return _SURROGATE.sub(lambda found: f"\\\\u{ord(found.group()):04x}", text)
+
+
+BYTE_ORDER_MARK = "\ufeff"
+_LINE_BREAK = re.compile(r"\r\n?")
+
+
+def plain_lines(text: str) -> str:
+    """An owner's file text as the bridge reads it: a leading byte order mark dropped and
+    Windows (``\\r\\n``) or old Mac (``\\r``) line ends written as ``\\n``.
+
+    Editors on Windows save both; neither carries meaning, and a parser that looks for ``\\n``
+    (front matter, ``.env`` lines, line numbers in problems) must not see them. Every file the
+    bridge reads from an owner goes through here, so no reader can forget one of the two."""
+    return plain_line_ends(text.removeprefix(BYTE_ORDER_MARK))
+
+
+def plain_line_ends(text: str) -> str:
+    """``text`` with ``\r\n`` and a lone ``\r`` written as ``\n``."""
+    return _LINE_BREAK.sub("\n", text) if "\r" in text else text

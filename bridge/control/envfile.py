@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bridge.control.files import read_regular_file
 from bridge.control.problems import ConfigLoadError, Problem
+from bridge.unicode_text import plain_lines
 
 ENV_FILE = ".env"
 MAX_ENV_BYTES = 64 * 1024
@@ -52,7 +53,7 @@ def parse_env(data: bytes) -> dict[str, str]:
         bad_line = data[: exc.start].count(b"\n") + 1
         problem = Problem(ENV_FILE, bad_line, None, "", "not valid UTF-8")
         raise ConfigLoadError([problem]) from None
-    text = text.removeprefix("\ufeff")
+    text = plain_lines(text)
     values: dict[str, str] = {}
     defined_at: dict[str, int] = {}
     problems: list[Problem] = []

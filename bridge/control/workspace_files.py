@@ -20,6 +20,7 @@ from bridge.control.files import read_regular_file
 from bridge.control.problems import ConfigLoadError, Problem
 from bridge.control.validation import validate_document
 from bridge.control.yaml_strict import load_strict_yaml
+from bridge.unicode_text import plain_lines
 
 WORKSPACE_DIR = "workspace"
 AGENTS_FILE = "AGENTS.md"
@@ -101,6 +102,7 @@ def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
 
 def parse_skill(text: str, label: str) -> Skill:
     """A skill from its file text, or ``ConfigLoadError``."""
+    text = plain_lines(text)
     match = _FRONT_MATTER.match(text)
     if match is None:
         message = "must start with a front matter block between --- lines"
@@ -127,7 +129,7 @@ def parse_skill(text: str, label: str) -> Skill:
 
 def _text(data: bytes, label: str) -> str:
     try:
-        return data.decode("utf-8").removeprefix("\ufeff")
+        return plain_lines(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigLoadError([Problem(label, line, None, "", "not valid UTF-8")]) from None

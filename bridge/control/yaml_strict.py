@@ -32,6 +32,7 @@ from yaml.events import (
 
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.yaml_errors import plain_yaml_error
+from bridge.unicode_text import plain_line_ends
 
 PathParts = tuple[str | int, ...]
 
@@ -92,7 +93,7 @@ def load_strict_yaml(
         # Windows editors add a UTF-8 byte order mark; it carries no meaning, so it is dropped.
         data = data[3:]
     try:
-        text = data.decode("utf-8")
+        text = plain_line_ends(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         bad_line = data[: exc.start].count(b"\n") + 1
         problem = Problem(file, bad_line, None, "", "file is not valid UTF-8")

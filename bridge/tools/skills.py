@@ -77,7 +77,7 @@ def _load(workspace: Workspace, path: str, problems: list[Problem]) -> Skill | N
         problems.append(_problem(path, "is longer than workspace.max_read_chars"))
         return None
     try:
-        return parse_skill(str(result["text"]).removeprefix("\ufeff"), label)
+        return parse_skill(str(result["text"]), label)
     except ConfigLoadError as exc:
         problems.extend(exc.problems)
         return None

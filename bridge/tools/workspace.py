@@ -28,6 +28,7 @@ from bridge.regex_errors import re2_error_text
 from bridge.tools import workspace_paths as paths
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.workspace_paths import Budget
+from bridge.unicode_text import plain_lines
 
 # A file is read at most this far; longer ones are reported as truncated.
 MAX_SCAN_BYTES = 4 * 1024 * 1024
@@ -313,7 +314,7 @@ def _read_text(fd: int, shown: str, redactor: Redactor) -> tuple[str, bool]:
     data = data[:MAX_SCAN_BYTES]
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         raise ToolFailure(ErrorCode.NOT_A_FILE, f"'{shown}' is not a text file")
-    text = data.decode("utf-8", errors="replace")
+    text = plain_lines(data.decode("utf-8", errors="replace"))
     if cut:
         text = complete_words(text)
     return redactor.redact_text(text), cut
