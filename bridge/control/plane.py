@@ -45,7 +45,13 @@ from bridge.control.message_locales import localised
 from bridge.control.messages_file import MessagesFile
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
-from bridge.control.secrets import EMBEDDED_REFERENCE, REQUEST_TEMPLATES, merged_environment
+from bridge.control.secrets import (
+    EMBEDDED_REFERENCE,
+    REQUEST_TEMPLATES,
+    merged_environment,
+    similar_variable,
+    unset_reference,
+)
 from bridge.control.server_policies import ServerPolicy, load_policy
 from bridge.control.servers_file import NO_SERVERS, SERVERS_FILE, ServersFile
 from bridge.control.tools_file import ToolsFile
@@ -358,17 +364,37 @@ class _Loader:
         for parts, message in providers.cross_check():
             line, column = document.locate(parts)
             self.problems.append(Problem(PROVIDERS_FILE, line, column, format_path(parts), message))
+        in_use = providers.providers_in_use()
         for provider_id, provider in providers.providers.items():
-            if provider.api_key_missing:
-                parts = ("providers", provider_id, "api_key")
-                line, column = document.locate(parts)
+            name = provider.api_key_env
+            if not provider.api_key_missing or name is None:
+                continue
+            parts = ("providers", provider_id, "api_key")
+            line, column = document.locate(parts)
+            similar = similar_variable(name, self.environ)
+            used = provider_id in in_use
+            if similar is not None and used:
+                # A misspelt name, not a key still to be set: every turn would fail.
                 message = (
-                    f"${{{provider.api_key_env}}} is not set in the environment or .env; "
-                    "turns using this provider will fail until it is"
+                    f"{unset_reference(name, self.environ)} The default model "
+                    f"{providers.default!r} uses this provider; write ${{{similar}}} here or "
+                    f"set {name} in .env"
                 )
-                self.warnings.append(
-                    Problem(PROVIDERS_FILE, line, column, format_path(parts), message, True)
+                self.problems.append(
+                    Problem(PROVIDERS_FILE, line, column, format_path(parts), message)
                 )
+                continue
+            # No key at all yet (a fresh folder), or a provider no model in use calls: the
+            # bridge starts, and says what fails until it is set.
+            message = (
+                f"{unset_reference(name, self.environ)}; turns using this provider will fail "
+                "until it is"
+            )
+            if not used:
+                message += " (no model in use calls this provider now)"
+            self.warnings.append(
+                Problem(PROVIDERS_FILE, line, column, format_path(parts), message, True)
+            )
 
     def secrets(self, providers: ProvidersFile) -> frozenset[str]:
         """Every resolved value that is or may hold a credential: ``.env`` values whose name

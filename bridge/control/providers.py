@@ -35,6 +35,7 @@ from bridge.control.secrets import (
     Secret,
     context_environ,
     lookup,
+    unset_reference,
     whole_reference,
 )
 from bridge.errors import ConfigError
@@ -263,7 +264,7 @@ def _resolve_header_value(name: str, value: str, environ: Mapping[str, str]) -> 
             return match.group(0)
         resolved = lookup(variable, environ)
         if resolved is None:
-            raise ValueError(f"header {name!r} refers to ${{{variable}}}, which is not set")
+            raise ValueError(f"header {name!r}: {unset_reference(variable, environ)}")
         return resolved
 
     # Checked before and after substitution: an environment value must not smuggle a line break.
@@ -419,6 +420,20 @@ class ProvidersFile(StrictModel):
         if self.default not in self.models:
             issues.append((("default",), f"model {self.default!r} is not defined under models"))
         return issues
+
+    def providers_in_use(self) -> frozenset[str]:
+        """The providers a turn may call: the default model's and its fallbacks'."""
+        refs = [self.default]
+        model = self.models.get(self.default)
+        if model is not None:
+            refs += model.fallbacks
+        used: set[str] = set()
+        for ref in refs:
+            try:
+                used.add(split_model_ref(ref)[0])
+            except ConfigError:
+                continue  # cross_check reports it
+        return frozenset(used)
 
     def _fallback_issues(self, ref: str, model: ModelConfig) -> list[tuple[tuple[str, ...], str]]:
         issues: list[tuple[tuple[str, ...], str]] = []

@@ -8,6 +8,7 @@ further: a resolved value containing ``${...}`` is used verbatim.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -35,6 +36,33 @@ def lookup(name: str, environ: Mapping[str, str]) -> str | None:
     """The non-empty value of ``name`` in ``environ``, or ``None``."""
     value = environ.get(name)
     return value if value else None
+
+
+def unset_reference(name: str, environ: Mapping[str, str]) -> str:
+    """``${NAME} is not set in the environment or .env`` and, where a set variable has a
+    similar name (a misspelling such as ``OPENAI_APIKEY`` for ``OPENAI_API_KEY``), which one.
+    Only names are shown, never a value."""
+    message = f"${{{name}}} is not set in the environment or .env"
+    similar = similar_variable(name, environ)
+    return message + (f"; did you mean ${{{similar}}}?" if similar else "")
+
+
+def similar_variable(name: str, environ: Mapping[str, str]) -> str | None:
+    """The set variable whose name is nearest to ``name`` (case and ``_`` aside first), or
+    ``None`` when none is close."""
+    candidates = [key for key, value in environ.items() if value and key != name]
+    folded = _folded(name)
+    same = [key for key in candidates if _folded(key) == folded]
+    if same:
+        return sorted(same)[0]
+    close = difflib.get_close_matches(name.upper(), [k.upper() for k in candidates], 1, 0.8)
+    if not close:
+        return None
+    return next(key for key in sorted(candidates) if key.upper() == close[0])
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").casefold()
 
 
 def context_environ(info: ValidationInfo) -> Mapping[str, str]:

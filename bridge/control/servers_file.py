@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.control.secrets import Secret, lookup, whole_reference
+from bridge.control.secrets import Secret, lookup, unset_reference, whole_reference
 
 SERVERS_FILE = "servers.yml"
 MAX_SERVERS = 256
@@ -80,7 +80,7 @@ class ServerEntry(StrictModel):
         environ: Mapping[str, str] = (info.context or {}).get("environ", {})
         token = lookup(name, environ)
         if token is None:
-            raise ValueError(f"${{{name}}} is not set in the environment or .env")
+            raise ValueError(unset_reference(name, environ))
         if len(token.strip()) < MIN_TOKEN_CHARS:
             raise ValueError(
                 f"${{{name}}} holds fewer than {MIN_TOKEN_CHARS} characters; use a long random "

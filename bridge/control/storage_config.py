@@ -15,7 +15,13 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.control.secrets import Secret, context_environ, lookup, whole_reference
+from bridge.control.secrets import (
+    Secret,
+    context_environ,
+    lookup,
+    unset_reference,
+    whole_reference,
+)
 
 _DSN_SCHEMES = ("postgresql://", "postgres://")
 
@@ -71,7 +77,7 @@ class StorageConfig(StrictModel):
             )
         resolved = lookup(name, context_environ(info))
         if resolved is None and info.data.get("backend") == "postgresql":
-            raise ValueError(f"refers to ${{{name}}}, which is not set in the environment or .env")
+            raise ValueError(unset_reference(name, context_environ(info)))
         return resolved or ""
 
     @property

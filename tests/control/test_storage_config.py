@@ -80,7 +80,7 @@ def test_postgresql_with_a_dsn_and_the_password_from_dotenv(config_dir: Path) ->
             "  backend: postgresql\n  dsn: postgresql://u@h/db\n  password: ${NOT_SET_ANYWHERE}\n",
             5,
             "storage.password",
-            "${NOT_SET_ANYWHERE}, which is not set",
+            "${NOT_SET_ANYWHERE} is not set in the environment or .env",
         ),
         ("  backend: sqlite\n  port: 5432\n", 4, "storage.port", ""),
     ],
