@@ -522,6 +522,7 @@ class TurnEngine:
             interval_s=self._action_bar_interval_s,
             monotonic=self._monotonic,
             redact=snapshot.redactor.redact_text,
+            redact_partial=snapshot.redactor.redact_partial,
             thinking=lambda: self._output.action_bar_line(context.player, THINKING, {}),
         )
 

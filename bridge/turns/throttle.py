@@ -5,8 +5,10 @@ characters of the answer, capped at ``chat.action_bar_max_chars``. A frame that 
 delivered (link down) is skipped: the action bar is a courtesy, the reply is what counts.
 
 The frame is cut from the attempt's whole text after that text was redacted, and only up to
-its last whitespace: a secret still arriving is no secret yet to any rule, so its unfinished
-word waits for the next frame (and a tail kept short would start inside a secret). Once the
+its last whitespace, less any tail that could be the beginning of a configured secret
+(``redact_partial``, `bridge.redaction.Redactor.redact_partial`): a secret still arriving is no
+secret yet to any rule, so its unfinished word, or the first words of a passphrase, wait for
+the next frame (and a tail kept short would start inside a secret). Once the
 attempt's stream is complete, ``flush`` sends what the throttle held back, the last word
 included: nothing more is coming, so the whole text is redacted as it is.
 
@@ -38,11 +40,15 @@ class ActionBarStream:
         interval_s: float,
         monotonic: Callable[[], float],
         redact: Callable[[str], str] | None = None,
+        redact_partial: Callable[[str], str] | None = None,
         thinking: Callable[[], Awaitable[None]] | None = None,
         thinking_refresh_s: float = THINKING_REFRESH_S,
     ) -> None:
         self._send = send
         self._redact = redact
+        if redact_partial is None and redact is not None:
+            redact_partial = lambda text: redact(complete_words(text))  # noqa: E731
+        self._redact_partial = redact_partial
         self._thinking = thinking
         self._thinking_refresh_s = thinking_refresh_s
         self._max_chars = max_chars
@@ -78,8 +84,8 @@ class ActionBarStream:
         if self._last_sent is not None and now - self._last_sent < self._interval_s:
             return
         shown = self._text
-        if self._redact is not None:
-            shown = self._redact(complete_words(shown))
+        if self._redact_partial is not None:
+            shown = self._redact_partial(shown)
         await self._show(action_bar_tail(shown, self._max_chars), now)
 
     async def flush(self) -> None:

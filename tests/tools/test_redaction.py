@@ -64,6 +64,42 @@ TRUE_POSITIVES = [
     ("DB_PASSWORD=correct-horse", "correct-horse", "password"),
     ("postgres://admin:s3cr3tpw@db.internal:5432/app", "admin:s3cr3tpw", "url credentials"),
     ("https://user:p%40ss@example.com/", "p%40ss", "url credentials"),
+    ("git clone https://bob:pa/ss@word@git.example.com/x", "pa/ss@word", "url credentials"),
+    (
+        "remote https://ghp0123456789abcdefXYZ@github.com/o/r",
+        "ghp0123456789abcdefXYZ",
+        "url credentials",
+    ),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "basic credentials"),
+    (
+        "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpM",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+        "jwt",
+    ),
+    ("SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKl", "xoxb-123456789012", "slack token"),
+    ("app xapp-1-A0123456789-0123456789012-abcdef", "xapp-1-A0123456789", "slack token"),
+    (
+        "post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "slack webhook",
+    ),
+    (
+        "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "discord webhook",
+    ),
+    (
+        "bot MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe",
+        "discord token",
+    ),
+    ("maps AIzaSyA-0123456789abcdefghijklmnopqrstu", "AIzaSyA-0123456789abcdef", "google api key"),
+    ("GOCSPX-AbCdEfGhIjKlMnOpQrStUvWxYz12", "GOCSPX-AbCdEfGhIjKlMnOpQrStUvWxYz12", "google oauth"),
+    ("ya29.a0AfH6SMBx0123456789abcdefghij", "ya29.a0AfH6SMBx0123456789", "google oauth"),
+    ('password: "horse battery staple" ok', "battery staple", "password"),
+    ('secret: "my secret phrase here"', "my secret phrase here", "secret"),
+    ("token = 'a b c d e f'", "a b c d e f", "token"),
+    ('API_KEY="short', "short", "api key"),  # a quote still open runs to the line's end
 ]
 
 # Text that looks a little like a secret and must pass unchanged.
@@ -91,6 +127,13 @@ FALSE_POSITIVES = [
     "glpat-short",
     "spawn is at 0 64 0",
     "token=[redacted: token]",  # already redacted text is left as it is
+    'password: "[redacted: password]"',
+    "Basic authentication is off; basic setup first",
+    "a jwt looks like eyJ...",
+    "xoxb- is a Slack prefix",
+    "AIza is where a Google key begins",
+    "ya29. is a prefix",
+    "ssh://git@github.com/org/repo.git and mailto:someone@example.com",
 ]
 
 

@@ -3,8 +3,11 @@ tools run (offered names only), and the last delta flushed when the stream is co
 
 from __future__ import annotations
 
+import dataclasses
+
 from bridge.providers.events import Completed, ReasoningDelta, TextDelta
 from bridge.providers.items import AssistantText, ToolCall
+from bridge.redaction import Redactor
 from bridge.turns.tool_status import tool_status
 
 from .conftest import LOOK, RUN, Harness, make_snapshot
@@ -49,6 +52,24 @@ async def test_a_flush_shows_no_secret_that_a_frame_would_not(harness: Harness) 
     model = ScriptedModel([[TextDelta(f"key {key}"), Completed(items=(AssistantText(text=key),))]])
     await harness.run(make_snapshot(model))
     assert harness.output.frames and all(key not in frame for frame in harness.output.frames)
+
+
+async def test_no_frame_shows_words_of_a_configured_passphrase(harness: Harness) -> None:
+    # A four-word secret from .env streamed word by word, slow enough for a frame per word:
+    # the first three words (a run of the passphrase) never reach the action bar.
+    passphrase = "purple monkey dishwasher quartz"
+    words = ["The ", "phrase ", "is ", "purple ", "monkey ", "dishwasher ", "quartz", " ok."]
+    harness.clock.step = 1.0
+    reply = "".join(words)
+    model = ScriptedModel([[*(TextDelta(w) for w in words), *answer(reply)[-1:]]])
+    snapshot = make_snapshot(model)
+    snapshot = dataclasses.replace(snapshot, redactor=Redactor(secret_values=[passphrase]))
+    await harness.run(snapshot)
+    frames = harness.output.frames
+    assert len(frames) >= 4
+    for frame in frames:
+        assert "purple" not in frame and "monkey" not in frame and "dishwasher" not in frame
+    assert frames[-1] == "The phrase is [redacted: configured secret] ok."
 
 
 async def test_tools_show_their_names_while_they_run(harness: Harness) -> None:

@@ -8,7 +8,8 @@ merged before anything is replaced, so one rule never re-matches another's place
 
 ``DEFAULT_RULES`` is the built-in set; the owner's list (``config.yml`` ``redaction.rules``) is
 passed in as ``rules`` and the defaults are kept unless ``include_defaults=False``. Configured
-secret values (from ``.env`` and ``providers.yml``) are replaced literally wherever they appear.
+secret values (from ``.env`` and ``providers.yml``) are replaced wherever they appear: whole,
+and a long one by any run of 12 or more of its characters (`bridge.redaction.secret_runs`).
 
 Redact, then cut: callers redact a whole text before they slice, window or truncate it, since a
 piece of a secret no longer looks like one (a key minus its first character, a PEM body without
@@ -31,7 +32,9 @@ difference, so a rule set with any of them searches string by string.
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,6 +42,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bridge.errors import ToolError
+from bridge.redaction.secret_runs import MIN_RUN, SecretRuns, normal
 
 # Credential names: whole segments of a name split at '_' (after lower-casing, with '-' read
 # as '_'), so ``input_tokens`` is not one but ``api_token`` is.
@@ -61,9 +65,14 @@ SECRET_GROUP = "secret"
 _KIND = re2.compile(r"[a-z0-9][a-z0-9 _.-]*")
 CONFIGURED_SECRET_KIND = "configured secret"
 
-# Values of a key=value assignment: anything up to whitespace, a quote or a separator.
-# A value never starts with "[", so an already redacted text is left as it is.
-_VALUE = r"""["']?(?P<secret>[^\s"'`,;<>\[][^\s"'`,;<>]{3,})"""
+# Values of a key=value assignment: a quoted value whole (a passphrase has spaces), its
+# closing quote optional (a quote still open, in a stream or a cut text, runs to the line's
+# end), or anything up to whitespace, a quote or a separator. A value never starts with "[",
+# so an already redacted text is left as it is.
+_VALUE = (
+    r"""(?P<secret>"[^"\[\r\n][^"\r\n]*"?|'[^'\[\r\n][^'\r\n]*'?"""
+    r"""|[^\s"'`,;<>\[][^\s"'`,;<>]{3,})"""
+)
 # A key, optionally with a prefix joined by _ or - (``db_password``, ``x-api-key``).
 _KEY_PREFIX = r"(?:^|[^A-Za-z0-9_-])(?:[A-Za-z0-9]+[_-])*"
 _ASSIGN = r"""["']?[ \t]*[:=][ \t]*"""
@@ -117,7 +126,13 @@ DEFAULT_RULES: tuple[RedactionRule, ...] = (
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
         r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[\s\S]*)",
     ),
-    _rule("url credentials", r"[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[^\s/@:]*:[^\s/@]+)@"),
+    # user:password@ (the password may hold '/' or '@': up to the last '@' before the host),
+    # or a lone token as the user (``https://ghp_...@github.com``).
+    _rule(
+        "url credentials",
+        r"[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[^\s/?#@:]*:[^\s?#]*|[A-Za-z0-9._~%+-]{16,})"
+        r"@[A-Za-z0-9\[]",
+    ),
     _rule("bearer token", r"\b[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(?P<secret>[A-Za-z0-9._~+/-]{12,}=*)"),
     _rule("github token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"),
     _rule("gitlab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
@@ -138,6 +153,28 @@ DEFAULT_RULES: tuple[RedactionRule, ...] = (
     _rule(
         "secret", _KEY_PREFIX + r"(?i:secret|(?:secret|access|private)[_-]?key)" + _ASSIGN + _VALUE
     ),
+    # Shapes of well-known services' credentials.
+    _rule(
+        "basic credentials",
+        r"(?i:authorization)" + _ASSIGN + r"(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})",
+    ),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    _rule("slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}"),
+    _rule(
+        "slack webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})",
+    ),
+    _rule(
+        "discord webhook",
+        r"https://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/"
+        r"(?P<secret>[A-Za-z0-9_-]{20,})",
+    ),
+    _rule(
+        "discord token",
+        r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+    ),
+    _rule("google api key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _rule("google oauth", r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[0-9A-Za-z_-]{20,}"),
 )
 
 
@@ -198,23 +235,34 @@ class Redactor:
         self._any_rule = _any_rule_of(chosen)
         self._joinable = not any(_NOT_JOINABLE.search(rule.pattern) for rule in chosen)
         self._any_rule_joined = _any_rule_of(chosen, multiline=True) if self._joinable else None
-        # Longest first, so a secret that contains another is replaced whole.
-        self._values = tuple(sorted({v for v in secret_values if v}, key=len, reverse=True))
+        # Each value also as it is written inside a URL or a JSON string ('@' as %40, '/' as
+        # \/): a key with such characters is still that key there.
+        values = {shape for value in secret_values if value for shape in written_shapes(value)}
+        # A long value is found by any long run of it (`bridge.redaction.secret_runs`); a
+        # short one only whole, longest first, so a secret containing another goes whole.
+        self._runs = SecretRuns(values)
+        self._values = tuple(
+            sorted((v for v in values if len(normal(v).strip()) < MIN_RUN), key=len, reverse=True)
+        )
 
     def redact_text(self, text: str) -> str:
-        spans = self._spans(text)
-        if not spans:
-            return text
-        pieces: list[str] = []
-        position = 0
-        for start, end, kind in spans:
-            pieces.append(text[position:start])
-            pieces.append(f"[redacted: {kind}]")
-            # The line breaks stay, so a line counted after redaction is the same line before.
-            pieces.append("\n" * text.count("\n", start, end))
-            position = end
-        pieces.append(text[position:])
-        return "".join(pieces)
+        return _replaced(text, self._spans(text))
+
+    def redact_partial(self, text: str) -> str:
+        """What may be shown, redacted, of a text that is still arriving (a stream): up to its
+        last whitespace (`complete_words`), less any tail that more characters could make part
+        of a configured secret, and less any match that reaches into that tail (the rest of
+        it may still come); what is held back waits for the characters that decide it."""
+        head = complete_words(text)
+        spans = self._spans(head)
+        held = self._runs.held_tail(head)
+        cut = len(head) - held
+        if held and not head[cut].isspace():  # back to the start of the word it begins in
+            cut = len(complete_words(head[:cut]))
+        for start, end, _ in spans:
+            if start < cut < end:
+                cut = start
+        return _replaced(head[:cut], [span for span in spans if span[1] <= cut])
 
     def redact_json(self, value: Any) -> Any:
         """``value`` with every string redacted, keys included: a copy (tuples become lists,
@@ -238,7 +286,7 @@ class Redactor:
 
     def _may_match(self, text: str) -> bool:
         """False proves that no rule and no configured secret matches in any joined string."""
-        if any(secret in text for secret in self._values):
+        if any(secret in text for secret in self._values) or self._runs.found_in(text):
             return True
         return self._any_rule_joined is not None and self._any_rule_joined.search(text) is not None
 
@@ -249,6 +297,7 @@ class Redactor:
             while start != -1:
                 found.append((start, start + len(value), CONFIGURED_SECRET_KIND))
                 start = text.find(value, start + len(value))
+        found.extend((start, end, CONFIGURED_SECRET_KIND) for start, end in self._runs.spans(text))
         if self._any_rule is None or self._any_rule.search(text) is None:
             rules: tuple[_Compiled, ...] = ()
         else:
@@ -269,6 +318,35 @@ class Redactor:
             else:
                 merged.append((start, end, kind))
         return merged
+
+
+def _replaced(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    if not spans:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for start, end, kind in spans:
+        pieces.append(text[position:start])
+        pieces.append(f"[redacted: {kind}]")
+        # The line breaks stay, so a line counted after redaction is the same line before.
+        pieces.append("\n" * text.count("\n", start, end))
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def written_shapes(value: str) -> set[str]:
+    """``value`` and the forms it takes inside a URL (percent-encoded, ``+`` for a space) and
+    a JSON string (escaped; ``/`` as ``\\/``, as some encoders write it)."""
+    escaped = json.dumps(value)[1:-1]
+    return {
+        value,
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value, safe=""),
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        escaped,
+        escaped.replace("/", "\\/"),
+    }
 
 
 def complete_words(text: str) -> str:
