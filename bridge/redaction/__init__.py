@@ -67,11 +67,12 @@ CONFIGURED_SECRET_KIND = "configured secret"
 
 # Values of a key=value assignment: a quoted value whole (a passphrase has spaces), its
 # closing quote optional (a quote still open, in a stream or a cut text, runs to the line's
-# end), or anything up to whitespace, a quote or a separator. A value never starts with "[",
-# so an already redacted text is left as it is.
+# end), or anything up to whitespace, a quote or a separator. The quotes stay (JSON text stays
+# JSON), so the quoted forms have groups of their own (``secret_...``; RE2 allows a name once).
+# A value never starts with "[", so an already redacted text is left as it is.
 _VALUE = (
-    r"""(?P<secret>"[^"\[\r\n][^"\r\n]*"?|'[^'\[\r\n][^'\r\n]*'?"""
-    r"""|[^\s"'`,;<>\[][^\s"'`,;<>]{3,})"""
+    r"""(?:"(?P<secret_dq>[^"\[\r\n][^"\r\n]*)"?|'(?P<secret_sq>[^'\[\r\n][^'\r\n]*)'?"""
+    r"""|(?P<secret>[^\s"'`,;<>\[][^\s"'`,;<>]{3,}))"""
 )
 # A key, optionally with a prefix joined by _ or - (``db_password``, ``x-api-key``).
 _KEY_PREFIX = r"(?:^|[^A-Za-z0-9_-])(?:[A-Za-z0-9]+[_-])*"
@@ -179,7 +180,7 @@ DEFAULT_RULES: tuple[RedactionRule, ...] = (
 
 
 class _Compiled:
-    __slots__ = ("kind", "regexp", "group")
+    __slots__ = ("kind", "regexp", "groups")
 
     def __init__(self, rule: RedactionRule, index: int) -> None:
         try:
@@ -187,7 +188,19 @@ class _Compiled:
         except re2.error as exc:
             raise RedactionRuleError(f"redaction rule {index} ({rule.kind}): {exc}") from exc
         self.kind = rule.kind
-        self.group: int | None = self.regexp.groupindex.get(SECRET_GROUP)
+        # ``secret``, or one of several alternatives named ``secret_...``: whichever matched.
+        self.groups = tuple(
+            index
+            for name, index in sorted(self.regexp.groupindex.items())
+            if name == SECRET_GROUP or name.startswith(SECRET_GROUP + "_")
+        )
+
+    def span(self, match: Any) -> tuple[int, int]:
+        for group in self.groups:
+            start, end = match.span(group)
+            if start >= 0:
+                return start, end
+        return match.span() if not self.groups else (0, 0)
 
 
 # What makes a rule see a string differently once it sits between newlines in a joined text:
@@ -304,7 +317,7 @@ class Redactor:
             rules = self._rules
         for rule in rules:
             for match in rule.regexp.finditer(text):
-                start, end = match.span() if rule.group is None else match.span(rule.group)
+                start, end = rule.span(match)
                 if end > start:
                     found.append((start, end, rule.kind))
         if not found:

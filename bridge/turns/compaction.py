@@ -7,7 +7,8 @@ A compaction holds the server like a turn does, so the busy gate refuses wakes m
 
 The new projection is published only if the summary succeeded and the session is still the
 very state the summary was made from (a ``/mineclaw clear`` meanwhile discards it); on any
-failure the old projection stays. The archive is never touched.
+failure the old projection stays. The archive is never touched. The summary is redacted
+whole before it is recorded or replayed, like every item a turn takes in.
 """
 
 from __future__ import annotations
@@ -209,7 +210,9 @@ class Compactor:
         )
         if isinstance(result, AttemptsSpent):
             return "failed"
+        # Redacted before it is stored and replayed: the model may write out what it read.
         summary = "".join(i.text for i in result.items if isinstance(i, AssistantText)).strip()
+        summary = snapshot.redactor.redact_text(summary)
         if not summary or any(isinstance(i, ToolCall) for i in result.items):
             return "failed"
         after = replace(before, turns=before.turns[count:], summary=summary)

@@ -42,6 +42,7 @@ from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.attempts import AttemptsSpent, complete
+from bridge.turns.entry_redaction import redacted_answer, redacted_player
 from bridge.turns.failure_lines import (
     PROVIDER_FAILURE,
     ProviderFailureNotice,
@@ -239,12 +240,14 @@ class TurnEngine:
         )
         # Line breaks a player typed (U+2028 and the like) are escaped before the text enters
         # any transcript: one chat message stays one line of that player's.
-        question = escape_line_breaks(request.question)
+        # Redacted on the way in (`bridge.turns.entry_redaction`): no sink sees it otherwise.
+        redact = snapshot.redactor.redact_text
+        question = redact(escape_line_breaks(request.question))
         asked = PlayerMessage(player=request.player.name, text=question)
         # What listen mode overheard since the last turn comes in ahead of the question.
         heard = self.overheard.take() if self.overheard is not None else ()
         progress = _Progress(
-            items=[*overheard_items(heard), asked],
+            items=[*(redacted_player(line, redact) for line in overheard_items(heard)), asked],
             overheard=heard,
             tier=snapshot.budget.tier if snapshot.budget is not None else NO_TIER,
             began=self._monotonic(),
@@ -384,10 +387,12 @@ class TurnEngine:
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
             await self._spend(context, snapshot, progress, completed, estimate)
-            progress.items.extend(completed.items)
-            calls = [item for item in completed.items if isinstance(item, ToolCall)]
+            redact = snapshot.redactor.redact_text
+            progress.items.extend(redacted_answer(item, redact) for item in completed.items)
+            answered = progress.items[len(progress.items) - len(completed.items) :]
+            calls = [item for item in answered if isinstance(item, ToolCall)]
             if not calls:
-                texts = (item.text for item in completed.items if isinstance(item, AssistantText))
+                texts = (item.text for item in answered if isinstance(item, AssistantText))
                 progress.reply = "".join(texts).strip()
                 if not progress.reply:
                     raise _Dropped("the model gave an empty answer")

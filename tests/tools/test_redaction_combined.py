@@ -33,7 +33,7 @@ def reference_redact(redactor: Redactor, text: str) -> str:
             start = text.find(value, start + len(value))
     for rule in redactor._rules:
         for match in rule.regexp.finditer(text):
-            start, end = match.span() if rule.group is None else match.span(rule.group)
+            start, end = rule.span(match)
             if end > start:
                 found.append((start, end, rule.kind))
     found.sort(key=lambda span: (span[0], -span[1]))
