@@ -29,6 +29,8 @@ Handler = Literal[
     "call_function",
     "read_skill",
     "ask_player",
+    "recipe_lookup",
+    "item_facts",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

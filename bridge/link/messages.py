@@ -508,6 +508,124 @@ class ApprovalShowResult(WireModel):
     shown: bool
 
 
+# ---- bridge to plugin, minor version 1.3: game facts (feature "game_facts")
+
+GameFactsQuery = Annotated[str, Field(min_length=1, max_length=128)]
+Count32 = Annotated[int, Field(ge=0, le=2147483647)]
+RecipeKind = Literal[
+    "shaped",
+    "shapeless",
+    "smelting",
+    "blasting",
+    "smoking",
+    "campfire",
+    "stonecutting",
+    "smithing_transform",
+    "smithing_trim",
+    "other",
+]
+COOKING_KINDS = frozenset({"smelting", "blasting", "smoking", "campfire"})
+
+
+class FactsRecipes(WireModel):
+    item: GameFactsQuery
+    direction: Literal["makes", "uses"]
+    limit: Annotated[int, Field(ge=1, le=32)]
+    max_chars: Annotated[int, Field(ge=256, le=16384)]
+
+
+class FactsItem(WireModel):
+    item: GameFactsQuery
+
+
+class GameQuery(WireModel):
+    """How the plugin read the name: ``item`` only when ``exact``, ``suggestions`` only when
+    ``near`` (never a silent guess)."""
+
+    match: Literal["exact", "near", "none"]
+    item: NamespacedKey | None
+    suggestions: Annotated[list[NamespacedKey], Field(max_length=8)]
+
+    @model_validator(mode="after")
+    def _item_exactly_when_exact(self) -> GameQuery:
+        _field_exactly_when("item", self.match, "exact", self.item)
+        if (self.match == "near") != bool(self.suggestions):
+            raise ValueError("suggestions are given exactly when the match is near")
+        return self
+
+
+class RecipeResult(WireModel):
+    item: NamespacedKey
+    count: Annotated[int, Field(ge=1, le=127)]
+
+
+ItemOrTag = Annotated[
+    str, Field(max_length=257, pattern=r"^#?[a-z0-9_.-]{1,64}:[a-z0-9_./-]{1,191}$")
+]
+"""An item key, or ``#`` and a tag key when the ingredient accepts exactly that tag's items."""
+
+
+class RecipeIngredient(WireModel):
+    slot: Annotated[str, Field(pattern=r"^([A-I]|[1-9]|input|template|base|addition)$")]
+    options: Annotated[list[ItemOrTag], Field(min_length=1, max_length=8)]
+    more: Count32
+
+
+class RecipeView(WireModel):
+    key: NamespacedKey
+    kind: RecipeKind
+    result: RecipeResult | None
+    pattern: (
+        Annotated[
+            list[Annotated[str, Field(pattern=r"^[A-I ]{1,3}$")]], Field(min_length=1, max_length=3)
+        ]
+        | None
+    )
+    ingredients: Annotated[list[RecipeIngredient], Field(max_length=9)]
+    cook_ticks: Count32 | None
+    experience: Amount | None
+
+    @model_validator(mode="after")
+    def _fields_of_the_kind(self) -> RecipeView:
+        if (self.kind == "shaped") != (self.pattern is not None):
+            raise ValueError("pattern is given exactly for a shaped recipe")
+        cooks = self.kind in COOKING_KINDS
+        if cooks != (self.cook_ticks is not None) or cooks != (self.experience is not None):
+            raise ValueError("cook_ticks and experience are given exactly for a cooking recipe")
+        return self
+
+
+class FactsRecipesResult(WireModel):
+    query: GameQuery
+    recipes: Annotated[list[RecipeView], Field(max_length=32)]
+    total: Count32
+    truncated: bool
+
+
+class ItemTypeView(WireModel):
+    key: NamespacedKey
+    max_stack: Annotated[int, Field(ge=1, le=99)]
+    durability: Count32
+    edible: bool
+    fuel: bool
+    block: bool
+    rarity: Literal["common", "uncommon", "rare", "epic"] | None
+    tags: Annotated[list[NamespacedKey], Field(max_length=32)]
+    more_tags: Count32
+    recipes_making: Count32
+    recipes_using: Count32
+
+
+class FactsItemResult(WireModel):
+    query: GameQuery
+    facts: ItemTypeView | None
+
+    @model_validator(mode="after")
+    def _facts_exactly_when_exact(self) -> FactsItemResult:
+        _field_exactly_when("facts", self.query.match, "exact", self.facts)
+        return self
+
+
 class ErrorData(WireModel):
     code: SentErrorCode
     message: Annotated[str, Field(max_length=512)]
@@ -564,6 +682,8 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("snapshot.item.result", _A, SnapshotItemResult),
             ("snapshot.block.result", _A, SnapshotBlockResult),
             ("approval.show.result", _A, ApprovalShowResult),
+            ("facts.recipes.result", _A, FactsRecipesResult),
+            ("facts.item.result", _A, FactsItemResult),
             ("error", Kind.ERROR, ErrorData),
         ],
     ),
@@ -580,6 +700,8 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("snapshot.item", _R, SnapshotItem),
             ("snapshot.block", _R, SnapshotBlock),
             ("approval.show", _R, ApprovalShow),
+            ("facts.recipes", _R, FactsRecipes),
+            ("facts.item", _R, FactsItem),
             ("hello.result", _A, HelloResult),
             ("chat.result", _A, ChatVerdict),
             ("command.result", _A, CommandReply),

@@ -27,6 +27,7 @@ from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.ask_player import AskPlayer
 from bridge.tools.assembly import redactor_for
+from bridge.tools.game_facts import GameFactsTools
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.run_command import RunCommand, RunCommandSettings
@@ -107,6 +108,7 @@ class LinkTools:
             "online_players": self._snapshots("online_players"),
             "run_command": self.run_command,
             "ask_player": self.ask.run,
+            **self._game_facts(),
         }
 
     async def run_command(self, arguments: dict[str, Any], context: CallContext) -> Any:
@@ -139,6 +141,19 @@ class LinkTools:
             return await tools.handlers()[name](arguments, context)
 
         return handler
+
+    def _game_facts(self) -> dict[str, HandlerFn]:
+        def bound(name: str) -> HandlerFn:
+            async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
+                # In a network, the facts of the server the player is on (its datapacks and
+                # plugins); a player on no known server (the console) asks this one.
+                where = self.plugin_of_player
+                plugin = (None if where is None else where(context.player_uuid)) or self.plugin
+                return await GameFactsTools(plugin).handlers()[name](arguments, context)
+
+            return handler
+
+        return {name: bound(name) for name in ("recipe_lookup", "item_facts")}
 
     def _run_command_for(self, served: InForce) -> RunCommand:
         plane = served.plane

@@ -20,6 +20,7 @@ from bridge.tools.results import ErrorCode, ToolFailure
 
 SNAPSHOTS = "snapshots"
 APPROVALS = "approvals"
+GAME_FACTS = "game_facts"
 
 # Handlers that need a plugin feature beyond protocol 1.0. run_command and online_players need
 # only the link; confirmations inside run_command check APPROVALS themselves.
@@ -28,6 +29,8 @@ REQUIRED_FEATURE = {
     "item_inspect": SNAPSHOTS,
     "block_inspect": SNAPSHOTS,
     "ask_player": APPROVALS,
+    "recipe_lookup": GAME_FACTS,
+    "item_facts": GAME_FACTS,
 }
 LINK_HANDLERS = frozenset({*REQUIRED_FEATURE, "online_players", "run_command"})
 

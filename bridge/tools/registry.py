@@ -65,6 +65,8 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "call_function": "runs_functions",
     "read_skill": "reads_workspace",
     "ask_player": "asks_players",
+    "recipe_lookup": "reads_game",
+    "item_facts": "reads_game",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 

@@ -8,6 +8,8 @@ import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
 import dev.mineclaw.core.command.CommandForwarder;
 import dev.mineclaw.core.command.CommandSender;
+import dev.mineclaw.core.gamefacts.GameFactsRequests;
+import dev.mineclaw.core.gamefacts.GameRegistry;
 import dev.mineclaw.core.gesture.GestureAnswers;
 import dev.mineclaw.core.link.BridgeLink;
 import dev.mineclaw.core.link.Handshake;
@@ -20,6 +22,7 @@ import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.snapshot.SnapshotRequests;
 import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,8 +46,13 @@ public final class MineclawCore {
     public MineclawCore(Platform platform, CoreSettings settings, LinkListener observer) {
         this.platform = platform;
         this.messages = new Messages(settings.locale(), settings.messages(), this.renderer);
+        GameRegistry registry = platform.gameRegistry();
+        List<String> features = new ArrayList<>(settings.features());
+        if (registry != null && !features.contains(GameFactsRequests.FEATURE)) {
+            features.add(GameFactsRequests.FEATURE); // announced only where the registries can be read
+        }
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
-                platform.minecraftVersion(), platform.platformName(), settings.features(), settings.serverId());
+                platform.minecraftVersion(), platform.platformName(), features, settings.serverId());
         ChatService[] chatRef = new ChatService[1];
         this.link = new LinkClient(settings.link(), identity, settings.tokens(), new LinkListener() {
             @Override
@@ -71,6 +79,9 @@ public final class MineclawCore {
                 settings.link().requestTimeout());
         new BridgeRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
         new SnapshotRequests(platform, settings.link().requestTimeout()).register(this.link);
+        if (registry != null) {
+            new GameFactsRequests(platform, registry, settings.link().requestTimeout()).register(this.link);
+        }
         // A gesture approves as the player's own click would: /mineclaw approve <token> gesture.
         this.gestures = new GestureAnswers(System::nanoTime, (player, token, gesture) -> this.commands
                 .handle(CommandSender.player(player), List.of("approve", token, GestureAnswers.OPTION)));

@@ -87,6 +87,14 @@ final class ControlLoop {
                     this.platform.scripts().add(command);
                     done("dispatch.scripted", ref);
                 }
+                case "recipe.add" -> {
+                    this.platform.registry().add(command);
+                    done("recipe.added", ref);
+                }
+                case "registry.reload" -> {
+                    this.platform.registry().reload();
+                    done("registry.reloaded", ref);
+                }
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
                 case "ask" -> ask(command, ref);

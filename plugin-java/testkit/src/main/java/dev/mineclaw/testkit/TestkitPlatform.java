@@ -42,11 +42,13 @@ final class TestkitPlatform implements Platform {
     private final Map<UUID, TestPlayer> players = new ConcurrentHashMap<>();
     private final ExecutorService global;
     private final DispatchScripts scripts = new DispatchScripts();
+    private final TestkitRegistry registry;
 
     TestkitPlatform(String name, Consumer<JsonObject> events, ThreadRules rules) {
         this.name = name;
         this.events = events;
         this.rules = rules;
+        this.registry = new TestkitRegistry(rules);
         this.global = Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(() -> {
                 rules.globalThread(Thread.currentThread());
@@ -75,6 +77,16 @@ final class TestkitPlatform implements Platform {
             found.leave();
         });
         return player.map(TestPlayer::ref);
+    }
+
+    /** The item and recipe registries ({@code recipe.add}, {@code registry.reload}). */
+    TestkitRegistry registry() {
+        return this.registry;
+    }
+
+    @Override
+    public TestkitRegistry gameRegistry() {
+        return this.registry;
     }
 
     /** The scripted command outcomes ({@code dispatch.script}). */

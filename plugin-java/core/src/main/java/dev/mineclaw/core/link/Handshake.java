@@ -66,8 +66,11 @@ public final class Handshake {
         }
     }
 
-    /** The protocol minor version this plugin speaks (1.1: snapshots and approval prompts; 1.2: /ai). */
-    public static final int PROTOCOL_MINOR = 2;
+    /**
+     * The protocol minor version this plugin speaks (1.1: snapshots and approval prompts; 1.2: /ai;
+     * 1.3: game facts).
+     */
+    public static final int PROTOCOL_MINOR = 3;
 
     /** The data of the {@code hello} request answering a challenge's nonce. */
     public static JsonObject helloData(Identity identity, String token, String nonce) {

@@ -1,5 +1,6 @@
 package dev.mineclaw.core.platform;
 
+import dev.mineclaw.core.gamefacts.GameRegistry;
 import java.util.List;
 import java.util.UUID;
 import java.util.logging.Logger;
@@ -104,5 +105,13 @@ public interface Platform {
         ConsoleDispatch result = dispatchConsole(command);
         result.feedback().forEach(feedback::add);
         return result.dispatched();
+    }
+
+    /**
+     * The server's item and recipe registries for the game-fact requests, or null when this
+     * platform cannot read them (the plugin then does not announce {@code game_facts}). Any thread.
+     */
+    default GameRegistry gameRegistry() {
+        return null;
     }
 }

@@ -110,6 +110,7 @@ public final class MessageTypes {
             }
         });
         ToolTypes.register();
+        FactsTypes.register();
     }
 
     private MessageTypes() {}
