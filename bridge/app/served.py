@@ -30,6 +30,7 @@ from types import MappingProxyType
 import httpx
 
 from bridge.app.budget_binding import PlayerBudget, guest_admission, limits_for
+from bridge.app.folder_verdict import refuse_unservable
 from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.texts import text_for
 from bridge.control import ControlPlane
@@ -316,7 +317,9 @@ def build_served(
     Raises ``ConfigError`` naming the file for anything that cannot be built (a wake pattern
     that does not compile or would wake on every message, a tool registry that cannot bind);
     the clients are built last, after everything that can fail, so a refused version leaves
-    no client open behind it."""
+    no client open behind it. First the folder's one verdict (``bridge.app.folder_verdict``):
+    whatever ``validate`` calls an error is refused here too, at start and on every reload."""
+    refuse_unservable(plane)
     try:
         wake_rules = WakeRules.from_settings(plane.config.chat)
     except TurnError as exc:

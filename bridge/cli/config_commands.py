@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.app.folder_verdict import folder_verdict
 from bridge.app.restart_settings import running_differences
 from bridge.cli.budget_table import budget_table
 from bridge.cli.output import (
@@ -22,16 +22,13 @@ from bridge.cli.output import (
 )
 from bridge.control import (
     ConfigLoadError,
-    ControlPlane,
     Problem,
     init_config_dir,
-    load_control_plane,
 )
 from bridge.control.files import read_regular_file
 from bridge.control.layout import (
     DEFAULT_CONFIG_DIR,
     MAX_YAML_BYTES,
-    TOOLS_FILE,
     WHITELIST_FILE,
     YAML_FILES,
     default_bytes,
@@ -40,7 +37,6 @@ from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
-from bridge.functions.syntax_problems import function_syntax_problems
 from bridge.policy.whitelist import InvalidCommand, Whitelist, compile_whitelist
 from bridge.store.archive import DATA_DIR_NAME
 
@@ -88,15 +84,9 @@ def run_validate(args: argparse.Namespace) -> int:
     if refused is not None:
         return refused
     console = make_console()
-    problems: list[Problem]
-    plane: ControlPlane | None = None
-    try:
-        plane = load_control_plane(args.config)
-        problems = list(plane.warnings)
-    except ConfigLoadError as exc:
-        problems = list(exc.problems)
-    problems = [_set_aside_is_an_error(p) for p in problems]
-    problems += function_syntax_problems(args.config)
+    verdict = folder_verdict(args.config)  # the very verdict serve and reload act on
+    plane = verdict.plane
+    problems = list(verdict.problems)
     console.print(problem_table(args.config, problems))
     errors = sum(1 for problem in problems if not problem.warning)
     warnings = len(problems) - errors
@@ -109,15 +99,7 @@ def run_validate(args: argparse.Namespace) -> int:
         console.print(f"[yellow]note[/yellow]: a bridge runs on this folder (pid {running[0]})")
         for line in running[1]:
             console.print(f"  {escape(line)}")
-    return EXIT_OK if not errors else EXIT_PROBLEMS
-
-
-def _set_aside_is_an_error(problem: Problem) -> Problem:
-    # serve sets a broken tools.yml entry aside (a warning) so one entry cannot stop the bridge;
-    # validate is where the owner learns of it, and `tools validate` calls the same entry invalid.
-    if problem.warning and problem.file == TOOLS_FILE and problem.path.startswith("tools."):
-        return replace(problem, warning=False)
-    return problem
+    return EXIT_OK if verdict.valid else EXIT_PROBLEMS
 
 
 def problem_table(directory: Path, problems: list[Problem]) -> Table:

@@ -20,8 +20,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridge.app.folder_verdict import FolderVerdict, folder_verdict
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, refuse_folder
-from bridge.control import ConfigLoadError, Problem, load_control_plane
+from bridge.control import ConfigLoadError, Problem
 from bridge.control.config_file import ConfigFile
 from bridge.control.files import read_regular_file
 from bridge.control.function_limits import FunctionLimits
@@ -34,7 +35,7 @@ from bridge.control.layout import (
     default_bytes,
 )
 from bridge.control.validation import validate_document
-from bridge.control.workspace_files import load_workspace
+from bridge.control.workspace_files import WORKSPACE_DIR, load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
@@ -80,7 +81,8 @@ def run_validate(args: argparse.Namespace) -> int:
     if refused is not None:
         return refused
     console = make_console()
-    loaded = _load(args.config)
+    verdict = folder_verdict(args.config)  # the verdict validate, serve and reload give
+    loaded = _load(args.config, verdict)
     _print_problems(console, loaded)
     syntax = function_syntax_problems(args.config)
     for problem in syntax:
@@ -111,7 +113,7 @@ def run_validate(args: argparse.Namespace) -> int:
         console.print(f"[red]{escape(str(missing.problem()))}[/red]")
     if loaded.known_tools is None:
         console.print("native tool names not checked: tools.yml could not be read")
-    ok = review.ok and not loaded.problems
+    ok = review.ok and not loaded.problems and verdict.valid
     console.print(("[green]valid[/green]" if ok else "[red]invalid[/red]") + ": nothing executed")
     return EXIT_OK if ok else EXIT_PROBLEMS
 
@@ -220,11 +222,12 @@ def _print_problems(console: Console, loaded: _Loaded) -> None:
         )
 
 
-def _load(directory: Path) -> _Loaded:
-    try:
-        plane = load_control_plane(directory)
-    except ConfigLoadError as exc:
-        return _load_partially(directory, exc.problems)
+def _load(directory: Path, verdict: FolderVerdict | None = None) -> _Loaded:
+    if verdict is None:
+        verdict = folder_verdict(directory)
+    plane = verdict.plane
+    if plane is None:
+        return _load_partially(directory, verdict.problems)
     tools = frozenset(name for name, spec in plane.tools.tools.items() if spec.enabled)
     return _Loaded(
         catalogue=plane.functions,
@@ -232,7 +235,13 @@ def _load(directory: Path) -> _Loaded:
         skills=tuple(skill_texts(plane.skills)),
         known_tools=tools,
         problems=(),
-        other_problems=0,
+        # The review shows the catalogue's own problems and the skills naming missing
+        # Functions; anything else that makes the folder invalid is counted.
+        other_problems=sum(
+            1
+            for p in verdict.errors
+            if p.file != FUNCTIONS_FILE and not p.file.startswith(f"{WORKSPACE_DIR}/")
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.metrics_config import MetricsConfig
 from bridge.control.storage_config import StorageConfig
+from bridge.control.wake_pattern import compile_wake_pattern
 from bridge.control.whitelist_rules import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
 
@@ -58,6 +59,7 @@ class ChatConfig(StrictModel):
             check_rule(value)
         except InvalidRule as exc:
             raise ValueError(str(exc)) from None
+        compile_wake_pattern(value)  # the wake rules' own check: serve and reload agree
         return value
 
 

@@ -106,6 +106,16 @@ def _located_references(text: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda item: item[1])
 
 
+def unknown_tool_problems(capabilities: Iterable[str], known_tools: frozenset[str]) -> list[str]:
+    """One line per capability naming a native tool that is not configured (or not enabled)."""
+    problems = []
+    for capability in capabilities:
+        tool = parse_capability(capability).tool
+        if tool is not None and tool not in known_tools:
+            problems.append(f"{capability}: no native tool {tool!r} is configured")
+    return problems
+
+
 def review_catalogue(
     catalogue: FunctionsFile,
     limits: FunctionLimits,
@@ -120,10 +130,7 @@ def review_catalogue(
     for spec in catalogue.functions:
         problems = [p for p in limit_problems if p.startswith(f"function {spec.name!r}")]
         if known_tools is not None:
-            for capability in spec.capabilities:
-                tool = parse_capability(capability).tool
-                if tool is not None and tool not in known_tools:
-                    problems.append(f"{capability}: no native tool {tool!r} is configured")
+            problems += unknown_tool_problems(spec.capabilities, known_tools)
         rows.append(
             FunctionRow(
                 name=spec.name,

@@ -1,6 +1,8 @@
 """Syntax errors of the Function sources in ``functions.yml``, each at its line in that file.
 
-``validate`` and ``functions validate`` use this; nothing runs (see ``bridge.functions.syntax``).
+The folder's one verdict (``bridge.app.folder_verdict``: ``validate``, ``functions validate``,
+``serve`` and reload) uses this; nothing runs (see ``bridge.functions.syntax``), and the check
+itself runs in a child process (``bridge.functions.syntax_child``).
 The file is read on its own, so a syntax error is reported even while other fields of the same
 file, or other files, have problems. An error in an enabled Function is an error; in a disabled
 one it is a warning, since nothing calls it until the owner enables it.
@@ -14,7 +16,7 @@ from bridge.control.files import read_regular_file
 from bridge.control.layout import FUNCTIONS_FILE, MAX_YAML_BYTES, default_bytes
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.yaml_strict import load_strict_yaml
-from bridge.functions.syntax import check_syntax
+from bridge.functions.syntax_child import SyntaxCheckFailed, syntax_errors
 
 
 def function_syntax_problems(directory: Path) -> list[Problem]:
@@ -35,11 +37,17 @@ def function_syntax_problems(directory: Path) -> list[Problem]:
     if not isinstance(entries, list):
         return []
     text_lines = data.decode("utf-8", errors="replace").splitlines()
+    checked = [
+        (index, entry)
+        for index, entry in enumerate(entries)
+        if isinstance(entry, dict) and isinstance(entry.get("on_call"), str)
+    ]
+    try:
+        errors = syntax_errors([entry["on_call"] for _, entry in checked])
+    except SyntaxCheckFailed as exc:
+        return [Problem(FUNCTIONS_FILE, None, None, "functions", str(exc))]
     problems: list[Problem] = []
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("on_call"), str):
-            continue
-        error = check_syntax(entry["on_call"])
+    for (index, entry), error in zip(checked, errors, strict=True):
         if error is None:
             continue
         parts = ("functions", index, "on_call")

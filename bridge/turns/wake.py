@@ -22,8 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import re2
-
+from bridge.control.wake_pattern import compile_wake_pattern
 from bridge.errors import TurnError
 
 _QUESTION_LEAD = " \t,:"
@@ -76,11 +75,9 @@ class WakeRules:
         self._pattern: Any = None
         if wake_pattern is not None:
             try:
-                self._pattern = re2.compile(wake_pattern)
-            except re2.error as exc:
-                raise WakePatternError(f"chat.wake_pattern is not valid RE2: {exc}") from exc
-            if self._pattern.match("") is not None:
-                raise WakePatternError("chat.wake_pattern matches an empty message")
+                self._pattern = compile_wake_pattern(wake_pattern)
+            except ValueError as exc:
+                raise WakePatternError(f"chat.wake_pattern: {exc}") from None
 
     @classmethod
     def from_settings(cls, chat: ChatWakeSettings) -> WakeRules:

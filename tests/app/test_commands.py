@@ -107,14 +107,14 @@ async def test_a_reload_into_a_wake_pattern_that_wakes_on_everything_is_refused(
 async def test_a_plane_published_behind_the_runtime_is_not_served(app: App) -> None:
     """The runtime serves its own pair: a plane the store published without a served
     configuration (as if the file changed between a check and the publish) is never used."""
-    (app.config / "config.yml").write_text('schema: 1\nchat:\n  wake_pattern: "x*"\n')
+    (app.config / "config.yml").write_text('schema: 1\nchat:\n  public_prefix: "@bot"\n')
     app.runtime.store.reload()
     assert app.runtime.store.current.version == 2
     assert (app.runtime.plane.version, app.runtime.served.plane) == (1, app.runtime.plane)
     app.provider.answer("Still the prefix.")
     assert (await app.chat("@ai hello")).decision == "accept"
     await app.turn_done()
-    assert (await app.chat("anything else")).decision == "pass"
+    assert (await app.chat("@bot anything else")).decision == "pass"
     assert app.handler.link_state().forward == "prefixed"
 
 

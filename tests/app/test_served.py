@@ -30,20 +30,22 @@ async def test_a_reload_that_fails_to_build_keeps_the_old_plane_and_served_confi
     before = app.runtime.served
     assert before.plane is app.runtime.plane
     first_client = client_of(app.runtime)
-    # A valid folder (the store would load it) whose wake pattern wakes on everything, with a
-    # changed provider key in the same reload: nothing of it may be served or left open.
-    (app.config / "config.yml").write_text(NO_COOLDOWNS + 'chat:\n  wake_pattern: "x*"\n')
+    # A folder the store loads but the build refuses (a skill naming a Function that does not
+    # exist), with a changed provider key in the same reload: nothing of it may be served or
+    # left open.
+    skill = app.config / "workspace" / "skills" / "extra.md"
+    skill.write_text("---\nid: extra\nname: Extra\ndescription: x\n---\nfunction:no-such\n")
     (app.config / "providers.yml").write_text(providers_yml(app.provider.port, key="sk-other-1"))
-    with pytest.raises(ConfigError, match=r"config\.yml: .*wake_pattern"):
+    with pytest.raises(ConfigError, match=r"extra\.md.*names unknown Function 'no-such'"):
         app.runtime.reload()
     assert app.runtime.served is before
     assert app.runtime.plane is before.plane and app.runtime.plane.version == 1
     assert client_of(app.runtime) is first_client
     [line] = await app.command("reload")
-    assert "Reload failed" in line and "wake_pattern" in line
+    assert "Reload failed" in line and "no-such" in line
     assert app.runtime.served is before
 
-    (app.config / "config.yml").write_text(NO_COOLDOWNS)
+    skill.unlink()
     assert "version 2" in (await app.command("reload"))[0]
     after = app.runtime.served
     assert after is not before and after.plane is app.runtime.plane

@@ -130,7 +130,7 @@ def test_validate_still_reviews_functions_when_another_file_is_broken(
     assert "starter-kit" in out
     assert "problem(s) in other files" in out
     assert "native tool names not checked" in out
-    assert code == 0
+    assert code == 1  # the folder's one verdict: validate, serve and reload refuse it too
 
 
 def test_run_records_everything_and_performs_nothing(

@@ -56,7 +56,7 @@ def test_wake_pattern_is_anchored_at_start_only() -> None:
 
 @pytest.mark.parametrize("pattern", ["(", "a{2,1}", "(?<!a)b", r"(a)\1"])
 def test_invalid_pattern_is_a_clear_error(pattern: str) -> None:
-    with pytest.raises(WakePatternError, match="chat.wake_pattern is not valid RE2"):
+    with pytest.raises(WakePatternError, match="chat.wake_pattern: not a valid RE2 pattern"):
         WakeRules(public_prefix="@ai", wake_pattern=pattern)
 
 
