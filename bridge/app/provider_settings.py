@@ -39,6 +39,7 @@ def provider_settings(provider_id: str, config: ProviderConfig) -> ProviderSetti
             max_retry_after_ms=config.retry.max_retry_after_ms,
         ),
         native_tools=tuple(config.native_tools),
+        compat=config.compat,
     )
 
 
@@ -50,6 +51,7 @@ def model_settings(wire_model: str, config: ModelConfig) -> ModelSettings:
         # None only for a model not resolved through ProvidersFile.resolve: then not sent.
         prompt_cache_key=bool(config.request.prompt_cache_key),
         extra_body=dict(config.request.extra_body),
+        tool_choice=config.request.tool_choice,
     )
 
 

@@ -133,7 +133,8 @@ async def _stream(
                 if usage is not None:
                     console.print(
                         f"usage: {usage.input_tokens} in ({usage.cached_input_tokens} cached), "
-                        f"{usage.output_tokens} out ({usage.reasoning_tokens} reasoning)",
+                        f"{usage.output_tokens} out ({usage.reasoning_tokens} reasoning)"
+                        + (" (estimated: the server reported none)" if usage.estimated else ""),
                         style="dim",
                     )
                 console.print(f"[green]done[/green] ({escape(event.finish_reason or 'stop')})")

@@ -41,6 +41,20 @@ from bridge.control.secrets import (
 from bridge.errors import ConfigError
 
 ApiType = Literal["openai_chat_completions", "openai_responses"]
+# The server families of `bridge.providers.compat` (kept equal by a test: the control plane
+# sits below the provider layer and cannot import it).
+CompatName = Literal[
+    "auto",
+    "openai",
+    "llama-cpp",
+    "llama-cpp-python",
+    "vllm",
+    "ollama",
+    "gemini",
+    "lmstudio",
+    "tgi",
+    "litellm",
+]
 
 PROVIDER_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}")
@@ -155,6 +169,8 @@ class ProviderConfig(StrictModel):
     native_tools: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
     # None: on where the provider is known to take the field (see `sends_prompt_cache_key`).
     prompt_cache_key: bool | None = None
+    # The server family whose wire habits requests follow (`bridge.providers.compat`).
+    compat: CompatName = "auto"
 
     _api_key_env: str | None = PrivateAttr(default=None)
 
@@ -305,9 +321,11 @@ class InterleavedConfig(StrictModel):
 
 class RequestExtras(StrictModel):
     """Additions to every request for this model. ``prompt_cache_key``: None follows the
-    provider (`ProviderConfig.sends_prompt_cache_key`)."""
+    provider (`ProviderConfig.sends_prompt_cache_key`). ``tool_choice``: what is sent while
+    tools are offered (`bridge.providers.projection.wire_tool_choice`)."""
 
     prompt_cache_key: bool | None = None
+    tool_choice: Literal["auto", "required", "omit"] = "auto"
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("extra_body")

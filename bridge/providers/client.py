@@ -16,6 +16,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 import httpx
 
 from bridge.errors import ProviderError
+from bridge.providers.compat import (
+    COMPAT,
+    CompatName,
+    ServerCompat,
+    compat_for_server_header,
+    compat_for_url,
+)
 from bridge.providers.errors import (
     ProviderConnectError,
     ProviderResponseError,
@@ -25,7 +32,7 @@ from bridge.providers.errors import (
     ProviderTransportError,
     clip,
 )
-from bridge.providers.events import Failed, StreamEvent
+from bridge.providers.events import Completed, Failed, StreamEvent, estimate_usage
 from bridge.providers.failures import RETRYABLE_CLASSES, classify
 from bridge.providers.headers import HeaderBuilder
 from bridge.providers.identity import IdentitySettings
@@ -34,6 +41,7 @@ from bridge.providers.protocols import protocol_for
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import ModelSettings, ProviderSettings
 from bridge.redaction import Redactor
+from bridge.unicode_text import valid_text
 
 # At most this much of an error body is read, and only to find the provider's error code.
 MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -169,6 +177,10 @@ class ProviderClient:
         self._url = settings.base_url.rstrip("/") + self._protocol.path
         self._sleep = sleep
         self._draining: set[asyncio.Task[None]] = set()
+        # ``auto``: the family the URL names, later the one the server's header names.
+        self._detected: CompatName | None = (
+            compat_for_url(settings.base_url) if settings.compat == "auto" else None
+        )
         timeouts = settings.timeouts
         self._http = httpx.AsyncClient(
             transport=transport,
@@ -198,9 +210,36 @@ class ProviderClient:
             await asyncio.wait(self._draining)
         await self._http.aclose()
 
+    @property
+    def compat(self) -> ServerCompat:
+        """The server family requests are shaped for: as configured, or what ``auto`` found."""
+        if self.settings.compat != "auto":
+            return COMPAT[self.settings.compat]
+        return COMPAT[self._detected or "auto"]
+
+    def _notice_server(self, response: httpx.Response) -> None:
+        if self.settings.compat == "auto":
+            found = compat_for_server_header(response.headers.get("server"))
+            if found is not None:
+                self._detected = found
+
+    def _shaped(self, model: ModelSettings) -> ModelSettings:
+        compat = self.compat
+        return model if model.compat is compat else dataclasses.replace(model, compat=compat)
+
     def build_body(self, request: ProviderRequest, model: ModelSettings) -> dict[str, object]:
         """The JSON body ``stream`` would send, for inspection and tests."""
-        return self._protocol.build_body(request, model, self._identity)
+        return self._protocol.build_body(request, self._shaped(model), self._identity)
+
+    def encoded_body(self, request: ProviderRequest, model: ModelSettings) -> bytes:
+        """The body as sent: UTF-8 JSON. A lone surrogate in the history (text from a source
+        that was not cleaned where it came in) becomes U+FFFD rather than an
+        ``UnicodeEncodeError`` out of the client."""
+        text = json.dumps(self.build_body(request, model), ensure_ascii=False)
+        try:
+            return text.encode()
+        except UnicodeEncodeError:
+            return valid_text(text).encode()
 
     async def stream(
         self, request: ProviderRequest, model: ModelSettings
@@ -212,11 +251,12 @@ class ProviderClient:
         holds the body open costs nothing. Close the iterator (``contextlib.aclosing``) if you
         stop before the end."""
         try:
-            body = json.dumps(self.build_body(request, model), ensure_ascii=False).encode()
+            body = self.encoded_body(request, model)
             headers = self._headers.build(request.session_id)
         except ProviderTransportError as exc:
             yield self._scrubbed(exc, retryable=False)
             return
+        model = self._shaped(model)
         if self._draining:
             # A drain that is about to finish gives its connection back for this request.
             await asyncio.wait(self._draining, timeout=DRAIN_GRACE_S)
@@ -242,6 +282,7 @@ class ProviderClient:
                         )
                     events = reader.feed(chunk)
                     if reader.finished:
+                        self._estimate_missing_usage(events, len(body))
                         self._drain_later(response, chunks)
                         handed_off = True
                         last = events[-1] if events else None
@@ -254,7 +295,9 @@ class ProviderClient:
                         yield event
                     if reader.finished:
                         return
-                for event in reader.close():
+                events = reader.close()
+                self._estimate_missing_usage(events, len(body))
+                for event in events:
                     yield event
                 return
             except (httpx.HTTPError, ProviderTransportError) as raw:
@@ -268,6 +311,13 @@ class ProviderClient:
                 if response is not None and not handed_off:
                     await response.aclose()
             await self._sleep(delay)
+
+    @staticmethod
+    def _estimate_missing_usage(events: list[StreamEvent], request_bytes: int) -> None:
+        last = events[-1] if events else None
+        if isinstance(last, Completed) and last.usage is None:
+            usage = estimate_usage(request_bytes, last.items)
+            events[-1] = dataclasses.replace(last, usage=usage)
 
     def _drain_later(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
         async def drain() -> None:
@@ -297,6 +347,7 @@ class ProviderClient:
     async def _check_response(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks when the response is an event stream; raises for an error status
         or a body that is not a stream."""
+        self._notice_server(response)
         status = response.status_code
         if status >= 300:
             code, message = _error_fields(await _read_bounded(response))

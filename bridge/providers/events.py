@@ -17,12 +17,17 @@ from bridge.providers.items import AssistantText, Reasoning, ToolCall
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts as the provider reported them; 0 where it reported nothing."""
+    """Token counts as the provider reported them; 0 where it reported nothing.
+
+    ``estimated``: the server reported no usage (llama-cpp-python ignores
+    ``stream_options.include_usage``) and the client counted about four bytes of the request
+    and of the answer per token instead (`estimate_usage`)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cached_input_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -93,3 +98,24 @@ StreamEvent = (
     | Completed
     | Failed
 )
+
+
+BYTES_PER_TOKEN = 4
+"""A rough average of tokenizers on English and JSON, for estimates only."""
+
+
+def estimate_usage(
+    request_bytes: int, items: tuple[AssistantText | Reasoning | ToolCall, ...]
+) -> Usage:
+    """Usage counted from sizes when the server reported none, marked ``estimated``."""
+    answer = 0
+    for item in items:
+        if isinstance(item, ToolCall):
+            answer += len(item.name) + len(item.arguments)
+        else:
+            answer += len(item.text)
+    return Usage(
+        input_tokens=-(-request_bytes // BYTES_PER_TOKEN),
+        output_tokens=-(-answer // BYTES_PER_TOKEN),
+        estimated=True,
+    )

@@ -40,7 +40,13 @@ _QUOTA_CODES = frozenset(
     {"insufficient_quota", "billing_hard_limit_reached", "quota_exceeded", "payment_required"}
 )
 _TOO_LONG_CODES = frozenset(
-    {"context_length_exceeded", "string_above_max_length", "request_too_large", "tokens_exceeded"}
+    {
+        "context_length_exceeded",
+        "string_above_max_length",
+        "request_too_large",
+        "tokens_exceeded",
+        "exceed_context_size_error",  # llama.cpp's llama-server
+    }
 )
 _MISCONFIGURED_CODES = frozenset(
     {
@@ -82,7 +88,11 @@ _TOO_LONG_WORDS = (
     "context window",
     "prompt is too long",
     "too many tokens",
+    "exceeds the available context size",  # llama-server
+    "exceed context window",  # llama-cpp-python: "Requested tokens (N) exceed context window of M"
 )
+# 4xx statuses that may heal: a code name never makes another 4xx worth retrying.
+_RETRYABLE_4XX = frozenset({408, 409, 429})
 
 
 def code_value(raw: object) -> str | None:
@@ -107,10 +117,21 @@ def status_of(status: object, code: str | None) -> int | None:
 
 
 def classify(status: object, code: object, message: str = "") -> FailureClass:
-    """The class of an error a provider reported, by status, code and (last) message words."""
+    """The class of an error a provider reported, by status, code and (last) message words.
+
+    The status class decides first and a code only refines it: a 400 or 401 whose code or
+    type names a busy-sounding class (``server_error``, ``api_error``, ``overloaded``) is
+    still a request the server will refuse again, so it is not retried."""
     name = code_value(code)
     number = status_of(status, name)
-    text = message.lower()
+    kind = _classify(number, name, message.lower())
+    final_4xx = number is not None and 400 <= number < 500 and number not in _RETRYABLE_4XX
+    if final_4xx and kind in ("busy", "timed_out"):
+        return "misconfigured"
+    return kind
+
+
+def _classify(number: int | None, name: str | None, text: str) -> FailureClass:
     if name in _QUOTA_CODES or number == 402 or any(w in text for w in _QUOTA_WORDS):
         return "quota"
     if name in _TOO_LONG_CODES or number == 413 or any(w in text for w in _TOO_LONG_WORDS):

@@ -51,12 +51,18 @@ class Reasoning(_Item):
 
 
 class ToolCall(_Item):
-    """A tool call the model asked for; ``arguments`` is the JSON text exactly as streamed."""
+    """A tool call the model asked for; ``arguments`` is the JSON text exactly as streamed.
+
+    ``extra``: fields the server put on the call beside ``id``, ``type`` and ``function``
+    (Gemini's ``extra_content`` with its ``thought_signature``); they go back unchanged when
+    the call is replayed, since a server may refuse a follow-up without them.
+    """
 
     kind: Literal["tool_call"] = "tool_call"
     call_id: str
     name: str
     arguments: str
+    extra: dict[str, Any] | None = None
 
 
 class ToolResult(_Item):

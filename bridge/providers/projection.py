@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.providers.items import Item, ToolCall, ToolResult
+from bridge.providers.items import Item, PlayerMessage, ProviderRequest, ToolCall, ToolResult
+from bridge.providers.settings import ModelSettings
 
 
 def drop_unpaired_tool_items(items: Sequence[Item]) -> list[Item | None]:
@@ -33,3 +34,18 @@ def drop_unpaired_tool_items(items: Sequence[Item]) -> list[Item | None]:
 def tool_spec_parameters(parameters: dict[str, object]) -> dict[str, object]:
     """A tool's JSON schema as sent: a copy, so a request body never aliases the catalogue."""
     return dict(parameters)
+
+
+def wire_tool_choice(request: ProviderRequest, model: ModelSettings) -> str | None:
+    """The ``tool_choice`` sent, None for none at all. The turn's own ``none`` (past its tool
+    limits) always wins; otherwise the model's setting: ``omit`` leaves the choice to the
+    server, ``required`` asks for a call when the request answers a player's message (after
+    tool results the model must still be free to answer in words)."""
+    if request.tool_choice != "auto":
+        return request.tool_choice
+    if model.tool_choice == "omit":
+        return None
+    if model.tool_choice == "required":
+        last = request.items[-1] if request.items else None
+        return "required" if isinstance(last, PlayerMessage) else "auto"
+    return "auto"

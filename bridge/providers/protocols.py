@@ -48,7 +48,10 @@ class ChatCompletionsProtocol:
         return chat_request.build_body(request, model, identity)
 
     def new_reader(self, model: ModelSettings) -> StreamReader:
-        return ChatCompletionsReader(interleaved_field=model.interleaved_field)
+        return ChatCompletionsReader(
+            interleaved_field=model.interleaved_field,
+            text_formats=model.compat.text_tool_formats,
+        )
 
 
 class ResponsesProtocol:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from bridge.providers.compat import COMPAT, CompatName, ServerCompat
 from bridge.providers.items import ApiType
+
+ModelToolChoice = Literal["auto", "required", "omit"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,6 +61,7 @@ class ProviderSettings:
     timeouts: Timeouts = Timeouts()
     retry: RetryPolicy = RetryPolicy()
     native_tools: tuple[Mapping[str, Any], ...] = ()
+    compat: CompatName = "auto"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +74,9 @@ class ModelSettings:
     replayed on the assistant message (``reasoning_content``). None: reasoning not replayed.
     prompt_cache_key: send the session id as ``prompt_cache_key``.
     extra_body: merged into the top level of every request body, as written.
+    tool_choice: what is sent while tools are offered (`projection.wire_tool_choice`).
+    compat: the server family's habits; the client sets it per request from the provider's
+    ``compat`` (and what ``auto`` detected).
     """
 
     wire_model: str
@@ -77,6 +84,8 @@ class ModelSettings:
     interleaved_field: str | None = None
     prompt_cache_key: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    tool_choice: ModelToolChoice = "auto"
+    compat: ServerCompat = COMPAT["auto"]
 
 
 def output_cap(model_cap: int | None, request_cap: int | None) -> int | None:

@@ -60,10 +60,15 @@ def valid_item(item: ResponseItem) -> ResponseItem:
             return item
         return item.model_copy(update={"text": text, "opaque": opaque})
     call_id, name = valid_text(item.call_id), valid_text(item.name)
-    arguments = valid_json_text(item.arguments)
-    if call_id is item.call_id and name is item.name and arguments is item.arguments:
+    arguments, extra = valid_json_text(item.arguments), valid_json(item.extra)
+    if (
+        call_id is item.call_id
+        and name is item.name
+        and arguments is item.arguments
+        and extra is item.extra
+    ):
         return item
-    return ToolCall(call_id=call_id, name=name, arguments=arguments)
+    return ToolCall(call_id=call_id, name=name, arguments=arguments, extra=extra)
 
 
 def _valid_outcome(event: Completed | Failed) -> Completed | Failed:
@@ -93,7 +98,8 @@ async def _one_attempt(
                     await on_reasoning()
             elif isinstance(event, Completed | Failed):
                 return _valid_outcome(event)
-    except MineclawError as exc:
+    except (MineclawError, UnicodeError) as exc:
+        # UnicodeError: a client of another kind that could not encode the history.
         return Failed(reason=valid_text(str(exc) or type(exc).__name__), retryable=False)
     finally:
         # Stopping early (a final event, a cancelled turn) must close the HTTP stream at once.

@@ -382,7 +382,7 @@ class TurnEngine:
             # that would pass a budget is never sent.
             await self._check_budget(context, snapshot, estimate)
             completed = await self._complete(context, snapshot, progress, request)
-            if completed.usage is not None:
+            if completed.usage is not None and not completed.usage.estimated:
                 self._session.calibration.observe(
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
@@ -460,7 +460,7 @@ class TurnEngine:
         """Count what one response used: the provider's report, or an estimate marked so."""
         budget = snapshot.budget
         usage = completed.usage
-        if usage is not None and usage.total_tokens > 0:
+        if usage is not None and usage.total_tokens > 0 and not usage.estimated:
             tokens, estimated = usage.total_tokens, False
         else:
             calibration = self._session.calibration

@@ -10,8 +10,11 @@ stream. An error object can arrive mid-stream, with or without an ``event: error
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from bridge.providers.chat_completions.text_calls import TextCallGate, parse_text_calls
+from bridge.providers.compat import ALL_TEXT_FORMATS, TextToolFormat
 from bridge.providers.errors import ProviderResponseError, ProviderStreamError
 from bridge.providers.events import (
     Completed,
@@ -38,6 +41,10 @@ from bridge.providers.sse import SSEDecoder
 PROTOCOL = "openai_chat_completions"
 _INCOMPLETE_REASONS = frozenset({"length", "content_filter"})
 _SHAPE_ERRORS = (TypeError, KeyError, AttributeError, IndexError, ValueError)
+# The keys of a tool-call fragment the reader reads; any other key the server put on a call
+# (Gemini's ``extra_content.google.thought_signature``) is kept and sent back on replay.
+_FRAGMENT_KEYS = frozenset({"index", "id", "type", "function"})
+_DECODER = json.JSONDecoder()
 
 
 class _ToolCallParts:
@@ -45,7 +52,7 @@ class _ToolCallParts:
     (vLLM, LM Studio and llama.cpp send a nameless first one); ``begun`` says whether
     ``ToolCallBegun`` went out."""
 
-    __slots__ = ("index", "call_id", "name", "arguments", "begun")
+    __slots__ = ("index", "call_id", "name", "arguments", "begun", "extra")
 
     def __init__(self, index: int, call_id: str | None, name: str | None) -> None:
         self.index = index
@@ -53,6 +60,7 @@ class _ToolCallParts:
         self.name = name
         self.arguments: list[str] = []
         self.begun = False
+        self.extra: dict[str, Any] = {}
 
 
 def error_from_body(body: Any) -> ProviderResponseError:
@@ -103,8 +111,14 @@ class ChatCompletionsReader:
     Every shape it cannot read becomes a ``ProviderStreamError`` (the client yields it as a
     ``Failed``), never a ``TypeError`` or ``KeyError`` from deep inside."""
 
-    def __init__(self, *, interleaved_field: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        interleaved_field: str | None = None,
+        text_formats: Sequence[TextToolFormat] = ALL_TEXT_FORMATS,
+    ) -> None:
         self._sse = SSEDecoder()
+        self._gate = TextCallGate(text_formats)
         self._interleaved_field = interleaved_field
         self._reasoning_field: str | None = None
         self._text: list[str] = []
@@ -195,7 +209,9 @@ class ChatCompletionsReader:
             if text:
                 text = _text_of(text, "delta.content")
                 self._text.append(text)
-                out.append(TextDelta(text))
+                shown = self._gate.feed(text)
+                if shown:
+                    out.append(TextDelta(shown))
             reasoning = delta.get("reasoning_content")
             if reasoning:
                 self._reasoning_field = "reasoning_content"
@@ -236,6 +252,9 @@ class ChatCompletionsReader:
             parts.call_id = _text_of(call_id, "tool call id")
         if name is not None and parts.name is None:
             parts.name = _text_of(name, "tool call name")
+        for key, value in fragment.items():
+            if key not in _FRAGMENT_KEYS and value is not None:
+                parts.extra[key] = value
         if not parts.begun and parts.name is not None:
             parts.begun = True
             begun_id = self._id_of(parts)
@@ -294,18 +313,34 @@ class ChatCompletionsReader:
             return
         self._calls_done = True
         for parts in self._ordered_calls():
-            out.append(ToolCallDone(self._tool_call(parts)))
+            for call in self._tool_calls(parts):
+                out.append(ToolCallDone(call))
 
     def _ordered_calls(self) -> list[_ToolCallParts]:
         order = {id(parts): n for n, parts in enumerate(self._all_calls)}
         return sorted(self._all_calls, key=lambda parts: (parts.index, order[id(parts)]))
 
-    def _tool_call(self, parts: _ToolCallParts) -> ToolCall:
+    def _tool_calls(self, parts: _ToolCallParts) -> list[ToolCall]:
+        """The call, or the calls a relay glued together: a relay that streams parallel calls
+        on one index with an empty name and no new id leaves ``{...}{...}`` as the arguments;
+        each complete JSON object is a call of that name (the first keeps the id)."""
         if parts.name is None:
             raise ProviderStreamError(f"tool call {parts.index} never received its name")
-        return ToolCall(
-            call_id=self._id_of(parts), name=parts.name, arguments="".join(parts.arguments)
-        )
+        call_id = self._id_of(parts)
+        arguments = "".join(parts.arguments)
+        extra = dict(parts.extra) or None
+        pieces = _glued_objects(arguments)
+        if pieces is None:
+            return [ToolCall(call_id=call_id, name=parts.name, arguments=arguments, extra=extra)]
+        return [
+            ToolCall(
+                call_id=call_id if n == 0 else f"{call_id}-{n + 1}",
+                name=parts.name,
+                arguments=piece,
+                extra=extra if n == 0 else None,
+            )
+            for n, piece in enumerate(pieces)
+        ]
 
     def _replay_marker(self) -> dict[str, str] | None:
         """Which delta field the reasoning came in, when that is the interleaved field: the
@@ -337,6 +372,41 @@ class ChatCompletionsReader:
             )
             return
         self._finish_tool_calls(out)
+        text = "".join(self._text)
+        text_calls: list[ToolCall] = []
+        if self._gate.format is not None:
+            parsed = parse_text_calls(text, self._gate.format)
+            if parsed is None:
+                out.append(
+                    Failed(
+                        reason=f"a tool call written as text ({self._gate.format}) "
+                        "could not be read",
+                        retryable=True,
+                        kind="broken",
+                    )
+                )
+                return
+            text = ""
+            for n, (name, arguments) in enumerate(parsed):
+                call = ToolCall(call_id=f"call_text_{n}", name=name, arguments=arguments)
+                text_calls.append(call)
+                out.append(ToolCallDone(call))
+        else:
+            released = self._gate.release()
+            if released:
+                out.append(TextDelta(released))
+        if not (text or self._reasoning or self._all_calls or text_calls):
+            if self._finish_reason is None:
+                # Only the role chunk and [DONE]: llama-cpp-python ends a stream it dropped
+                # under load this way. Not an answer; another attempt may give one.
+                out.append(
+                    Failed(
+                        reason="the stream ended without any content or finish_reason",
+                        retryable=True,
+                        kind="broken",
+                    )
+                )
+                return
         items: list[AssistantText | Reasoning | ToolCall] = []
         if self._reasoning:
             items.append(
@@ -346,9 +416,11 @@ class ChatCompletionsReader:
                     opaque=self._replay_marker(),
                 )
             )
-        if self._text:
-            items.append(AssistantText(text="".join(self._text)))
-        items.extend(self._tool_call(parts) for parts in self._ordered_calls())
+        if text:
+            items.append(AssistantText(text=text))
+        for parts in self._ordered_calls():
+            items.extend(self._tool_calls(parts))
+        items.extend(text_calls)
         out.append(
             Completed(
                 items=tuple(items),
@@ -357,3 +429,26 @@ class ChatCompletionsReader:
                 response_id=self._response_id,
             )
         )
+
+
+def _glued_objects(arguments: str) -> list[str] | None:
+    """Two or more JSON objects written one after the other, each as its own text; None for
+    anything else (one value, or text that is not JSON)."""
+    if "}" not in arguments or arguments.count("{") < 2:
+        return None
+    pieces: list[str] = []
+    position, end = 0, len(arguments)
+    try:
+        while position < end:
+            while position < end and arguments[position].isspace():
+                position += 1
+            if position == end:
+                break
+            value, next_position = _DECODER.raw_decode(arguments, position)
+            if not isinstance(value, dict):
+                return None
+            pieces.append(arguments[position:next_position])
+            position = next_position
+    except ValueError:
+        return None
+    return pieces if len(pieces) > 1 else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bridge.providers.compat import ServerCompat
 from bridge.providers.identity import IdentitySettings, chat_completions_user_message
 from bridge.providers.items import (
     AssistantText,
@@ -20,7 +21,11 @@ from bridge.providers.items import (
     ToolResult,
     ToolSpec,
 )
-from bridge.providers.projection import drop_unpaired_tool_items, tool_spec_parameters
+from bridge.providers.projection import (
+    drop_unpaired_tool_items,
+    tool_spec_parameters,
+    wire_tool_choice,
+)
 from bridge.providers.settings import ModelSettings, output_cap
 
 PROTOCOL = "openai_chat_completions"
@@ -46,12 +51,13 @@ class _AssistantMessage:
         self.reasoning: list[str] = []
         self.tool_calls: list[dict[str, Any]] = []
 
-    def wire(self, interleaved_field: str | None) -> dict[str, Any] | None:
+    def wire(self, interleaved_field: str | None, compat: ServerCompat) -> dict[str, Any] | None:
         if not (self.text or self.tool_calls):
             return None
+        empty = "" if compat.tool_replay_content == "empty" else None
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": "".join(self.text) if self.text else None,
+            "content": "".join(self.text) if self.text else empty,
         }
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
@@ -79,7 +85,7 @@ def messages(
     def flush() -> None:
         nonlocal pending
         if pending is not None:
-            message = pending.wire(model.interleaved_field)
+            message = pending.wire(model.interleaved_field, model.compat)
             if message is not None:
                 out.append(message)
             pending = None
@@ -94,13 +100,13 @@ def messages(
             if isinstance(item, AssistantText):
                 pending.text.append(item.text)
             elif isinstance(item, ToolCall):
-                pending.tool_calls.append(
-                    {
-                        "id": item.call_id,
-                        "type": "function",
-                        "function": {"name": item.name, "arguments": item.arguments},
-                    }
+                call: dict[str, Any] = dict(item.extra) if item.extra else {}
+                call.update(
+                    id=item.call_id,
+                    type="function",
+                    function={"name": item.name, "arguments": item.arguments},
                 )
+                pending.tool_calls.append(call)
             elif _replayable(item, model.interleaved_field):
                 pending.reasoning.append(item.text)
             continue
@@ -127,14 +133,17 @@ def build_body(
     body["model"] = model.wire_model
     body["messages"] = messages(request, model, identity)
     body["stream"] = True
-    body["stream_options"] = {"include_usage": True}
+    if model.compat.stream_usage:
+        body["stream_options"] = {"include_usage": True}
     cap = output_cap(model.max_output_tokens, request.max_output_tokens)
     if cap is not None:
         body["max_completion_tokens"] = cap
     tools = [tool_shape(t) for t in request.tools] + [dict(t) for t in request.native_tools]
     if tools:
         body["tools"] = tools
-        body["tool_choice"] = request.tool_choice
+        choice = wire_tool_choice(request, model)
+        if choice is not None:
+            body["tool_choice"] = choice
         if request.parallel_tool_calls is not None:
             body["parallel_tool_calls"] = request.parallel_tool_calls
     if model.prompt_cache_key:

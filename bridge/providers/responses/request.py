@@ -10,7 +10,7 @@ from typing import Any
 
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ProviderRequest, ToolSpec
-from bridge.providers.projection import tool_spec_parameters
+from bridge.providers.projection import tool_spec_parameters, wire_tool_choice
 from bridge.providers.responses.replay import input_items
 from bridge.providers.settings import ModelSettings, output_cap
 
@@ -60,7 +60,9 @@ def build_body(
     tools = [tool_shape(t) for t in request.tools] + [dict(t) for t in request.native_tools]
     if tools:
         body["tools"] = tools
-        body["tool_choice"] = request.tool_choice
+        choice = wire_tool_choice(request, model)
+        if choice is not None:
+            body["tool_choice"] = choice
         if request.parallel_tool_calls is not None:
             body["parallel_tool_calls"] = request.parallel_tool_calls
     if model.prompt_cache_key:
