@@ -11,7 +11,8 @@ Each subpackage translates the errors of the libraries it uses at its boundary
     ├── ToolError            bridge.tools / bridge.policy: arguments, gating, whitelist
     ├── FunctionError        bridge.functions: the JavaScript sandbox and its limits
     ├── TurnError            bridge.turns: gates, cancellation, dropped turns
-    └── StoreError           bridge.store: archive, audit log, usage (SQLite or PostgreSQL)
+    ├── StoreError           bridge.store: archive, audit log, usage (SQLite or PostgreSQL)
+    └── WebError             bridge.web: the SSRF shield, fetches and search backends
 
 Subpackages derive their own, more precise classes from these branches.
 """
@@ -49,3 +50,7 @@ class TurnError(MineclawError):
 
 class StoreError(MineclawError):
     """The archive or the audit log could not be read or written."""
+
+
+class WebError(MineclawError):
+    """A web fetch or search was refused (by the shield) or failed."""

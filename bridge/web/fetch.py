@@ -1,0 +1,218 @@
+"""``web_fetch``'s engine: one URL in, readable text out, every hop through the shield.
+
+Redirects are followed here, not by httpx, so each hop's URL is checked by the shield before
+its request (a redirect to ``http://169.254.169.254/`` is refused like a first URL), and each
+connection is checked again at connect time by the connector. The body is read as a stream and
+reading stops at ``max_bytes``: a huge or endless body costs at most that. Connect and total
+timeouts bound the time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import zlib
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+import httpx
+
+from bridge.web.connector import (
+    Dialer,
+    ShieldedBackend,
+    ShieldedTransport,
+    ShieldObserver,
+    direct_dialer,
+    system_resolver,
+)
+from bridge.web.content import MediaType, decode, text_kind
+from bridge.web.errors import FetchFailed, FetchRefused, ShieldRefused
+from bridge.web.extract import extract_html
+from bridge.web.shield import Resolver, ShieldPolicy
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+ACCEPT = "text/html,application/xhtml+xml,text/markdown,text/plain,application/json;q=0.9"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSettings:
+    """The limits of ``web_fetch``; defaults are those of ``config.yml`` ``web``."""
+
+    policy: ShieldPolicy = field(default_factory=ShieldPolicy)
+    connect_timeout_s: float = 5.0
+    total_timeout_s: float = 15.0
+    max_bytes: int = 2_000_000
+    max_redirects: int = 5
+    max_chars: int = 20_000
+    user_agent: str = "Mineclaw-bridge web_fetch"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """What a fetch returns. ``hops``: every URL asked for, the first one included."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    charset: str
+    title: str | None
+    text: str
+    truncated: bool
+    bytes_read: int
+    hops: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class FetchTrace:
+    """What a fetch got as far as (for the audit record when it fails part way)."""
+
+    final_url: str | None = None
+    bytes_read: int = 0
+
+
+class WebFetcher:
+    """Fetches pages under ``settings``; ``resolver`` and ``dialer`` are the network (tests
+    inject both; production uses the system resolver and connects to checked addresses)."""
+
+    def __init__(
+        self,
+        settings: FetchSettings,
+        *,
+        resolver: Resolver = system_resolver,
+        dialer: Dialer = direct_dialer,
+        observer: ShieldObserver | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.settings = settings
+        self._backend = ShieldedBackend(
+            settings.policy, resolver=resolver, dialer=dialer, observer=observer
+        )
+        self._ssl_context = ssl_context
+
+    async def fetch(
+        self, url: str, *, max_chars: int | None = None, trace: FetchTrace | None = None
+    ) -> Page:
+        """The page at ``url``. Raises ``ShieldRefused``, ``FetchRefused`` or ``FetchFailed``."""
+        settings = self.settings
+        trace = trace if trace is not None else FetchTrace()
+        limit = settings.max_chars if max_chars is None else min(max_chars, settings.max_chars)
+        try:
+            async with asyncio.timeout(settings.total_timeout_s):
+                return await self._fetch(url, limit, trace)
+        except TimeoutError:
+            raise FetchFailed(
+                "timeout", f"the fetch took longer than {settings.total_timeout_s:g} s"
+            ) from None
+
+    async def _fetch(self, url: str, limit: int, trace: FetchTrace) -> Page:
+        settings = self.settings
+        transport = ShieldedTransport(self._backend, ssl_context=self._ssl_context)
+        timeout = httpx.Timeout(settings.total_timeout_s, connect=settings.connect_timeout_s)
+        # Identity: a compressed body would make the byte cap a cap on the compressed size.
+        headers = {
+            "User-Agent": settings.user_agent,
+            "Accept": ACCEPT,
+            "Accept-Encoding": "identity",
+        }
+        hops: list[str] = []
+        # The transport is used as it is, without httpx's client: the client parses a redirect's
+        # Location itself (and rejects spellings the shield must see to refuse by name).
+        try:
+            current = url
+            while True:
+                trace.final_url = current[:2048]  # the hop refused, if the shield refuses it
+                checked = settings.policy.check_url(current)
+                hops.append(checked.url)
+                trace.final_url = checked.url
+                request = httpx.Request(
+                    "GET", checked.url, headers=headers, extensions={"timeout": timeout.as_dict()}
+                )
+                try:
+                    response = await transport.handle_async_request(request)
+                    try:
+                        location = response.headers.get("location")
+                        if response.status_code in REDIRECTS and location:
+                            if len(hops) > settings.max_redirects:
+                                raise FetchRefused(
+                                    "too_many_redirects",
+                                    f"more than {settings.max_redirects} redirects",
+                                )
+                            current = urljoin(checked.url, location)
+                            continue
+                        return await self._read(response, url, checked.url, hops, limit, trace)
+                    finally:
+                        await response.aclose()
+                except httpx.TimeoutException as exc:
+                    raise FetchFailed("timeout", f"{checked.url}: timed out ({exc})") from None
+                except httpx.HTTPError as exc:
+                    raise FetchFailed("network", f"{checked.url}: {exc}") from None
+        finally:
+            await transport.aclose()
+
+    async def _read(
+        self,
+        response: httpx.Response,
+        url: str,
+        final_url: str,
+        hops: list[str],
+        limit: int,
+        trace: FetchTrace,
+    ) -> Page:
+        if not 200 <= response.status_code < 300:
+            reason = response.reason_phrase or "error"
+            raise FetchRefused(
+                "http_status", f"the server answered {response.status_code} {reason}"
+            )
+        media = MediaType.parse(response.headers.get("content-type"))
+        kind = text_kind(media)
+        body = bytearray()
+        cut = False
+        async for chunk in response.aiter_raw():
+            room = self.settings.max_bytes - len(body)
+            body += chunk[:room]
+            trace.bytes_read = len(body)
+            if len(chunk) > room:
+                cut = True
+                break
+        raw = bytes(body)
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            raw, inflated_cut = _inflated(raw, encoding, self.settings.max_bytes)
+            cut = cut or inflated_cut
+        text, charset = decode(raw, media, kind)
+        title: str | None = None
+        if kind == "html":
+            extracted = await asyncio.to_thread(extract_html, text, final_url)
+            title, text = extracted.title, extracted.text
+        if len(text) > limit:
+            text, cut = text[:limit], True
+        return Page(
+            url=url,
+            final_url=final_url,
+            status=response.status_code,
+            content_type=media.essence,
+            charset=charset,
+            title=title,
+            text=text,
+            truncated=cut,
+            bytes_read=len(body),
+            hops=tuple(hops),
+        )
+
+
+def _inflated(raw: bytes, encoding: str, cap: int) -> tuple[bytes, bool]:
+    """A body the server compressed although asked not to: inflated to at most ``cap`` bytes
+    (a small body cannot become a huge one), and whether that cut it."""
+    wbits = {"gzip": 31, "x-gzip": 31, "deflate": 15}.get(encoding)
+    if wbits is None:
+        raise FetchRefused("not_text", f"the body is compressed with {encoding}, not read")
+    try:
+        inflater = zlib.decompressobj(wbits)
+        out = inflater.decompress(raw, cap)
+    except zlib.error:
+        raise FetchRefused("not_text", "the compressed body could not be decoded") from None
+    return out, bool(inflater.unconsumed_tail)
+
+
+__all__ = ["FetchSettings", "FetchTrace", "Page", "ShieldRefused", "WebFetcher"]
