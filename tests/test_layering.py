@@ -36,6 +36,8 @@ LAYERS: dict[str, int] = {
     # Decisions and the provider wire.
     "policy": 4,
     "providers": 4,
+    # The web tools' network side: the SSRF shield, fetches, search backends.
+    "web": 4,
     # Tools the model calls (built-ins and their registry).
     "tools": 5,
     # Owners' Functions and the turn loop, built on the tools.
@@ -51,7 +53,7 @@ LAYERS: dict[str, int] = {
 # Edges the layers allow but the design does not: building provider client settings from
 # control-plane models belongs above ``providers`` (in ``app``), so ``providers`` stays free
 # of the configuration files' shapes.
-FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control")})
+FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control"), ("web", "control")})
 
 # Imports allowed to break the rules, as (importing module, imported module): none today. Never
 # grow it to land a change; move the code instead. An entry no longer needed fails the test, so

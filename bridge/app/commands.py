@@ -376,10 +376,17 @@ class CommandRouter:
             "tokens": str(tokens),
         }
         activity = {"activity": runtime.lanes.status(), "version": str(runtime.plane.version)}
+        web_tools = runtime.served.web_tools
+        web_line = (
+            text("status.web_on", {"tools": ", ".join(web_tools)})
+            if web_tools
+            else text("status.web_off")
+        )
         return [
             text("status.link_up" if link is not None and link.connected else "status.link_down"),
             model_line,
             text("status.listen_on" if runtime.listen.on else "status.listen_off"),
+            web_line,
             text("status.session_summarised" if state.summary else "status.session", session),
             text("status.activity", activity),
         ]

@@ -234,6 +234,7 @@ class Network:
                 # One ledger for the bridge: a player's budget follows them between servers.
                 usage=shared.usage,
                 clock=shared.clock,
+                web_network=shared.web_network,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging

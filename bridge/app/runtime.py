@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +59,7 @@ from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 from bridge.turns.tokens import raw_tokens_of_text
 from bridge.turns.wake import WakeRules
+from bridge.web.seam import TestNetwork
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +111,11 @@ class Runtime:
         metrics: BridgeMetrics | None = None,
         usage: UsageLedger | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        web_network: TestNetwork | None = None,
     ) -> None:
         self.store = store
+        self.web_network = web_network
+        """The end-to-end tests' network for the web tools (``bridge.web.seam``), or None."""
         # What this runtime serves of each published plane: all of it, or one server's view
         # of it in a network (its own policy files in place of the network-wide ones).
         self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
@@ -183,6 +188,8 @@ class Runtime:
             redact_now=lambda text: self.plane.redact(text),
             transport=transport,
             budgets=self.budgets,
+            web_counted=self.metrics.web_request,
+            web_network=web_network,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -216,6 +223,7 @@ class Runtime:
         Raises ``ConfigError`` or ``StoreError``.
         """
         store = ControlPlaneStore(config_dir, environ=environ)
+        web_network = TestNetwork.from_environ(os.environ if environ is None else environ)
         archive, audit = open_storage(store.current, config_dir)
         try:
             usage = open_usage(store.current, config_dir)
@@ -234,6 +242,7 @@ class Runtime:
                 records=records,
                 usage=usage,
                 clock=clock,
+                web_network=web_network,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging

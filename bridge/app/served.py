@@ -33,6 +33,7 @@ from bridge.app.budget_binding import PlayerBudget, guest_admission, limits_for
 from bridge.app.folder_verdict import refuse_unservable
 from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.texts import text_for
+from bridge.app.web_binding import web_handlers, web_tool_names
 from bridge.control import ControlPlane
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
@@ -52,8 +53,10 @@ from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import offered
 from bridge.tools.registry import HandlerFn, ToolRegistry
 from bridge.tools.skill_index import instructions_with_skills
+from bridge.tools.web_tools import WebOutcome
 from bridge.turns.ports import ModelRoute, TurnLimits, TurnSnapshot
 from bridge.turns.wake import WakeRules
+from bridge.web.seam import TestNetwork
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +93,11 @@ class ProcessParts:
     transport: httpx.AsyncBaseTransport | None = None
     budgets: Budgets | None = None
     """The process's token budgets (usage ledger and clock); None: usage is not counted."""
+    web_counted: WebOutcome | None = None
+    """Counts each web tool call in the metrics (``mineclaw_web_requests``)."""
+    web_network: TestNetwork | None = None
+    """The test network of ``MINECLAW_TEST_WEB_NETWORK`` (end-to-end tests only); None: the
+    real resolver and connections."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -115,6 +123,8 @@ class ServedConfig:
     registry: ToolRegistry
     tool_cooldown_ms: int
     function_pool: PoolSettings
+    web_tools: tuple[str, ...]
+    """The web tools this version binds (empty while ``web.enabled`` is false)."""
     providers: Mapping[str, ProviderEntry]
     """The clients of the providers that can be called, by provider id."""
     unusable: Mapping[str, str]
@@ -324,8 +334,11 @@ def build_served(
         wake_rules = WakeRules.from_settings(plane.config.chat)
     except TurnError as exc:
         raise ConfigError(f"config.yml: {exc}") from exc
+    web = web_handlers(
+        plane, audit=parts.audit, counted=parts.web_counted, network=parts.web_network
+    )
     try:
-        registry = _registry(plane, handlers)
+        registry = _registry(plane, {**handlers, **web})
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)
@@ -338,6 +351,7 @@ def build_served(
         registry=registry,
         tool_cooldown_ms=plane.config.environment.tool_cooldown_ms,
         function_pool=pool_settings(plane.config.functions),
+        web_tools=tuple(web_tool_names(web)),
         providers=MappingProxyType(providers),
         unusable=MappingProxyType(unusable),
         parts=parts,

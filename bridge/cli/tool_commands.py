@@ -46,6 +46,7 @@ _LINKED_NOTE = {
         "runs once the plugin is linked; `functions validate` reviews the Functions it calls"
     ),
     "asks_players": "runs once the plugin is linked (it can show prompts)",
+    "reads_web": "runs in serve while config.yml has web.enabled: true (never offline)",
 }
 _OFFLINE_NOTE = "runs offline too (`tools call`)"
 
@@ -95,6 +96,8 @@ def run_validate(args: argparse.Namespace) -> int:
     statuses = [entry.status for entry in registry.catalogue]
     invalid = statuses.count("invalid")
     offline, linked, disabled = (statuses.count(s) for s in ("available", "not_built", "disabled"))
+    web = sum(1 for e in registry.catalogue if e.status == "not_built" and e.effect == "reads_web")
+    linked -= web
     console.print(
         "Checked here: each entry's fields, its parameters schema, permission node and handler. "
         "Checked once the plugin is linked: the game and command tools themselves, and which "
@@ -103,8 +106,8 @@ def run_validate(args: argparse.Namespace) -> int:
     ok = not invalid and not file_problems
     verdict = "[green]valid[/green]" if ok else "[red]invalid[/red]"
     console.print(
-        f"{verdict}: {offline + linked} ok ({offline} run offline, {linked} once the plugin is "
-        f"linked), {disabled} disabled, {invalid} invalid"
+        f"{verdict}: {offline + linked + web} ok ({offline} run offline, {linked} once the "
+        f"plugin is linked, {web} with web.enabled), {disabled} disabled, {invalid} invalid"
     )
     return EXIT_OK if ok else EXIT_PROBLEMS
 

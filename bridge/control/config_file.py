@@ -18,6 +18,7 @@ from bridge.control.function_limits import FunctionLimits
 from bridge.control.metrics_config import MetricsConfig
 from bridge.control.storage_config import StorageConfig
 from bridge.control.wake_pattern import compile_wake_pattern
+from bridge.control.web_config import WebConfig
 from bridge.control.whitelist_rules import InvalidRule, check_rule
 from bridge.redaction import RedactionRule
 
@@ -185,3 +186,4 @@ class ConfigFile(StrictModel):
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    web: WebConfig = Field(default_factory=WebConfig)

@@ -129,6 +129,8 @@ _declare("status.model", "player name model", "model")
 _declare("status.model_unavailable", "player name model reason", "model reason")
 _declare("status.listen_on", "player name")
 _declare("status.listen_off", "player name")
+_declare("status.web_on", "player name tools", "tools")
+_declare("status.web_off", "player name")
 _STATUS_SESSION = "player name turns messages tokens"
 _declare("status.session", _STATUS_SESSION, "turns messages tokens")
 _declare("status.session_summarised", _STATUS_SESSION, "turns messages tokens")
@@ -326,6 +328,8 @@ class StatusMessages(_Section):
     model_unavailable: str = "<gray>model: <model> (not available yet: <reason>)"
     listen_on: str = "<gray>listen: on"
     listen_off: str = "<gray>listen: off"
+    web_on: str = "<gray>web tools: on (<tools>)"
+    web_off: str = "<gray>web tools: off"
     session: str = "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens"
     session_summarised: str = (
         "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens, summarised"

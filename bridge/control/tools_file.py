@@ -31,6 +31,8 @@ Handler = Literal[
     "ask_player",
     "recipe_lookup",
     "item_facts",
+    "web_fetch",
+    "web_search",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

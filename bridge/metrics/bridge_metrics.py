@@ -96,6 +96,13 @@ class BridgeMetrics:
             ["budget", "tier"],
             registry=registry,
         )
+        self.web_requests = Counter(
+            "mineclaw_web_requests",
+            "web_fetch and web_search calls by tool and outcome (ok, refused by the shield,"
+            " not_readable, failed).",
+            ["tool", "outcome"],
+            registry=registry,
+        )
         self.queue = Gauge(
             "mineclaw_queue_length",
             "Wakes waiting in line for a lane or for the cap on running turns.",
@@ -151,6 +158,11 @@ class BridgeMetrics:
     def model_request(self, *, model: str, result: str, seconds: float) -> None:
         """``result``: ``ok`` or ``failed`` (every attempt spent)."""
         self.request_seconds.labels(model, result).observe(max(0.0, seconds))
+
+    def web_request(self, tool: str, outcome: str) -> None:
+        """One web tool call ended: ``tool`` web_fetch or web_search, ``outcome`` one of a few
+        fixed words (never a URL: URLs go to the audit log, not into labels)."""
+        self.web_requests.labels(tool, outcome).inc()
 
     def budget_refusal(self, *, budget: str, tier: str) -> None:
         """A turn refused before it started, or stopped between tool rounds, by a budget.

@@ -12,9 +12,14 @@ from __future__ import annotations
 from bridge.control.budgets_config import GuestConfig
 
 SIDE_EFFECT_HANDLERS = frozenset({"run_command", "call_function"})
+NEVER_FOR_GUESTS = frozenset({"web_fetch", "web_search"})
+"""The web tools reach outside the server on the model's word: no guest gets them, whatever
+``allow_tools`` says (a guest is anyone, and a fetched page is untrusted text in their turn)."""
 
 
 def guest_may_use(name: str, *, handler: str, cost: str, guest: GuestConfig) -> bool:
+    if handler in NEVER_FOR_GUESTS:
+        return False
     if name in guest.allow_tools:
         return True
     return cost != "paid" and handler not in SIDE_EFFECT_HANDLERS

@@ -28,7 +28,12 @@ from bridge.errors import ToolError
 from bridge.providers.items import ToolSpec
 
 Effect = Literal[
-    "reads_workspace", "reads_game", "dispatches_commands", "runs_functions", "asks_players"
+    "reads_workspace",
+    "reads_game",
+    "reads_web",
+    "dispatches_commands",
+    "runs_functions",
+    "asks_players",
 ]
 Status = Literal["available", "disabled", "not_built", "invalid"]
 
@@ -67,10 +72,12 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "ask_player": "asks_players",
     "recipe_lookup": "reads_game",
     "item_facts": "reads_game",
+    "web_fetch": "reads_web",
+    "web_search": "reads_web",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 
-READ_EFFECTS: frozenset[Effect] = frozenset({"reads_workspace", "reads_game"})
+READ_EFFECTS: frozenset[Effect] = frozenset({"reads_workspace", "reads_game", "reads_web"})
 """Effects that change nothing: calls with them may run side by side in one round."""
 
 PERSONAL_HANDLERS = frozenset({"player_snapshot", "item_inspect", "block_inspect"})

@@ -35,6 +35,11 @@ class ErrorCode(StrEnum):
     """``read`` was given a folder, or a file that is not text."""
     NOT_A_DIRECTORY = "not_a_directory"
     """``list`` or ``grep`` was given a file where a folder was expected."""
+    URL_REFUSED = "url_refused"
+    """The web shield refused a URL or the address it leads to; the message names the rule."""
+    NOT_READABLE = "not_readable"
+    """``web_fetch`` got an answer it does not read: not text (a PDF, an image), an HTTP error
+    status, too many redirects."""
     TIMEOUT = "timeout"
     """The tool ran out of its time budget before producing anything useful."""
     INTERNAL_ERROR = "internal_error"

@@ -22,8 +22,7 @@ from bridge.web.errors import SearchFailed
 Backend = Literal["searxng", "tavily", "brave"]
 MAX_ANSWER_BYTES = 1_000_000
 MAX_SNIPPET_CHARS = 500
-DEFAULT_URLS: dict[Backend, str] = {
-    "searxng": "http://127.0.0.1:8888",
+DEFAULT_URLS: dict[str, str] = {
     "tavily": "https://api.tavily.com/search",
     "brave": "https://api.search.brave.com/res/v1/web/search",
 }

@@ -58,6 +58,21 @@ async def test_status_is_open_to_everyone_and_the_console(app: App) -> None:
     joined = " | ".join(lines)
     assert "link: up" in joined and "model: local/m1" in joined and "listen: off" in joined
     assert "0 turns" in joined
+    assert "web tools: off" in joined
+
+
+async def test_status_says_which_web_tools_are_on_after_a_reload(app: App) -> None:
+    (app.config / "config.yml").write_text(
+        "schema: 1\nweb:\n  enabled: true\n  search:\n    backend: searxng\n"
+        "    url: http://127.0.0.1:9/\n"
+    )
+    assert "version 2" in (await app.command("reload"))[0]
+    joined = " | ".join(await app.command("status", player=None, granted=[]))
+    assert "web tools: on (web_fetch, web_search)" in joined
+    (app.config / "config.yml").write_text("schema: 1\nweb:\n  enabled: true\n")
+    await app.command("reload")
+    joined = " | ".join(await app.command("status", player=None, granted=[]))
+    assert "web tools: on (web_fetch)" in joined
 
 
 async def test_listen_on_announces_once_and_sends_the_link_state(app: App) -> None:

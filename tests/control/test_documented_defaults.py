@@ -118,7 +118,8 @@ def documented_default(cell: str) -> Any:
     quoted = re.fullmatch(r"`(.*)`", cell)
     if quoted:
         text = quoted.group(1)
-        return yaml.safe_load(text) if text in ("[]", "{}") else text
+        # A flow list or mapping (`[]`, `[80, 443]`) is read as YAML, as config.yml would.
+        return yaml.safe_load(text) if text[:1] in ("[", "{") else text
     return cell
 
 

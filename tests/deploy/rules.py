@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .files import final_stage, parse_dockerfile
+from .files import final_stage, load_yaml, parse_dockerfile
 
 LINK_PORT = 25580
 SHARED_SUFFIX = "/plugins/Mineclaw"
@@ -74,6 +74,16 @@ def compose_problems(doc: dict[str, Any], compose_dir: Path) -> list[str]:
     uid = resolved(env.get("UID", "1000"))
     if str(bridge.get("user", "")).split(":")[0] != uid:
         problems.append(f"bridge: user must be the server's UID {uid}, to share the folder")
+    searxng = services.get("searxng")
+    if isinstance(searxng, dict):
+        if "search" not in searxng.get("profiles", []):
+            problems.append("searxng: must be optional (profiles: [search])")
+        settings = compose_dir / "searxng" / "settings.yml"
+        search = load_yaml(settings).get("search") or {} if settings.is_file() else {}
+        if "json" not in search.get("formats", []):
+            problems.append("searxng: searxng/settings.yml must enable json (web_search)")
+        if searxng.get("ports"):
+            problems.append("searxng: publishes ports; only the bridge asks it")
     build = bridge.get("build", {})
     dockerfile = compose_dir / str(build.get("context", ".")) / str(build.get("dockerfile", ""))
     if not dockerfile.is_file():

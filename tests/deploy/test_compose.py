@@ -67,6 +67,8 @@ BROKEN = {
         "does not exist",
     ),
     "no bridge": (_drop(["services", "bridge"]), "both required"),
+    "searxng always on": (_drop(["services", "searxng", "profiles"]), "optional"),
+    "searxng published": (_set(["services", "searxng", "ports"], ["8080:8080"]), "publishes"),
 }
 
 

@@ -47,8 +47,9 @@ def test_validate_lists_every_tool_with_its_status(
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "offline" in rows["read"] and "offline" in rows["grep"]
     assert "linked" in rows["run_command"] and "mineclaw.tool.run_command" in rows["run_command"]
-    assert "valid: 13 ok (4 run offline, 9 once the plugin is linked), 0 disabled, 0 invalid" in (
-        out
+    assert (
+        "valid: 15 ok (4 run offline, 9 once the plugin is linked, 2 with web.enabled), "
+        "0 disabled, 0 invalid" in out
     )
 
 
@@ -63,7 +64,10 @@ def test_validate_isolates_a_bad_entry(
     code, out, _ = run(capsys, "tools", "validate", "--config", str(config_dir))
     assert code == 1
     assert "tools.yml cannot add one" in out
-    assert "ok (4 run offline, 9 once the plugin is linked), 0 disabled, 1 invalid" in out
+    assert (
+        "ok (4 run offline, 9 once the plugin is linked, 2 with web.enabled), 0 disabled, 1 invalid"
+        in out
+    )
 
 
 def test_validate_reports_unreadable_yaml(
