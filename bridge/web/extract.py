@@ -4,8 +4,9 @@ trafilatura keeps the main content (headings, paragraphs, lists, tables, links a
 absolute URLs) and drops scripts, styles, navigation, sidebars and footers. Judged against
 readability-lxml + markdownify on the pages under ``tests/web/pages`` (see docs/tools.md):
 readability kept a documentation page's top bar, lost a forum thread's title and left links
-relative; trafilatura did none of that and is one library, so it is kept. A page with too little main content for its heuristics (a short landing page) falls back
-to trafilatura's whole-page text. Never a regular expression over HTML.
+relative; trafilatura did none of that and is one library, so it is kept. A page with too
+little main content for its heuristics falls back to trafilatura's whole-page text. Never a
+regular expression over HTML.
 """
 
 from __future__ import annotations
