@@ -13,40 +13,72 @@ from collections.abc import Collection
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
 from bridge.control.tools_file import ToolSpec as ToolEntry
 from bridge.metrics import NO_TIER
-from bridge.policy.budgets import GUEST, Budgets, is_guest, tier_of
+from bridge.policy.budgets import (
+    GUEST,
+    NOTHING_HELD,
+    BudgetRefusal,
+    Budgets,
+    Reservation,
+    is_guest,
+    tier_of,
+)
 from bridge.policy.guest_tools import guest_may_use
 from bridge.tools.registry import ToolAdmission
-from bridge.turns.ports import PlayerRef, TurnLimits
+from bridge.turns.ports import BudgetHold, PlayerRef, TurnLimits
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PlayerBudget:
-    """`bridge.turns.ports.TurnBudget` for one permission set under one ``budgets`` section."""
+    """`bridge.turns.ports.TurnBudget` for one permission set under one ``budgets`` section.
+    ``granted`` None: no player's facts (a compaction's snapshot): the server's budget only."""
 
     budgets: Budgets
-    granted: frozenset[str]
+    granted: frozenset[str] | None
     config: BudgetsConfig
 
     @property
     def tier(self) -> str:
         """The tier's name; without one ``guest``, or ``none`` while budgets are off (nobody is
-        a guest then)."""
+        a guest then) or for a request of nobody's."""
+        if self.granted is None:
+            return NO_TIER
         return tier_of(self.granted, self.config) or (GUEST if self.config.enabled else NO_TIER)
 
-    def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
-        self.budgets.record(
-            player_uuid=player.uuid,
-            player_name=player.name,
+    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+        held = self.budgets.reserve(
+            player_uuid=self._payer(player), granted=self.granted, config=self.config, worst=worst
+        )
+        if isinstance(held, BudgetRefusal):
+            return BudgetHold(refusal=(held.key(mid_turn=True), held.values()))
+        return BudgetHold(handle=held)
+
+    def settle(
+        self,
+        hold: BudgetHold,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+    ) -> None:
+        reservation = hold.handle if isinstance(hold.handle, Reservation) else NOTHING_HELD
+        self.budgets.settle(
+            reservation,
+            player_uuid=self._payer(player),
+            player_name=None if player is None else player.name,
             tokens=tokens,
             estimated=estimated,
+            purpose=purpose,
             config=self.config,
         )
 
-    def refusal(self, player: PlayerRef, upcoming: int) -> tuple[str, dict[str, str]] | None:
-        refused = self.budgets.check(
-            player_uuid=player.uuid, granted=self.granted, config=self.config, upcoming=upcoming
-        )
-        return None if refused is None else (refused.key(mid_turn=True), refused.values())
+    def spend(
+        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+    ) -> None:
+        self.settle(BudgetHold(), player, tokens, estimated=estimated, purpose=purpose)
+
+    def _payer(self, player: PlayerRef | None) -> str | None:
+        return None if player is None or self.granted is None else player.uuid
 
 
 def guest_admission(guest: GuestConfig) -> ToolAdmission:

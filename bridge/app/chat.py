@@ -135,7 +135,12 @@ class ChatPath:
                 return PASS
             return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
         try:
-            spent = runtime.budget_refusal(request.player.uuid, request.granted, wake.question)
+            spent = runtime.budget_refusal(
+                request.player.uuid,
+                request.granted,
+                wake.question,
+                player_name=request.player.name,
+            )
         except MineclawError as exc:  # an unreadable ledger must not stop every turn
             log.error("budget of %s not checked: %s", request.player.name, exc)
             spent = None

@@ -76,6 +76,7 @@ class PrivatePath:
                 granted,
                 question,
                 session=own.session if own is not None else PublicSession(),
+                player_name=sender.name,
             )
         except MineclawError as exc:  # an unreadable ledger must not stop every turn
             log.error("budget of %s not checked: %s", sender.name, exc)

@@ -349,10 +349,12 @@ class Runtime:
         question: str,
         *,
         session: PublicSession | None = None,
+        player_name: str | None = None,
     ) -> BudgetRefusal | None:
         """The budget gate before a turn: a budget that is spent, or that the turn's first
         request (the session it replays, the public one unless named, and the question,
-        estimated) would pass."""
+        estimated) would pass. A refused player's name is remembered (a renamed player is
+        refused by UUID, and ``/mineclaw usage <new name>`` must find them)."""
         if self.budgets is None:
             return None
         plane = self.plane
@@ -368,6 +370,8 @@ class Runtime:
         if refused is not None:  # the gate's refusals count beside the engine's stops
             tier, _ = player_limits(granted, config)
             self.metrics.budget_refusal(budget=refused.key(mid_turn=False), tier=tier)
+            if player_name:
+                self.budgets.book.saw(player_uuid, player_name)
         return refused
 
     def _plugin_features(self) -> PluginFeatures:

@@ -252,7 +252,7 @@ class ServedConfig:
         limits = limits_for(self.limits(resolved.provider.retry.max_attempts), granted, budgets)
         process_budgets = self.parts.budgets
         budget = None
-        if process_budgets is not None and granted is not None:
+        if process_budgets is not None:  # without a player's facts: the server's budget
             budget = PlayerBudget(process_budgets, granted, budgets)
         return TurnSnapshot(
             control_version=str(self.plane.version),
@@ -275,6 +275,7 @@ class ServedConfig:
             fallbacks=self._fallback_routes(resolved.model.fallbacks),
             redactor=self.redactor,
             budget=budget,
+            output_cap=resolved.model.limits.max_output_tokens,
         )
 
     def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:

@@ -7,15 +7,29 @@ A day and a month are calendar periods in the configured time zone; the clock is
 tests move time by hand.
 
 A budget refuses when what is used has reached the limit, or when the next request (its
-estimated size is ``upcoming``) would pass it: the turn engine asks before every model request
-after the first, the chat gate before a turn (with the estimate of its first request: the
-session it replays and the question).
+estimated size is ``upcoming``) would pass it: the turn engine asks before every model request,
+the chat gate before a turn (with the estimate of its first request: the session it replays
+and the question).
+
+Budgets are reservations. Before a request the turn engine reserves its worst case (the prompt's
+estimate plus the output cap) from the player and the server; the check counts what is used
+plus what every request in flight has reserved, under one lock, so two lanes of one player, or
+many players at the server's limit, cannot all pass on the same remainder. After the request
+its real use is recorded and the reservation let go: concurrent requests overshoot a limit by at
+most what one request uses beyond its reservation (nothing, when the provider keeps to the
+output cap and the prompt estimate holds).
+
+What is billed (`record`): every request a provider served, whatever happened after (answered,
+stopped, failed after its answer started streaming, retried), each under its ``purpose``. The
+asker's budget and the server's pay for a player's turns; the server's alone for a request no
+player asked for (``player_uuid=None``: compaction, listen decisions, titles).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
@@ -41,17 +55,33 @@ class UsageBook(Protocol):
     def add(
         self,
         *,
-        player_uuid: str,
-        player_name: str,
+        player_uuid: str | None,
+        player_name: str | None,
         periods: Periods,
         tokens: int,
         estimated: bool,
+        purpose: str = "turn",
         at: datetime | None = None,
     ) -> None: ...
 
     def usage(self, holder: str, periods: Periods) -> HolderUsage: ...
 
     def find_player(self, name: str) -> tuple[str, str] | None: ...
+
+    def saw(self, player_uuid: str, player_name: str, at: datetime | None = None) -> None: ...
+
+
+@dataclass(eq=False, slots=True)
+class Reservation:
+    """Tokens held for one request in flight, from each of ``holders``, until it settles."""
+
+    holders: tuple[str, ...]
+    tokens: int
+    settled: bool = field(default=False)
+
+
+NOTHING_HELD = Reservation((), 0, settled=True)
+"""What a request holds while budgets are off."""
 
 
 def tier_node(tier: str) -> str:
@@ -151,13 +181,16 @@ def _refusal(
     upcoming: int,
     now: datetime,
     zone: ZoneInfo,
+    held: int = 0,
 ) -> BudgetRefusal | None:
+    """``held``: what requests in flight reserved; counted as used, but the refusal shows
+    what was really used."""
     checks: tuple[tuple[Period, int, int | None], ...] = (
         ("day", usage.day.tokens, limits.day_tokens),
         ("month", usage.month.tokens, limits.month_tokens),
     )
     for period, used, limit in checks:
-        if limit is not None and (used >= limit or used + upcoming > limit):
+        if limit is not None and (used + held >= limit or used + held + upcoming > limit):
             resets = next_reset(now, zone, period)
             return BudgetRefusal(scope, period, used, limit, resets, zone)
     return None
@@ -172,6 +205,10 @@ class Budgets:
     ) -> None:
         self._book = book
         self._clock = clock
+        # Reservations of the requests in flight, per holder; the lock makes a check and the
+        # reservation that follows it one step (callers are worker threads).
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}
 
     @property
     def book(self) -> UsageBook:
@@ -180,37 +217,122 @@ class Budgets:
     def now(self) -> datetime:
         return self._clock()
 
+    def held(self, holder: str) -> int:
+        """Tokens reserved from ``holder`` (a UUID or ``SERVER``) by requests in flight."""
+        with self._lock:
+            return self._held.get(holder, 0)
+
     def check(
         self,
         *,
-        player_uuid: str,
-        granted: Collection[str],
+        player_uuid: str | None,
+        granted: Collection[str] | None,
         config: BudgetsConfig,
         upcoming: int = 0,
     ) -> BudgetRefusal | None:
-        """The first budget that refuses (the player's, then the server's), or None."""
+        """The first budget that refuses (the player's, then the server's), or None; what
+        requests in flight reserved counts as used. ``player_uuid`` None: the server's only."""
         if not config.enabled:
             return None
+        with self._lock:
+            return self._check(player_uuid, granted, config, upcoming)
+
+    def reserve(
+        self,
+        *,
+        player_uuid: str | None,
+        granted: Collection[str] | None,
+        config: BudgetsConfig,
+        worst: int,
+    ) -> Reservation | BudgetRefusal:
+        """Hold ``worst`` tokens (a request's prompt and its output cap) from the player and
+        the server, or the budget that cannot hold them. Settle or release it after."""
+        if not config.enabled:
+            return NOTHING_HELD
+        worst = max(0, worst)
+        with self._lock:
+            refusal = self._check(player_uuid, granted, config, worst)
+            if refusal is not None:
+                return refusal
+            holders = (SERVER,) if player_uuid is None else (player_uuid, SERVER)
+            for holder in holders:
+                self._held[holder] = self._held.get(holder, 0) + worst
+            return Reservation(holders, worst)
+
+    def release(self, reservation: Reservation) -> None:
+        """Let a reservation go (once; a second call does nothing)."""
+        with self._lock:
+            if reservation.settled:
+                return
+            reservation.settled = True
+            for holder in reservation.holders:
+                left = self._held.get(holder, 0) - reservation.tokens
+                if left > 0:
+                    self._held[holder] = left
+                else:
+                    self._held.pop(holder, None)
+
+    def settle(
+        self,
+        reservation: Reservation,
+        *,
+        player_uuid: str | None,
+        player_name: str | None,
+        tokens: int,
+        estimated: bool,
+        purpose: str,
+        config: BudgetsConfig,
+    ) -> None:
+        """Record what the request used, then let its reservation go (also when recording
+        fails: a ledger error must not hold tokens forever). Recorded first, so a check in
+        between counts the tokens twice rather than not at all."""
+        try:
+            if tokens <= 0:
+                return
+            self.record(
+                player_uuid=player_uuid,
+                player_name=player_name,
+                tokens=tokens,
+                estimated=estimated,
+                purpose=purpose,
+                config=config,
+            )
+        finally:
+            self.release(reservation)
+
+    def _check(
+        self,
+        player_uuid: str | None,
+        granted: Collection[str] | None,
+        config: BudgetsConfig,
+        upcoming: int,
+    ) -> BudgetRefusal | None:
         now, zone = self._clock(), config.zone()
         periods = periods_at(now, zone)
-        _, limits = player_limits(granted, config)
-        own = self._book.usage(player_uuid, periods)
-        refusal = _refusal("player", own, limits, upcoming, now, zone)
-        if refusal is not None:
-            return refusal
+        if player_uuid is not None and granted is not None:
+            _, limits = player_limits(granted, config)
+            own = self._book.usage(player_uuid, periods)
+            held = self._held.get(player_uuid, 0)
+            refusal = _refusal("player", own, limits, upcoming, now, zone, held)
+            if refusal is not None:
+                return refusal
         server = self._book.usage(SERVER, periods)
-        return _refusal("server", server, config.server, upcoming, now, zone)
+        held = self._held.get(SERVER, 0)
+        return _refusal("server", server, config.server, upcoming, now, zone, held)
 
     def record(
         self,
         *,
-        player_uuid: str,
-        player_name: str,
+        player_uuid: str | None,
+        player_name: str | None,
         tokens: int,
         estimated: bool,
         config: BudgetsConfig,
+        purpose: str = "turn",
     ) -> None:
-        """Count tokens (also while budgets are off, so ``/mineclaw usage`` is always true)."""
+        """Count tokens a provider served under ``purpose`` (also while budgets are off, so
+        ``/mineclaw usage`` is always true): the player's and the server's, or the server's
+        alone when ``player_uuid`` is None. The one call for every kind of request."""
         now = self._clock()
         self._book.add(
             player_uuid=player_uuid,
@@ -218,6 +340,7 @@ class Budgets:
             periods=periods_at(now, config.zone()),
             tokens=tokens,
             estimated=estimated,
+            purpose=purpose,
             at=now,
         )
 

@@ -8,8 +8,13 @@ history. The period keys are computed by the caller (``bridge.policy.budgets``),
 configured time zone; this module only adds and reads.
 
 Usage is keyed by the player's UUID, never by a session: the public session and every private
-lane of a player add to the same rows. The player's last known name is kept beside it, so
-``/mineclaw usage <name>`` can find an offline player.
+lane of a player add to the same rows. The player's last known name is kept beside it, and
+every name they were seen with, so ``/mineclaw usage <name>`` finds an offline player by their
+current or a former name (the UUID underneath).
+
+Every row is also counted by its ``purpose`` (``turn``, ``compaction``, ``listen.decision``,
+...): what the tokens were spent on. A request that no player asked for (a compaction, a
+decision) has no player: it is counted for the server alone (``player_uuid=None``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bridge.errors import StoreError
-from bridge.store.database import Database, DatabaseError, SqliteDatabase
+from bridge.store.database import Database, DatabaseError, SqliteDatabase, Transaction
 from bridge.store.migrations import Migration, Schema, open_migrated
 
 USAGE_FILE_NAME = "usage.sqlite3"
@@ -36,6 +41,18 @@ _TOTALS = (
 _PLAYERS = (
     "CREATE TABLE IF NOT EXISTS usage_players"
     " (uuid TEXT PRIMARY KEY, name TEXT NOT NULL, seen_at TEXT NOT NULL)"
+)
+_PURPOSES = (
+    "CREATE TABLE IF NOT EXISTS usage_purposes ("
+    " holder TEXT NOT NULL,"
+    " period_kind TEXT NOT NULL CHECK (period_kind IN ('day', 'month')),"
+    " period TEXT NOT NULL, purpose TEXT NOT NULL,"
+    " tokens BIGINT NOT NULL, estimated_tokens BIGINT NOT NULL,"
+    " PRIMARY KEY (holder, period_kind, period, purpose))"
+)
+_NAMES = (
+    "CREATE TABLE IF NOT EXISTS usage_names"
+    " (uuid TEXT NOT NULL, name TEXT NOT NULL, seen_at TEXT NOT NULL, PRIMARY KEY (uuid, name))"
 )
 
 SCHEMA = Schema(
@@ -58,6 +75,16 @@ SCHEMA = Schema(
             2,
             "players by lower-cased name",
             "CREATE INDEX IF NOT EXISTS usage_players_by_lower_name ON usage_players (lower(name))",
+        ),
+        Migration.portable(
+            3,
+            "usage by purpose; every name a player was seen with",
+            _PURPOSES,
+            _NAMES,
+            "CREATE INDEX IF NOT EXISTS usage_names_by_lower_name ON usage_names (lower(name))",
+            # The names known so far are each player's first entry in the history.
+            "INSERT INTO usage_names (uuid, name, seen_at)"
+            " SELECT uuid, name, seen_at FROM usage_players",
         ),
     ),
     sqlite_user_version=True,
@@ -88,6 +115,19 @@ class HolderUsage:
     month: Totals
 
 
+def _seen(tx: Transaction, player_uuid: str, player_name: str, moment: str) -> None:
+    tx.execute(
+        "INSERT INTO usage_players (uuid, name, seen_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, seen_at = excluded.seen_at",
+        (player_uuid, player_name, moment),
+    )
+    tx.execute(
+        "INSERT INTO usage_names (uuid, name, seen_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (uuid, name) DO UPDATE SET seen_at = excluded.seen_at",
+        (player_uuid, player_name, moment),
+    )
+
+
 class UsageLedger:
     """An open usage database. Calls are short and synchronous; the database's lock makes the
     shared connection safe from the event loop and worker threads alike.
@@ -110,22 +150,27 @@ class UsageLedger:
     def add(
         self,
         *,
-        player_uuid: str,
-        player_name: str,
+        player_uuid: str | None,
+        player_name: str | None,
         periods: Periods,
         tokens: int,
         estimated: bool,
+        purpose: str = "turn",
         at: datetime | None = None,
     ) -> None:
-        """Count ``tokens`` for the player and for the server, in the day and the month, in one
-        transaction (all four totals move together or none does)."""
+        """Count ``tokens`` for the player (if any) and for the server, in the day and the
+        month, in total and under ``purpose``, in one transaction (every total moves together
+        or none does)."""
         if tokens < 0:
             raise StoreError("usage cannot be negative")
+        if not purpose:
+            raise StoreError("usage needs a purpose")
         part = tokens if estimated else 0
         moment = (at or datetime.now(UTC)).astimezone(UTC).isoformat()
-        rows = [
-            (holder, kind, period, tokens, part)
-            for holder in (player_uuid, SERVER)
+        holders = (SERVER,) if player_uuid is None else (player_uuid, SERVER)
+        keys = [
+            (holder, kind, period)
+            for holder in holders
             for kind, period in (("day", periods.day), ("month", periods.month))
         ]
         try:
@@ -139,16 +184,49 @@ class UsageLedger:
                     " tokens = usage_totals.tokens + excluded.tokens,"
                     " estimated_tokens = usage_totals.estimated_tokens"
                     " + excluded.estimated_tokens",
-                    rows,
+                    [(*key, tokens, part) for key in keys],
                 )
-                tx.execute(
-                    "INSERT INTO usage_players (uuid, name, seen_at) VALUES (?, ?, ?)"
-                    " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name,"
-                    " seen_at = excluded.seen_at",
-                    (player_uuid, player_name, moment),
+                tx.executemany(
+                    "INSERT INTO usage_purposes (holder, period_kind, period, purpose, tokens,"
+                    " estimated_tokens) VALUES (?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (holder, period_kind, period, purpose) DO UPDATE SET"
+                    " tokens = usage_purposes.tokens + excluded.tokens,"
+                    " estimated_tokens = usage_purposes.estimated_tokens"
+                    " + excluded.estimated_tokens",
+                    [(*key, purpose, tokens, part) for key in keys],
                 )
+                if player_uuid is not None and player_name:
+                    _seen(tx, player_uuid, player_name, moment)
         except DatabaseError as exc:
             raise StoreError(f"cannot record usage: {exc}") from exc
+
+    def saw(self, player_uuid: str, player_name: str, at: datetime | None = None) -> None:
+        """Remember that ``player_uuid`` goes by ``player_name`` now (without any usage)."""
+        moment = (at or datetime.now(UTC)).astimezone(UTC).isoformat()
+        try:
+            with self._db.transaction() as tx:
+                _seen(tx, player_uuid, player_name, moment)
+        except DatabaseError as exc:
+            raise StoreError(f"cannot record a player's name: {exc}") from exc
+
+    def by_purpose(self, holder: str, periods: Periods) -> dict[str, HolderUsage]:
+        """The totals of ``holder`` in the given periods, per purpose."""
+        try:
+            rows = self._db.query(
+                "SELECT purpose, period_kind, tokens, estimated_tokens FROM usage_purposes"
+                " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
+                " OR (period_kind = 'month' AND period = ?))",
+                (holder, periods.day, periods.month),
+            )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read usage: {exc}") from exc
+        found: dict[str, dict[str, Totals]] = {}
+        for purpose, kind, tokens, estimated in rows:
+            found.setdefault(purpose, {})[kind] = Totals(int(tokens), int(estimated))
+        return {
+            purpose: HolderUsage(day=kinds.get("day", Totals()), month=kinds.get("month", Totals()))
+            for purpose, kinds in sorted(found.items())
+        }
 
     def usage(self, holder: str, periods: Periods) -> HolderUsage:
         """The totals of ``holder`` (a player UUID or ``SERVER``) in the given periods."""
@@ -165,11 +243,12 @@ class UsageLedger:
         return HolderUsage(day=found.get("day", Totals()), month=found.get("month", Totals()))
 
     def find_player(self, name: str) -> tuple[str, str] | None:
-        """The UUID and name of the player last seen with ``name`` (any case), if any."""
+        """The UUID and current name of the player last seen with ``name`` (any case), now or
+        before a rename."""
         try:
             rows = self._db.query(
-                "SELECT uuid, name FROM usage_players WHERE lower(name) = lower(?)"
-                " ORDER BY seen_at DESC LIMIT 1",
+                "SELECT n.uuid, p.name FROM usage_names n JOIN usage_players p ON p.uuid = n.uuid"
+                " WHERE lower(n.name) = lower(?) ORDER BY n.seen_at DESC LIMIT 1",
                 (name,),
             )
         except DatabaseError as exc:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError
+from bridge.providers.events import Completed
 from bridge.providers.items import (
     AssistantText,
     PlayerMessage,
@@ -33,9 +34,11 @@ from bridge.store.audit_sink import AuditSink
 from bridge.store.sessions import CompactionRecord, SessionRecords
 from bridge.turns.activity import ServerActivity
 from bridge.turns.attempts import AttemptsSpent, complete
+from bridge.turns.billing import COMPACTION
 from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.ports import TurnSnapshot
 from bridge.turns.session import CompletedTurn, PublicSession
+from bridge.turns.tokens import raw_tokens, raw_tokens_of_text
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +188,27 @@ class Compactor:
             log.exception("compaction failed")
             return "failed"
 
+    async def _bill(
+        self, snapshot: TurnSnapshot, request: ProviderRequest, result: Completed
+    ) -> None:
+        """A summary is paid from the server's budget alone (no player asked for it): what
+        the provider reported, or an estimate marked so."""
+        budget = snapshot.budget
+        if budget is None:
+            return
+        usage = result.usage
+        if usage is not None and usage.total_tokens > 0:
+            tokens, estimated = usage.total_tokens, usage.estimated
+        else:
+            sent = raw_tokens(request.items) + raw_tokens_of_text(request.instructions or "")
+            tokens, estimated = sent + raw_tokens(result.items), True
+        try:
+            await asyncio.to_thread(
+                budget.spend, None, tokens, estimated=estimated, purpose=COMPACTION
+            )
+        except StoreError as exc:
+            log.error("usage of a compaction not counted: %s", exc)
+
     async def _summarise(self, snapshot: TurnSnapshot) -> CompactionOutcome:
         before = self._session.state
         count = len(before.turns) - self._keep_recent
@@ -210,6 +234,7 @@ class Compactor:
         )
         if isinstance(result, AttemptsSpent):
             return "failed"
+        await self._bill(snapshot, request, result)
         # Redacted before it is stored and replayed: the model may write out what it read.
         summary = "".join(i.text for i in result.items if isinstance(i, AssistantText)).strip()
         summary = snapshot.redactor.redact_text(summary)

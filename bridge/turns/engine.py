@@ -28,7 +28,7 @@ from typing import Literal
 
 from bridge.errors import MineclawError, StoreError, ToolError
 from bridge.metrics import NO_TIER, BridgeMetrics
-from bridge.providers.events import Completed, Failed
+from bridge.providers.events import Completed, Failed, Usage
 from bridge.providers.failures import FALLBACK_CLASSES
 from bridge.providers.items import (
     AssistantText,
@@ -42,6 +42,13 @@ from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.attempts import AttemptsSpent, complete
+from bridge.turns.billing import (
+    ANSWERED,
+    FAILED,
+    STOPPED,
+    RequestMeter,
+    estimated_cost,
+)
 from bridge.turns.entry_redaction import redacted_answer, redacted_player
 from bridge.turns.failure_lines import (
     PROVIDER_FAILURE,
@@ -55,6 +62,7 @@ from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
     PUBLIC_LANE,
     ArchiveWriter,
+    BudgetHold,
     ModelRoute,
     PlayerRef,
     TurnContext,
@@ -80,6 +88,13 @@ TurnListener = Callable[[TurnSnapshot], None]
 def _stop_for_loop(detected: LoopDetected | None) -> None:
     if detected is not None:
         raise _Dropped(detected.reason, key=detected.message_key, values=detected.values())
+
+
+def _output_cap(snapshot: TurnSnapshot, request: ProviderRequest) -> int:
+    """The most a response to ``request`` may write (0 when nothing caps it): the smaller of
+    the model's cap and the turn's, as the provider layer sends it."""
+    caps = [cap for cap in (snapshot.output_cap, request.max_output_tokens) if cap]
+    return min(caps) if caps else 0
 
 
 def new_turn_id() -> str:
@@ -378,15 +393,24 @@ class TurnEngine:
             if limits.max_output_tokens is not None:
                 request = request.model_copy(update={"max_output_tokens": limits.max_output_tokens})
             # Before every request (a turn that waited in a lane's line may find the budget
-            # spent by then; between tool rounds a turn may have spent it itself): a request
-            # that would pass a budget is never sent.
-            await self._check_budget(context, snapshot, estimate)
-            completed = await self._complete(context, snapshot, progress, request)
+            # spent by then; between tool rounds a turn may have spent it itself) its worst
+            # case is reserved: a request that could pass a budget is never sent.
+            prompt = self._session.calibration.calibrated(estimate)
+            hold = await self._reserve(context, snapshot, prompt + _output_cap(snapshot, request))
+            meter = RequestMeter()
+            try:
+                completed = await self._complete(context, snapshot, progress, request, meter)
+            except BaseException:
+                # Stopped or failed: what the provider served is billed all the same.
+                await asyncio.shield(
+                    self._bill_unfinished(context, snapshot, progress, hold, meter, prompt)
+                )
+                raise
             if completed.usage is not None and not completed.usage.estimated:
                 self._session.calibration.observe(
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
-            await self._spend(context, snapshot, progress, completed, estimate)
+            await self._spend(context, snapshot, progress, completed, estimate, hold, meter)
             redact = snapshot.redactor.redact_text
             progress.items.extend(redacted_answer(item, redact) for item in completed.items)
             answered = progress.items[len(progress.items) - len(completed.items) :]
@@ -456,63 +480,117 @@ class TurnEngine:
         progress: _Progress,
         completed: Completed,
         estimate: int,
+        hold: BudgetHold,
+        meter: RequestMeter,
     ) -> None:
-        """Count what one response used: the provider's report, or an estimate marked so."""
-        budget = snapshot.budget
+        """Count what one response used: the provider's report, or an estimate marked so; and
+        every attempt before it that failed after it began to stream."""
+        prompt = self._session.calibration.calibrated(estimate)
+        for streamed in meter.served_failures:
+            await self._bill(context, snapshot, progress, *estimated_cost(prompt, streamed), FAILED)
         usage = completed.usage
         if usage is not None and usage.total_tokens > 0 and not usage.estimated:
-            tokens, estimated = usage.total_tokens, False
+            await self._bill(
+                context,
+                snapshot,
+                progress,
+                usage.input_tokens,
+                usage.output_tokens,
+                ANSWERED,
+                hold=hold,
+                reported=usage,
+            )
+            return
+        output = raw_tokens(completed.items)
+        await self._bill(context, snapshot, progress, prompt, output, ANSWERED, hold=hold)
+
+    async def _bill_unfinished(
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: _Progress,
+        hold: BudgetHold,
+        meter: RequestMeter,
+        prompt: int,
+    ) -> None:
+        """A request that ended without an answer: its served failed attempts, and the attempt
+        a stop cut short (its prompt was sent, whatever it streamed), are billed."""
+        for streamed in meter.served_failures:
+            await self._bill(context, snapshot, progress, *estimated_cost(prompt, streamed), FAILED)
+        running = meter.running
+        if running is not None:
+            input_tokens, output = estimated_cost(prompt, running)
+            await self._bill(context, snapshot, progress, input_tokens, output, STOPPED, hold=hold)
         else:
-            calibration = self._session.calibration
-            tokens = calibration.calibrated(estimate) + raw_tokens(completed.items)
-            estimated = True
+            await self._bill(context, snapshot, progress, 0, 0, FAILED, hold=hold)
+
+    async def _bill(
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: _Progress,
+        input_tokens: int,
+        output_tokens: int,
+        purpose: str,
+        *,
+        hold: BudgetHold | None = None,
+        reported: Usage | None = None,
+    ) -> None:
+        """One request's tokens in the turn's count, the metrics and the budgets (settling
+        ``hold``); estimated unless ``reported``. Nothing to count still settles the hold."""
+        tokens = input_tokens + output_tokens
+        estimated = reported is None
         progress.tokens += tokens
         if estimated:
             progress.estimated_tokens += tokens
-        if self._metrics is not None:
-            model = snapshot.routes[progress.route].model_ref
-            if usage is not None and not estimated:
-                self._metrics.tokens_used(
-                    tier=progress.tier,
-                    model=model,
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cached_input_tokens=usage.cached_input_tokens,
-                )
-            else:  # the estimate: the request as input, the response's items as output
-                output = raw_tokens(completed.items)
-                self._metrics.tokens_used(
-                    tier=progress.tier,
-                    model=model,
-                    input_tokens=tokens - output,
-                    output_tokens=output,
-                    estimated=True,
-                )
-        if budget is None:
-            return
-        try:
-            await asyncio.to_thread(budget.spend, context.player, tokens, estimated=estimated)
-        except StoreError as exc:
-            log.error("usage of turn %s not counted: %s", context.turn_id, exc)
-
-    async def _check_budget(
-        self, context: TurnContext, snapshot: TurnSnapshot, estimate: int
-    ) -> None:
+        if self._metrics is not None and tokens > 0:
+            self._metrics.tokens_used(
+                tier=progress.tier,
+                model=snapshot.routes[progress.route].model_ref,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cached_input_tokens=0 if reported is None else reported.cached_input_tokens,
+                estimated=estimated,
+            )
         budget = snapshot.budget
         if budget is None:
             return
-        upcoming = self._session.calibration.calibrated(estimate)
         try:
-            refusal = await asyncio.to_thread(budget.refusal, context.player, upcoming)
+            if hold is None:
+                if tokens > 0:
+                    await asyncio.to_thread(
+                        budget.spend, context.player, tokens, estimated=estimated, purpose=purpose
+                    )
+            else:
+                await asyncio.to_thread(
+                    budget.settle,
+                    hold,
+                    context.player,
+                    tokens,
+                    estimated=estimated,
+                    purpose=purpose,
+                )
+        except StoreError as exc:
+            log.error("usage of turn %s not counted: %s", context.turn_id, exc)
+
+    async def _reserve(
+        self, context: TurnContext, snapshot: TurnSnapshot, worst: int
+    ) -> BudgetHold:
+        budget = snapshot.budget
+        if budget is None:
+            return BudgetHold()
+        try:
+            hold = await asyncio.to_thread(budget.reserve, context.player, worst)
         except StoreError as exc:  # an unreadable ledger must not stop every turn
             log.error("budget of turn %s not checked: %s", context.turn_id, exc)
-            return
-        if refusal is not None:
-            key, values = refusal
+            return BudgetHold()
+        if hold.refusal is not None:
+            key, values = hold.refusal
             if self._metrics is not None:
                 self._metrics.budget_refusal(budget=key, tier=budget.tier)
             reason = f"budget: {key} ({values.get('used', '?')}/{values.get('limit', '?')})"
             raise _Dropped(reason, key=key, values=values)
+        return hold
 
     async def _complete(
         self,
@@ -520,6 +598,7 @@ class TurnEngine:
         snapshot: TurnSnapshot,
         progress: _Progress,
         request: ProviderRequest,
+        meter: RequestMeter,
     ) -> Completed:
         bar = ActionBarStream(
             lambda text: self._output.action_bar(context.player, text),
@@ -532,13 +611,23 @@ class TurnEngine:
         )
 
         async def attempt_started(attempt: int) -> None:
+            meter.attempt_started()
             bar.reset()
+
+        async def streamed(delta: str) -> None:
+            meter.text(delta)
+            await bar.feed(delta)
+
+        async def reasoned() -> None:
+            meter.reasoning()
+            await bar.reasoning()
 
         routes = snapshot.routes
         while True:
             route = routes[progress.route]
 
             def attempt_failed(attempt: int, failed: Failed, route: ModelRoute = route) -> None:
+                meter.attempt_failed()
                 if self._metrics is not None:
                     self._metrics.provider_failure(
                         failure_class=failed.failure_class, model=route.model_ref
@@ -562,10 +651,10 @@ class TurnEngine:
                 policy=route.policy,
                 sleep=self._sleep,
                 rng=self._rng,
-                on_text=bar.feed,
+                on_text=streamed,
                 on_attempt_start=attempt_started,
                 on_failure=attempt_failed,
-                on_reasoning=bar.reasoning,
+                on_reasoning=reasoned,
             )
             if self._metrics is not None:
                 self._metrics.model_request(
@@ -574,6 +663,7 @@ class TurnEngine:
                     seconds=self._monotonic() - sent,
                 )
             if not isinstance(result, AttemptsSpent):
+                meter.attempt_answered()
                 await bar.flush()  # the last delta the throttle held back
                 return result
             last = result.failures[-1]

@@ -98,20 +98,47 @@ class TurnOutput(Protocol):
         """A private line to the asking player from a ``message.yml`` template."""
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetHold:
+    """What `TurnBudget.reserve` answers: the refusal (a ``message.yml`` key and its values)
+    when the request may not go, else the budget's own handle of what it holds."""
+
+    refusal: tuple[str, dict[str, str]] | None = None
+    handle: object = None
+
+
 class TurnBudget(Protocol):
     """The token budgets a turn spends from, bound to its player's tier when it starts
-    (`bridge.app` binds `bridge.policy.budgets`). Called from a worker thread."""
+    (`bridge.app` binds `bridge.policy.budgets`). Called from a worker thread.
+
+    ``player`` None: a request no player asked for (a compaction), paid by the server alone.
+    ``purpose`` names what the tokens were spent on (``turn``, ``turn.stopped``,
+    ``turn.failed``, ``compaction``, ...)."""
 
     @property
     def tier(self) -> str:
         """The player's tier (``guest`` without one): a label of the metrics."""
 
-    def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
-        """Count tokens one model response used (``estimated``: the provider reported none)."""
+    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+        """Hold ``worst`` tokens (the request's prompt and its output cap) before a request,
+        or refuse it; every hold that is not refused is settled or released after."""
 
-    def refusal(self, player: PlayerRef, upcoming: int) -> tuple[str, dict[str, str]] | None:
-        """A ``message.yml`` key and its values when the next request (about ``upcoming``
-        input tokens) would pass a budget; None when it may go."""
+    def settle(
+        self,
+        hold: BudgetHold,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+    ) -> None:
+        """Count what the request used (``estimated``: the provider reported none) and let
+        its hold go."""
+
+    def spend(
+        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+    ) -> None:
+        """Count tokens of a request that held nothing."""
 
 
 class ArchiveWriter(Protocol):
@@ -179,7 +206,10 @@ class TurnSnapshot:
     spent for a failure another provider may not share, the same turn goes on with the next."""
     redactor: Redactor = field(default_factory=builtin_redactor, repr=False)
     budget: TurnBudget | None = None
-    """Where the turn's token usage is counted and checked between rounds (None: nowhere)."""
+    """Where the turn's token usage is reserved and counted (None: nowhere)."""
+    output_cap: int | None = None
+    """The model's own cap on a response's tokens (``providers.yml``): with the prompt, the
+    worst case a request reserves from the budgets."""
 
     @property
     def routes(self) -> tuple[ModelRoute, ...]:

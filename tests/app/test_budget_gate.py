@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from bridge.link.messages import PlayerRef
 from bridge.store.usage import Periods
 
-from .conftest import STEVE, open_app, write_config
+from .conftest import ALEX, STEVE, WAIT, open_app, rendered, write_config
 from .scripted_provider import ScriptedProvider
 
 BUDGETS = (
@@ -52,5 +54,57 @@ async def test_a_spent_budget_refuses_chat_and_ai_and_is_counted(
         assert _refusals(app.runtime.metrics) == {("budgets.player_exhausted", "member"): 2.0}
         usage = " ".join(await app.command("usage", granted=MEMBER))
         assert "Steve (member): today 500 of 500" in usage
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_two_lanes_of_one_player_cannot_both_spend_the_same_remainder(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    # Each request reserves its prompt and the model's output cap (1000): a public turn in
+    # flight holds well over half of 2000, so the same player's private turn, started while it
+    # streams, is stopped before its request instead of both passing on the same remainder.
+    config = tmp_path / "config"
+    write_config(config, provider.port, BUDGETS.replace("day_tokens: 500", "day_tokens: 2000"))
+    app = await open_app(config, provider)
+    try:
+        held = provider.held("The public answer.")
+        provider.answer("The private answer.", usage=(300, 900))
+        assert (await app.chat("@ai first", granted=MEMBER)).decision == "accept"
+        await asyncio.wait_for(held.streaming.wait(), WAIT)
+        await app.command("ai", "second", granted=MEMBER)
+        stopped = await app.link.wait_for(
+            lambda name, data: name == "output.chat" and "stopped" in rendered(data.text)
+        )
+        assert stopped.player == STEVE.uuid
+        assert len(provider.requests) == 1  # the private request was never sent
+        held.release.set()
+        await app.turn_done()
+        budgets = app.runtime.budgets
+        assert budgets is not None and budgets.held(STEVE.uuid) == 0
+        usage = " ".join(await app.command("usage", granted=MEMBER))
+        assert "of 2000" in usage
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_usage_finds_a_renamed_player_by_the_former_and_the_new_name(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    config = tmp_path / "config"
+    write_config(config, provider.port, BUDGETS.replace("day_tokens: 500", "day_tokens: 2000"))
+    app = await open_app(config, provider)
+    try:
+        provider.answer("Hi.", usage=(100, 1900))
+        assert (await app.chat("@ai hello", granted=MEMBER)).decision == "accept"
+        await app.turn_done()
+        # Steve renames himself (same UUID); refused by his budget under the new name.
+        renamed = PlayerRef(uuid=STEVE.uuid, name="Stevie")
+        verdict = await app.chat("@ai again", player=renamed, granted=MEMBER)
+        assert verdict.decision == "refuse"
+        op = [*MEMBER, "mineclaw.usage.others"]
+        for name in ("Steve", "stevie"):
+            shown = " ".join(await app.command("usage", name, player=ALEX, granted=op))
+            assert "Stevie" in shown and "today 2000" in shown, shown
     finally:
         await app.runtime.aclose()

@@ -19,7 +19,7 @@ from bridge.metrics.endpoint import MetricsError
 from bridge.store.audit_sink import MemoryAudit
 from bridge.turns.activity import ServerActivity
 from bridge.turns.engine import TurnEngine, TurnRequest
-from bridge.turns.ports import PlayerRef
+from bridge.turns.ports import BudgetHold, PlayerRef
 from bridge.turns.session import PublicSession
 from tests.turns.conftest import make_snapshot
 from tests.turns.fakes import (
@@ -42,11 +42,26 @@ class VipBudget:
     def tier(self) -> str:
         return "vip"
 
-    def spend(self, player: PlayerRef, tokens: int, *, estimated: bool) -> None:
-        self.spent.append(tokens)
+    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+        refusal = ("budget.player_day", {"used": "10", "limit": "5"}) if self.refuse else None
+        return BudgetHold(refusal=refusal)
 
-    def refusal(self, player: PlayerRef, upcoming: int) -> tuple[str, dict[str, str]] | None:
-        return ("budget.player_day", {"used": "10", "limit": "5"}) if self.refuse else None
+    def settle(
+        self,
+        hold: BudgetHold,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+    ) -> None:
+        if tokens:
+            self.spent.append(tokens)
+
+    def spend(
+        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+    ) -> None:
+        self.spent.append(tokens)
 
 
 def scrape(endpoint: MetricsEndpoint) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

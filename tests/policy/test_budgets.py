@@ -3,6 +3,7 @@ with their reset time, and guests' tools."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -10,9 +11,18 @@ import pytest
 from pydantic import ValidationError
 
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
-from bridge.policy.budgets import Budgets, is_guest, next_reset, periods_at, tier_of
+from bridge.policy.budgets import (
+    BudgetRefusal,
+    Budgets,
+    Reservation,
+    is_guest,
+    next_reset,
+    periods_at,
+    tier_of,
+)
 from bridge.policy.guest_tools import guest_may_use
 from bridge.store.target import StorageTarget
+from bridge.store.usage import SERVER
 
 STEVE = "00000000-0000-0000-0000-00000000000b"
 CONFIG = BudgetsConfig.model_validate(
@@ -107,6 +117,93 @@ def test_the_server_budget_counts_every_player(chosen_target: StorageTarget) -> 
         )
         assert refused is not None and refused.scope == "server"
         assert refused.key(mid_turn=True) == "budgets.server_stopped"
+
+
+def test_many_players_at_the_servers_limit_overshoot_by_at_most_one_request(
+    chosen_target: StorageTarget,
+) -> None:
+    # Forty members ask at once (every request in flight before any settles): only as many
+    # as the server's remainder holds are let through, and what they used stays within it.
+    now = datetime(2026, 12, 3, 10, tzinfo=UTC)
+    member = {"mineclaw.budget.member"}
+    with chosen_target.open_usage() as ledger:
+        budgets = Budgets(ledger, clock=lambda: now)
+        held = [
+            budgets.reserve(player_uuid=f"uuid-{n}", granted=member, config=CONFIG, worst=400)
+            for n in range(40)
+        ]
+        granted = [hold for hold in held if isinstance(hold, Reservation)]
+        refused = [hold for hold in held if isinstance(hold, BudgetRefusal)]
+        assert len(granted) == 12 and len(refused) == 28  # 12 x 400 <= 5000 < 13 x 400
+        assert all(refusal.scope == "server" for refusal in refused)
+        assert budgets.held(SERVER) == 4800
+        for n, hold in enumerate(granted):
+            budgets.settle(
+                hold,
+                player_uuid=f"uuid-{n}",
+                player_name=f"P{n}",
+                tokens=400,
+                estimated=False,
+                purpose="turn",
+                config=CONFIG,
+            )
+        assert budgets.held(SERVER) == 0
+        periods = periods_at(now, CONFIG.zone())
+        assert ledger.usage(SERVER, periods).day.tokens == 4800 <= 5000
+
+
+def test_reservations_from_many_threads_keep_the_server_within_its_limit(
+    chosen_target: StorageTarget,
+) -> None:
+    now = datetime(2026, 12, 3, 10, tzinfo=UTC)
+    member = {"mineclaw.budget.member"}
+    with chosen_target.open_usage() as ledger:
+        budgets = Budgets(ledger, clock=lambda: now)
+
+        def player(n: int) -> int:
+            spent = 0
+            while True:
+                hold = budgets.reserve(
+                    player_uuid=f"uuid-{n}", granted=member, config=CONFIG, worst=150
+                )
+                if isinstance(hold, BudgetRefusal):
+                    return spent
+                budgets.settle(
+                    hold,
+                    player_uuid=f"uuid-{n}",
+                    player_name=f"P{n}",
+                    tokens=150,
+                    estimated=False,
+                    purpose="turn",
+                    config=CONFIG,
+                )
+                spent += 150
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            spent = list(pool.map(player, range(16)))
+        periods = periods_at(now, CONFIG.zone())
+        assert ledger.usage(SERVER, periods).day.tokens == sum(spent) <= 5000
+        assert sum(spent) > 5000 - 150 * 2  # and the budget was really used up
+        assert all(ledger.usage(f"uuid-{n}", periods).day.tokens <= 1000 for n in range(16))
+
+
+def test_a_released_reservation_gives_its_tokens_back_once(chosen_target: StorageTarget) -> None:
+    now = datetime(2026, 12, 3, 10, tzinfo=UTC)
+    with chosen_target.open_usage() as ledger:
+        budgets = Budgets(ledger, clock=lambda: now)
+        vip = {"mineclaw.budget.vip"}
+        first = budgets.reserve(player_uuid=STEVE, granted=vip, config=CONFIG, worst=2000)
+        assert isinstance(first, Reservation)
+        second = budgets.reserve(player_uuid=STEVE, granted=vip, config=CONFIG, worst=2000)
+        assert isinstance(second, BudgetRefusal) and second.scope == "player"
+        assert second.used == 0  # the refusal shows what was used, not what is held
+        budgets.release(first)
+        budgets.release(first)
+        assert budgets.held(STEVE) == 0 and budgets.held(SERVER) == 0
+        again = budgets.reserve(player_uuid=STEVE, granted=vip, config=CONFIG, worst=2000)
+        assert isinstance(again, Reservation)
+        off = BudgetsConfig()
+        assert budgets.reserve(player_uuid=STEVE, granted=vip, config=off, worst=10**9).tokens == 0
 
 
 def test_guests_get_no_paid_or_side_effect_tool_unless_allowed() -> None:

@@ -77,4 +77,57 @@ def test_a_usage_file_from_before_migrations_opens_with_its_totals(tmp_path: Pat
         versions = conn.execute(
             "SELECT version FROM schema_migrations WHERE schema_name = 'usage'"
         ).fetchall()
-    assert versions == [(1,), (2,)]
+    assert versions == [(1,), (2,), (3,)]
+
+
+def test_usage_is_counted_by_purpose_and_a_request_of_nobodys_by_the_server_alone(
+    backend: Backend,
+) -> None:
+    with backend.target.open_usage() as ledger:
+        ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=50, estimated=False)
+        ledger.add(
+            player_uuid=STEVE,
+            player_name="Steve",
+            periods=DEC3,
+            tokens=20,
+            estimated=True,
+            purpose="turn.stopped",
+        )
+        ledger.add(
+            player_uuid=None,
+            player_name=None,
+            periods=DEC3,
+            tokens=900,
+            estimated=False,
+            purpose="compaction",
+        )
+        assert ledger.usage(STEVE, DEC3).day == Totals(70, 20)
+        assert ledger.usage(SERVER, DEC3).day == Totals(970, 20)
+        server = ledger.by_purpose(SERVER, DEC3)
+        assert {purpose: used.day for purpose, used in server.items()} == {
+            "compaction": Totals(900, 0),
+            "turn": Totals(50, 0),
+            "turn.stopped": Totals(20, 20),
+        }
+        assert set(ledger.by_purpose(STEVE, DEC3)) == {"turn", "turn.stopped"}
+        with pytest.raises(StoreError, match="purpose"):
+            ledger.add(
+                player_uuid=None,
+                player_name=None,
+                periods=DEC3,
+                tokens=1,
+                estimated=False,
+                purpose="",
+            )
+
+
+def test_a_player_is_found_by_a_former_name_after_a_rename(backend: Backend) -> None:
+    with backend.target.open_usage() as ledger:
+        ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=5, estimated=False)
+        ledger.saw(STEVE, "Stevie")  # renamed (same UUID), seen again before any usage
+        assert ledger.find_player("steve") == (STEVE, "Stevie")
+        assert ledger.find_player("STEVIE") == (STEVE, "Stevie")
+        # The old name taken later by someone else names the newer holder.
+        ledger.add(player_uuid=ALEX, player_name="Steve", periods=DEC4, tokens=1, estimated=False)
+        assert ledger.find_player("Steve") == (ALEX, "Steve")
+        assert ledger.find_player("Stevie") == (STEVE, "Stevie")
