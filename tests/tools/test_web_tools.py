@@ -27,7 +27,6 @@ from tests.web.site import LoopbackSite
 DEFAULT_TOOLS = ToolsFile.model_validate(
     yaml.safe_load((Path(defaults_init).parent / "tools.yml").read_text())
 )
-WEB_NODE = "mineclaw.tool.web"
 CONTEXT = CallContext(turn_id="t1", call_id="c1", player_uuid="u-1", player_name="Alex")
 SECRET = "sk-live-0123456789abcdefghij"
 PAGE = f"""<html><head><title>Furnace</title></head><body><article><h1>Furnace</h1>
@@ -69,7 +68,7 @@ async def test_a_fetched_page_is_quoted_as_untrusted_redacted_and_audited() -> N
         network = ScriptedNetwork()
         network.name("wiki.example", [PUBLIC_A])
         network.route(PUBLIC_A, site.port)
-        invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset({WEB_NODE}))
+        invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset())
         outcome = await invoker.invoke(
             "web_fetch", json.dumps({"url": "http://wiki.example/Furnace"}), CONTEXT
         )
@@ -93,7 +92,7 @@ async def test_a_fetched_page_is_quoted_as_untrusted_redacted_and_audited() -> N
 async def test_the_metadata_address_is_refused_naming_the_rule_to_model_and_audit() -> None:
     audit, counted = MemoryAudit(), Counted()
     network = ScriptedNetwork()
-    invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset({WEB_NODE}))
+    invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset())
     outcome = await invoker.invoke(
         "web_fetch", {"url": "http://169.254.169.254/latest/meta-data/"}, CONTEXT
     )
@@ -112,7 +111,7 @@ async def test_a_pdf_is_not_read_and_says_why() -> None:
         network = ScriptedNetwork()
         network.name("wiki.example", [PUBLIC_A])
         network.route(PUBLIC_A, site.port)
-        invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset({WEB_NODE}))
+        invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset())
         outcome = await invoker.invoke(
             "web_fetch", {"url": "http://wiki.example/manual.pdf"}, CONTEXT
         )
@@ -127,7 +126,7 @@ async def test_search_results_are_audited_and_marked_untrusted() -> None:
         site.page("/search?q=furnace&format=json", json.dumps(body), "application/json")
         search = WebSearch(SearchSettings("searxng", f"http://127.0.0.1:{site.port}"))
         tools = _tools(ScriptedNetwork(), audit, counted, search)
-        invoker = _invoker(tools, audit, frozenset({WEB_NODE}))
+        invoker = _invoker(tools, audit, frozenset())
         outcome = await invoker.invoke("web_search", {"query": "furnace"}, CONTEXT)
     assert outcome.ok and outcome.result["results"][0]["url"] == "https://wiki.example/F"
     assert "untrusted" in outcome.result
@@ -144,17 +143,16 @@ async def test_search_results_are_audited_and_marked_untrusted() -> None:
     assert counted.seen == [("web_search", "ok")]
 
 
-def test_the_web_tools_are_paid_gated_and_never_offered_to_guests() -> None:
+def test_the_web_tools_are_paid_and_never_offered_to_guests() -> None:
     entries = DEFAULT_TOOLS.tools
     for name in ("web_fetch", "web_search"):
-        assert entries[name].cost == "paid" and entries[name].permission == WEB_NODE
+        assert entries[name].cost == "paid" and entries[name].permission is None
     tools = _tools(ScriptedNetwork(), MemoryAudit(), Counted(), None)
     registry = ToolRegistry.from_tools_file(DEFAULT_TOOLS, tools.handlers())
-    assert "web_fetch" not in [s.name for s in registry.for_player(frozenset()).specs]
-    assert "web_fetch" in [s.name for s in registry.for_player(frozenset({WEB_NODE})).specs]
+    assert "web_fetch" in [s.name for s in registry.for_player(frozenset()).specs]
     # A guest never gets them, even when the owner lists them for guests.
     generous = GuestConfig(allow_tools=["web_fetch", "web_search"])
-    guest = registry.for_player(frozenset({WEB_NODE}), admit=guest_admission(generous))
+    guest = registry.for_player(frozenset(), admit=guest_admission(generous))
     assert not {"web_fetch", "web_search"} & {s.name for s in guest.specs}
 
 
