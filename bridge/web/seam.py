@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpcore
 
+from bridge.errors import ConfigError
 from bridge.web.connector import direct_dialer
 from bridge.web.ranges import IPAddress
 
@@ -44,10 +45,17 @@ class TestNetwork:
         path = environ.get(ENV_VAR)
         if not path:
             return None
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            hosts = {str(k): tuple(str(a) for a in v) for k, v in data.get("hosts", {}).items()}
+            routes = {str(k): str(v) for k, v in data.get("routes", {}).items()}
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
+            raise ConfigError(
+                f"{ENV_VAR}={path}: not a test network file "
+                '({"hosts": {name: [addresses]}, "routes": {"address:port": "127.0.0.1:port"}}): '
+                f"{exc}"
+            ) from None
         log.warning("%s is set: web tools use a test network, not the real one", ENV_VAR)
-        hosts = {str(k): tuple(str(a) for a in v) for k, v in data.get("hosts", {}).items()}
-        routes = {str(k): str(v) for k, v in data.get("routes", {}).items()}
         return cls(hosts, routes)
 
     async def resolve(self, host: str, port: int) -> list[str]:

@@ -109,6 +109,23 @@ async def test_turns_feed_the_metrics_by_tier_and_a_refusal_is_counted() -> None
     assert not [key for key in found if key[0] == "mineclaw_cost_estimate_total"]
 
 
+def test_web_tool_calls_are_counted_by_tool_and_outcome() -> None:
+    metrics = BridgeMetrics()
+    metrics.web_request("web_fetch", "ok")
+    metrics.web_request("web_fetch", "refused")
+    metrics.web_request("web_fetch", "refused")
+    metrics.web_request("web_search", "failed")
+    endpoint = MetricsEndpoint.start(metrics, host="127.0.0.1", port=0)
+    try:
+        seen = scrape(endpoint)
+    finally:
+        endpoint.close()
+    name = "mineclaw_web_requests_total"
+    assert seen[(name, (("outcome", "refused"), ("tool", "web_fetch")))] == 2
+    assert seen[(name, (("outcome", "ok"), ("tool", "web_fetch")))] == 1
+    assert seen[(name, (("outcome", "failed"), ("tool", "web_search")))] == 1
+
+
 def test_the_queue_gauge_adds_every_wait_line_at_scrape_time() -> None:
     metrics = BridgeMetrics()
     lengths = [2, 3]

@@ -270,3 +270,46 @@ async def test_a_configured_port_is_allowed() -> None:
         page = await fetcher(network, policy=policy).fetch("http://wiki.example:8080/")
     assert page.final_url == "http://wiki.example:8080/"
     assert network.dials == [(PUBLIC_A, 8080)]
+
+
+@pytest.mark.parametrize(
+    ("chain", "rule"),
+    [
+        # protocol-relative and scheme-changing hops
+        (["//169.254.169.254/latest/"], "link-local"),
+        (["https://0x7f.1/"], "loopback"),
+        (["http://[::ffff:a9fe:a9fe]/"], "ipv4-mapped"),
+        (["http://[64:ff9b::7f00:1]/"], "nat64-loopback"),
+        (["http://[2002:c0a8:101::]/"], "6to4-private"),
+        # public hops first, then the private one
+        (["/step2", "http://mirror.example/step3", "http://10.0.0.1/"], "private"),
+        (["http://mirror.example/next", "http://rebind.example/"], "loopback"),
+        (["/a", "/b", "http://169.254.169.254:80/"], "link-local"),
+        (["http://wiki.example:443/"], None),  # a port that is allowed, over http: refused later
+    ],
+)
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+async def test_redirect_chains_end_at_the_refused_hop(
+    chain: list[str], rule: str | None, status: int
+) -> None:
+    async with LoopbackSite() as site:
+        path = "/start"
+        for location in chain:
+            site.redirect(path, location, status)
+            # Every public name is routed to this one site: the next hop is found by its path.
+            relative = location.startswith("/") and not location.startswith("//")
+            path = location if relative else "/" + location.split("/", 3)[3]
+        network = ScriptedNetwork()
+        network.name("wiki.example", [PUBLIC_A])
+        network.name("mirror.example", [PUBLIC_B])
+        network.name("rebind.example", ["127.0.0.1"])
+        network.route(PUBLIC_A, site.port)
+        network.route(PUBLIC_B, site.port)
+        with pytest.raises((ShieldRefused, FetchFailed)) as stopped:
+            await fetcher(network).fetch("http://wiki.example/start")
+    if rule is None:
+        assert isinstance(stopped.value, FetchFailed)  # no route to 443: it never reached TLS
+    else:
+        assert isinstance(stopped.value, ShieldRefused) and stopped.value.rule == rule
+    # Nothing refused was ever dialled: every dial went to a checked public address.
+    assert {address for address, _ in network.dials} <= {PUBLIC_A, PUBLIC_B}
