@@ -11,8 +11,14 @@ measured in the same run.
   heartbeat's gaps, p99 and worst, against the same heartbeat idle. Budget: p99 under 10 ms.
 - The bridge's own resident memory before and after all of that (the isolates and whatever
   they allocate live in the workers).
+- Fair sharing, with the pool `config.yml`'s defaults ask for: another player's call (p50 and
+  p99) while one player holds k calls waiting on approval prompts nobody answers, and while one
+  player runs a crash loop (20 calls in a row of a Function that kills its worker), each
+  against the same calls on the idle pool measured in the same run. Goal: within 1.5x p50 and
+  3x p99 of idle.
 
-Run: ``python -m bench.function_bench``. The machine may be shared: read the ratios.
+Run: ``python -m bench.function_bench`` (``--fair`` for the fair-sharing rows alone). The
+machine may be shared: read the ratios.
 """
 
 from __future__ import annotations
@@ -20,17 +26,20 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionsFile
 from bridge.functions.engine import Engine
-from bridge.functions.host import DryRunHost
+from bridge.functions.host import ApprovalAnswer, ApprovalInput, DryRunHost, InvocationInfo
 from bridge.functions.runtime import FunctionRuntime
+from bridge.functions.suspensions import Suspensions
 from bridge.functions.v8_engine import V8Engine
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
 from bridge.functions.worker_process import WorkerLimits, WorkerProcess
 from bridge.store.audit_sink import MemoryAudit
 
@@ -60,12 +69,23 @@ CRASHER = """async function onCall(ctx, api) {
 }"""
 
 
+CONFIRM_FIRST = """async function onCall(ctx, api) {
+  await api.invoke({action: 'approval.request', input: {player: ctx.player.name,
+      timeout_ms: 60000, interaction: {type: 'confirm', title: 'sure?', message: 'sure?'}}});
+  return {status: 'ok', output: {}};
+}"""
+FAIR_CALLS = 60
+CRASH_LOOP = 20
+GOAL_P50 = 1.5
+GOAL_P99 = 3.0
+
+
 def entry(name: str, source: str) -> dict[str, Any]:
     return {
         "name": name,
         "description": "benchmark",
         "enabled": True,
-        "capabilities": ["command.dispatch.console"],
+        "capabilities": ["command.dispatch.console", "approval.request"],
         "parameters": {"type": "object"},
         "on_call": source,
     }
@@ -84,7 +104,27 @@ def rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def runtime_for(engine: Engine, limits: FunctionLimits) -> FunctionRuntime:
+@dataclass
+class UnansweredHost(DryRunHost):
+    """Approval prompts nobody answers: the call waits until it is cancelled."""
+
+    shown: int = 0
+
+    async def request_approval(
+        self, request: ApprovalInput, invocation: InvocationInfo
+    ) -> ApprovalAnswer:
+        self.shown += 1
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def runtime_for(
+    engine: Engine,
+    limits: FunctionLimits,
+    *,
+    host: DryRunHost | None = None,
+    suspensions: Suspensions | None = None,
+) -> FunctionRuntime:
     catalogue = FunctionsFile.model_validate(
         {
             "schema": 1,
@@ -95,16 +135,22 @@ def runtime_for(engine: Engine, limits: FunctionLimits) -> FunctionRuntime:
                 entry("spin", RUNAWAY),
                 entry("off-heap", OFF_HEAP),
                 entry("crash", CRASHER),
+                entry("confirm", CONFIRM_FIRST),
             ],
         }
     )
     return FunctionRuntime(
-        catalogue=catalogue, limits=limits, engine=engine, host=DryRunHost(), audit=MemoryAudit()
+        catalogue=catalogue,
+        limits=limits,
+        engine=engine,
+        host=host or DryRunHost(),
+        audit=MemoryAudit(),
+        suspensions=suspensions,
     )
 
 
-async def call(runtime: FunctionRuntime, name: str) -> dict[str, Any]:
-    return await runtime.call_function(name, {}, player="Steve")
+async def call(runtime: FunctionRuntime, name: str, player: str = "Steve") -> dict[str, Any]:
+    return await runtime.call_function(name, {}, player=player)
 
 
 async def timed(
@@ -183,7 +229,8 @@ async def replacement(pool: WorkerEngine, limits: FunctionLimits) -> None:
         result = await call(runtime, "off-heap")
         assert result["output"]["error_code"] == "memory_limit", result
         started = time.perf_counter()
-        assert (await call(runtime, "empty"))["status"] == "ok"
+        # Another player's call: the crashing player's own next call waits out a back-off.
+        assert (await call(runtime, "empty", player="Alex"))["status"] == "ok"
         after_crash.append(time.perf_counter() - started)
     spawns = []
     for _ in range(CRASHES):
@@ -209,8 +256,9 @@ async def storm(pool: WorkerEngine, limits: FunctionLimits) -> None:
     await pool.wait_ready()
     idle, _ = await heartbeat_gaps(asyncio.sleep(2))
     replaced = pool.replaced
-    calls = [call(runaways, "spin") for _ in range(RUNAWAYS)]
-    calls += [call(crashers, "crash") for _ in range(CRASHERS)]
+    # Each from a player of its own: one player's share would queue their own calls.
+    calls = [call(runaways, "spin", f"spinner{i}") for i in range(RUNAWAYS)]
+    calls += [call(crashers, "crash", f"crasher{i}") for i in range(CRASHERS)]
     started = time.perf_counter()
     gaps, results = await heartbeat_gaps(asyncio.gather(*calls))
     took = time.perf_counter() - started
@@ -233,6 +281,99 @@ async def storm(pool: WorkerEngine, limits: FunctionLimits) -> None:
     )
 
 
+async def other_player(runtime: FunctionRuntime, count: int = FAIR_CALLS) -> list[float]:
+    """Alex's trivial calls, one at a time with a short pause (chat calls come seconds apart;
+    the pause is the same in every scenario)."""
+    times = []
+    for _ in range(count):
+        await asyncio.sleep(0.02)
+        started = time.perf_counter()
+        result = await call(runtime, "empty", player="Alex")
+        times.append(time.perf_counter() - started)
+        assert result["status"] == "ok", result
+    return times
+
+
+def fair_row(label: str, times: list[float], idle: list[float]) -> None:
+    p50, idle50 = statistics.median(times), statistics.median(idle)
+    high, idle99 = p99(times), p99(idle)
+    ok = p50 / idle50 <= GOAL_P50 and high / idle99 <= GOAL_P99
+    print(
+        f"{label:<46} p50 {ms(p50):7.3f} ms = {p50 / idle50:5.2f}x idle  p99 {ms(high):7.3f} ms "
+        f"= {high / idle99:5.2f}x idle  (goal {GOAL_P50}x / {GOAL_P99}x: "
+        f"{'within' if ok else 'OVER'})"
+    )
+
+
+async def fairness() -> None:
+    limits = FunctionLimits(sync_segment_ms=SEGMENT_MS, worker_memory_mb=128)
+    settings = pool_settings(limits)
+    pool = await WorkerEngine.start(settings)
+    try:
+        plain = runtime_for(pool, limits)
+        await pool.wait_ready()
+        await other_player(plain, 10)  # warm-up
+        idle = await other_player(plain)
+        print(
+            f"fair sharing, the default pool ({settings.workers} kept, up to "
+            f"{settings.max_workers} calls, {settings.share} per player)"
+        )
+        idle50 = ms(statistics.median(idle))
+        print(
+            f"baseline  another player's call, idle pool     p50 {idle50:7.3f} ms  "
+            f"p99 {ms(p99(idle)):7.3f} ms"
+        )
+        for held in (2, settings.share):
+            host = UnansweredHost()
+            steve = runtime_for(pool, limits, host=host)
+            waiting = [asyncio.ensure_future(call(steve, "confirm")) for _ in range(held)]
+            while host.shown < held:
+                await asyncio.sleep(0.01)
+            await pool.wait_ready()
+            # The first of Alex's calls took the spare and a new one started: measured from
+            # when it is ready (steady state, as for the idle baseline's warm-up).
+            await other_player(plain, 5)
+            await pool.wait_ready()
+            times = await other_player(plain)
+            for task in waiting:
+                task.cancel()
+            await asyncio.gather(*waiting, return_exceptions=True)
+            fair_row(f"one player holds {held} pending approvals", times, idle)
+            await pool.wait_ready()
+        await crash_loop(pool, limits, plain, idle)
+    finally:
+        await pool.aclose()
+
+
+async def crash_loop(
+    pool: WorkerEngine, limits: FunctionLimits, plain: FunctionRuntime, idle: list[float]
+) -> None:
+    crasher = runtime_for(pool, limits, suspensions=Suspensions())
+    replaced = pool.replaced
+    codes: dict[str, int] = {}
+
+    async def loop() -> None:
+        for _ in range(CRASH_LOOP):
+            result = await call(crasher, "off-heap")
+            code = result["output"].get("error_code", "ok")
+            codes[code] = codes.get(code, 0) + 1
+
+    cpu_before = os.times()
+    crashing = asyncio.ensure_future(loop())
+    times = await other_player(plain)
+    await crashing
+    cpu = os.times()
+    children = (cpu.children_user + cpu.children_system) - (
+        cpu_before.children_user + cpu_before.children_system
+    )
+    fair_row(
+        f"a crash loop ({CRASH_LOOP} calls, {pool.replaced - replaced} workers replaced)",
+        times,
+        idle,
+    )
+    print(f"  crash loop results {codes}; reaped workers' CPU {children:4.1f} s")
+
+
 async def run() -> None:
     limits = FunctionLimits(sync_segment_ms=SEGMENT_MS)
     rss_before_pool = rss_mb()
@@ -245,6 +386,7 @@ async def run() -> None:
         rss_after = rss_mb()
     finally:
         await pool.aclose()
+    await fairness()
     print(
         f"bridge RSS: {rss_before_pool:6.1f} MB before the pool, {rss_before:6.1f} MB after the "
         f"warm calls, {rss_after:6.1f} MB after the crashes and runaways "
@@ -253,7 +395,8 @@ async def run() -> None:
 
 
 def main() -> None:
-    asyncio.run(run())
+    # `--fair`: only the fair-sharing rows.
+    asyncio.run(fairness() if "--fair" in sys.argv[1:] else run())
 
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ class AppHandler:
             redact=lambda text: redactor_for(runtime.plane).redact_text(text),
         )
         runtime.engine.provider_failure_listener = self.notices.notify
+        runtime.functions.suspension_listener = self.notices.function_suspended
 
     def link_state(self) -> LinkState:
         runtime = self.runtime

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection
 from typing import Protocol
 
 from bridge.errors import LinkError, MineclawError
+from bridge.functions.suspensions import Suspension
 from bridge.link.messages import OutputChat, PlayerRef, Text
 from bridge.providers.errors import clip
 from bridge.store.audit_sink import AuditSink
@@ -101,6 +102,39 @@ class OperatorNotices:
                 {
                     "turn_id": notice.turn_id,
                     "class": notice.failure_class,
+                    "recipients": [self._operators[uuid] for uuid in recipients],
+                },
+            )
+        except MineclawError as exc:
+            log.error("operator notice not audited: %s", exc)
+
+    def function_suspended(self, suspension: Suspension) -> None:
+        """A Function's calls kept killing their worker: the operators online hear it at once
+        (a suspension happens at most once per `suspend_minutes` per Function)."""
+        recipients = list(self._operators)
+        if not recipients:
+            return
+        line = self._host.text(
+            "errors.function_suspended",
+            {
+                "function": suspension.function,
+                "losses": str(suspension.losses),
+                "minutes": str(suspension.minutes),
+            },
+        )
+        try:
+            self._send(
+                *(OutputChat(target="player", player=uuid, text=line) for uuid in recipients)
+            )
+        except LinkError as exc:
+            log.info("operator notice not sent: %s", exc)
+            return
+        try:
+            self._audit.record(
+                "operator.notice",
+                {
+                    "class": "function_suspended",
+                    "function": suspension.function,
                     "recipients": [self._operators[uuid] for uuid in recipients],
                 },
             )

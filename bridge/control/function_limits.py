@@ -41,8 +41,26 @@ class FunctionLimits(BaseModel):
     the worker is killed (memory V8 allocates outside its heap counts here)."""
 
     workers: int = Field(default=2, ge=1, le=16)
-    """Worker processes that run Functions, one call each at a time (plus one spare kept
-    started). Read when the pool starts, at the first call: a change needs a restart."""
+    """Worker processes kept started while no call runs (plus one spare). A change starts a
+    new pool for the next call."""
+
+    max_workers: int = Field(default=8, ge=1, le=64)
+    """Calls that may run at once, one worker process each: the pool grows to it on demand
+    (a call awaiting an approval holds its worker). Never below `workers`."""
+
+    player_share_percent: int = Field(default=50, ge=1, le=100)
+    """The share of `max_workers` one player's calls may hold at once (at least one)."""
+
+    worker_wait_ms: int = Field(default=10_000, ge=100, le=600_000)
+    """How long a call waits for a free worker before it ends `workers_busy`."""
+
+    suspend_after_losses: int = Field(default=3, ge=1, le=100)
+    """Calls of one Function that ended with their worker killed or crashed, within
+    `suspend_minutes`, before the Function is suspended."""
+
+    suspend_minutes: int = Field(default=10, ge=1, le=1_440)
+    """How long a suspended Function refuses calls (`function_suspended`); also the window
+    its losses are counted in."""
 
     result_chars: int = Field(default=16_384, ge=64, le=1_048_576)
     """Size of the returned JSON (and of each `api.invoke` input) in characters."""

@@ -59,6 +59,7 @@ _declare("errors.provider_timeout", "player name reason")
 _declare("errors.provider_quota", "player name reason")
 _declare("errors.provider_misconfigured", "player name reason")
 _declare("errors.operator_notice", "player name model kind error")
+_declare("errors.function_suspended", "player name function losses minutes", "function")
 _declare("chat.empty_question", "player name prefix")
 _declare("chat.turn_stopped", "player name")
 _declare("listen.enabled", "player name")
@@ -187,6 +188,11 @@ class ErrorMessages(_Section):
     # To operators online, at most once per kind of failure every few minutes: the provider's
     # own error text (redacted), so someone who can fix it learns what went wrong.
     operator_notice: str = "<gold>[<name>] <model> failed (<kind>): <error>"
+    # To operators online: a Function whose calls kept killing their worker is suspended.
+    function_suspended: str = (
+        "<gold>[<name>] Function <function> is suspended for <minutes> minutes: <losses> calls "
+        "killed or crashed their worker."
+    )
 
 
 class ChatMessages(_Section):

@@ -64,6 +64,12 @@ class EngineUnavailable(SandboxError):
     code = "engine_unavailable"
 
 
+class WorkersBusy(SandboxError):
+    """No worker became free for the call in time (the pool, or the player's share, was full)."""
+
+    code = "workers_busy"
+
+
 class Sandbox(Protocol):
     """One isolated JavaScript context, used for exactly one invocation, then disposed."""
 
@@ -98,11 +104,14 @@ class Engine(Protocol):
         awaits it.
         """
 
-    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Sandbox:
+    async def fresh(
+        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+    ) -> Sandbox:
         """A new hardened sandbox whose heap is capped at `heap_bytes`.
 
         `memory_bytes` caps the resident memory of the process hosting the isolate, where the
-        engine can measure it (an engine in the bridge's own process cannot).
+        engine can measure it (an engine in the bridge's own process cannot). `tenant` names
+        who the call is for (the player), where the engine shares its capacity among them.
         """
 
     async def aclose(self) -> None:

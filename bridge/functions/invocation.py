@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
-from bridge.functions.engine import Engine, Sandbox, SandboxError
+from bridge.functions.engine import Engine, Sandbox, SandboxError, WorkersBusy
 from bridge.functions.host import (
     ApprovalAnswer,
     InvocationInfo,
@@ -109,6 +109,8 @@ class Invocation:
     """Requests past `operations_per_call`: counted, recorded once at the end."""
     runtime_code: str | None = None
     """The `error_code` of a failure the runtime detected, if the call ended with one."""
+    worker_lost: bool = False
+    """The call ended with its worker process killed or crashed (`function.worker_lost`)."""
     _finished: asyncio.Queue[tuple[Settlement, Admitted]] | None = None
     _home_tasks: set[asyncio.Task[Settlement]] = field(default_factory=set)
 
@@ -123,7 +125,10 @@ class Invocation:
             sandbox = await self.engine.fresh(
                 heap_bytes=self.limits.heap_mb * _MIB,
                 memory_bytes=self.limits.worker_memory_mb * _MIB,
+                tenant=self.info.player_uuid or self.info.player,
             )
+        except WorkersBusy as exc:
+            return self.failed(ErrorCode.WORKERS_BUSY, str(exc))
         except SandboxError as exc:
             return self.failed(ErrorCode.ENGINE_UNAVAILABLE, str(exc))
         try:
@@ -132,6 +137,7 @@ class Invocation:
             return stop.result
         except SandboxError as exc:
             if exc.lost is not None:
+                self.worker_lost = True
                 self._audit(
                     "function.worker_lost", {**self._who(), "error_code": exc.code, **exc.lost}
                 )

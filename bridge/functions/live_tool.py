@@ -24,6 +24,7 @@ from bridge.functions.live_host import LiveFunctionHost
 from bridge.functions.live_pool import LivePool
 from bridge.functions.results import ErrorCode, error_result
 from bridge.functions.runtime import FunctionRuntime
+from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.functions.tool import call_function_handler
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.policy.approvals import ApprovalBroker
@@ -79,6 +80,9 @@ class LiveFunctions:
         self.plugin = PluginAccess()
         self.broker = ApprovalBroker()
         self.pool = LivePool(pool or (lambda: pool_settings(plane().config.functions)))
+        self.suspensions = Suspensions()
+        self.suspension_listener: Callable[[Suspension], None] | None = None
+        """Told when a Function is suspended (the operators' notice, wired by the app)."""
 
     def attach(self, plugin: PluginAccess, broker: ApprovalBroker) -> None:
         """Use the link tools' plugin view and broker, so approvals share one prompt machinery
@@ -116,5 +120,11 @@ class LiveFunctions:
                 engine=engine,
                 host=host,
                 audit=self._audit,
+                suspensions=self.suspensions,
+                on_suspended=self._suspended,
             )
             return await call_function_handler(runtime)(arguments, context)
+
+    def _suspended(self, suspension: Suspension) -> None:
+        if self.suspension_listener is not None:
+            self.suspension_listener(suspension)

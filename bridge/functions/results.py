@@ -22,6 +22,8 @@ class ErrorCode:
     """No enabled Function has exactly this name."""
     FUNCTION_DISABLED = "function_disabled"
     """The Function exists but `enabled` is false."""
+    FUNCTION_SUSPENDED = "function_suspended"
+    """Its calls kept killing their worker: suspended for `suspend_minutes`."""
     INVALID_ARGUMENTS = "invalid_arguments"
     """The arguments break the Function's schema or the argument limits."""
     SCRIPT_ERROR = "script_error"
@@ -44,6 +46,9 @@ class ErrorCode:
     """The turn or the workflow was cancelled."""
     ENGINE_UNAVAILABLE = "engine_unavailable"
     """The sandbox could not be created."""
+    WORKERS_BUSY = "workers_busy"
+    """No worker became free within `worker_wait_ms`: the pool ran `max_workers` calls, or
+    the player already ran their share of them."""
     PROTOCOL_ERROR = "protocol_error"
     """The sandbox answered the runtime with something malformed (tampered driver)."""
     INTERNAL_ERROR = "internal_error"
@@ -59,6 +64,8 @@ RUNTIME_CODES: frozenset[str] = frozenset(
         ErrorCode.WORKFLOW_STALLED,
         ErrorCode.CANCELLED,
         ErrorCode.ENGINE_UNAVAILABLE,
+        ErrorCode.WORKERS_BUSY,
+        ErrorCode.FUNCTION_SUSPENDED,
         ErrorCode.PROTOCOL_ERROR,
         ErrorCode.INTERNAL_ERROR,
     }

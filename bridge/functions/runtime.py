@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,7 @@ from bridge.functions.host import FunctionHost, InvocationInfo
 from bridge.functions.invocation import Invocation
 from bridge.functions.operations import OperationGate, OperationRecord
 from bridge.functions.results import ErrorCode, error_result
+from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.store.audit_sink import AuditSink, JSONValue
 
 logger = logging.getLogger(__name__)
@@ -50,12 +53,18 @@ class FunctionRuntime:
         engine: Engine,
         host: FunctionHost,
         audit: AuditSink,
+        suspensions: Suspensions | None = None,
+        on_suspended: Callable[[Suspension], None] | None = None,
     ) -> None:
+        """`suspensions`: the bridge's count of lost workers per Function (none: never
+        suspended); `on_suspended` hears of each suspension (the operators' notice)."""
         self._catalogue = catalogue
         self._limits = limits
         self._engine = engine
         self._host = host
         self._audit = audit
+        self._suspensions = suspensions
+        self._on_suspended = on_suspended
 
     async def call_function(
         self,
@@ -90,6 +99,12 @@ class FunctionRuntime:
             refusal = error_result(ErrorCode.UNKNOWN_FUNCTION, f"no Function named {name!r}")
         elif not spec.enabled:
             refusal = error_result(ErrorCode.FUNCTION_DISABLED, f"Function {name!r} is disabled")
+        elif left_s := self._suspended_s(spec.name, spec.source_sha256):
+            refusal = error_result(
+                ErrorCode.FUNCTION_SUSPENDED,
+                f"Function {name!r} is suspended for {math.ceil(left_s / 60)} more minute(s): "
+                "its calls kept killing their worker",
+            )
         else:
             try:
                 arguments = validate_arguments(spec, arguments, self._limits)
@@ -122,9 +137,41 @@ class FunctionRuntime:
             home=asyncio.get_running_loop(),
         )
         result = await self._supervise(invocation, cancel)
+        if invocation.worker_lost:
+            self._count_loss(info)
         return FunctionOutcome(
             result, spec.name, invocation_id, spec.source_sha256, tuple(invocation.records)
         )
+
+    def _suspended_s(self, function: str, source_sha256: str) -> float:
+        if self._suspensions is None:
+            return 0.0
+        return self._suspensions.remaining_s(function, source_sha256)
+
+    def _count_loss(self, info: InvocationInfo) -> None:
+        if self._suspensions is None:
+            return
+        suspension = self._suspensions.lost(info.function, info.source_sha256, self._limits)
+        if suspension is None:
+            return
+        logger.warning(
+            "Function %s suspended for %d minutes: %d calls lost their worker",
+            info.function,
+            suspension.minutes,
+            suspension.losses,
+        )
+        self._audit.record(
+            "function.suspended",
+            {
+                "invocation_id": info.invocation_id,
+                "function": info.function,
+                "source_sha256": info.source_sha256,
+                "losses": suspension.losses,
+                "minutes": suspension.minutes,
+            },
+        )
+        if self._on_suspended is not None:
+            self._on_suspended(suspension)
 
     async def _supervise(
         self, invocation: Invocation, cancel: asyncio.Event | None

@@ -229,7 +229,9 @@ class V8Engine:
         """Wait until the isolates made ahead are all there (benchmarks and tests)."""
         await self.on_engine(self._wait_full())
 
-    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> V8Sandbox:
+    async def fresh(
+        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+    ) -> V8Sandbox:
         racer = await self.on_engine(self._take(heap_bytes))
         return V8Sandbox(self, racer)
 

@@ -88,6 +88,8 @@ class WorkerProcess:
         """An isolate in it was stopped at a limit: V8 may still be busy finishing a builtin
         (and may yet abort), so the worker must not serve another call."""
         self.killed_for: str | None = None
+        self.retiring = False
+        """Closed on purpose (retired, surplus, shutdown): its exit is not a loss."""
         self._seq = itertools.count()
         self._waiting: tuple[int, asyncio.Future[Answer]] | None = None
         self._tail = bytearray()

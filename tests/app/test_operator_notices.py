@@ -6,6 +6,7 @@ import asyncio
 import json
 
 from bridge.app.operator_notices import NOTICE_INTERVAL_S, OPERATOR_NODE, OperatorNotices
+from bridge.functions.suspensions import Suspension
 from bridge.link.messages import OutputChat
 from bridge.providers.failures import FailureClass
 from bridge.store.audit_sink import MemoryAudit
@@ -100,3 +101,22 @@ async def test_notices_are_throttled_per_kind_and_go_to_operators_online(app: Ap
     told = [line for line in lines_to(app, ALEX.uuid) if "failed" in line]
     assert [line.split("(")[1].split(")")[0] for line in told] == ["busy", "quota", "busy"]
     assert lines_to(app, STEVE.uuid) == []
+
+
+async def test_operators_online_hear_of_a_suspended_function(app: App) -> None:
+    await app.command("status", player=ALEX, granted=[OPERATOR_NODE])
+    await app.command("status", player=STEVE, granted=["mineclaw.command.chat"])
+    listener = app.runtime.functions.suspension_listener
+    assert listener is not None  # wired by the handler
+    listener(Suspension("crashy", 3, 10))
+    await app.link.wait_for(lambda n, d: n == "output.chat" and "crashy" in rendered(d.text))
+    (line,) = [line for line in lines_to(app, ALEX.uuid) if "crashy" in line]
+    assert "suspended for 10 minutes" in line and "3 calls" in line
+    assert not any("crashy" in line for line in lines_to(app, STEVE.uuid))
+    app.runtime.audit.flush()
+    [notice] = app.runtime.audit.events("operator.notice")
+    assert notice.fields == {
+        "class": "function_suspended",
+        "function": "crashy",
+        "recipients": ["Alex"],
+    }

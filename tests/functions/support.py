@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -21,6 +22,7 @@ from bridge.functions.host import (
     OperationRefused,
 )
 from bridge.functions.runtime import FunctionRuntime
+from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.store.audit_sink import MemoryAudit
 
 # Every wait in these tests is bounded by this; a healthy run never comes near it.
@@ -113,6 +115,8 @@ def runtime(
     *functions: dict[str, Any],
     limits: FunctionLimits | None = None,
     host: ScriptedHost | None = None,
+    suspensions: Suspensions | None = None,
+    on_suspended: Callable[[Suspension], None] | None = None,
 ) -> tuple[FunctionRuntime, ScriptedHost, MemoryAudit]:
     catalogue = FunctionsFile.model_validate(
         {"schema": 1, "api_version": 1, "functions": list(functions)}
@@ -125,6 +129,8 @@ def runtime(
         engine=engine,
         host=host,
         audit=audit,
+        suspensions=suspensions,
+        on_suspended=on_suspended,
     )
     return built, host, audit
 

@@ -327,7 +327,9 @@ class BrokenEngine:
     async def run(self, work: Any) -> Any:
         return await work
 
-    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Any:
+    async def fresh(
+        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+    ) -> Any:
         from bridge.functions.engine import EngineUnavailable
 
         raise EngineUnavailable("no isolates today")
@@ -369,7 +371,9 @@ async def test_registry_handler_binds_the_turns_player(engine: WorkerEngine) -> 
 class FaultyEngine(BrokenEngine):
     """An engine whose sandbox fails in a way no engine should (a runtime bug)."""
 
-    async def fresh(self, *, heap_bytes: int, memory_bytes: int | None = None) -> Any:
+    async def fresh(
+        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+    ) -> Any:
         raise RuntimeError("bug with a secret detail")
 
 
