@@ -27,7 +27,7 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run test install postgres java plugin paper-api check lint typecheck pytest pytest-postgresql bench clean
+.PHONY: run test install postgres java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
@@ -38,7 +38,7 @@ run: $(STAMP)
 # sqlite_only are about SQLite files and ran in the first pass.
 PG_SUITES := tests/app tests/interaction tests/turns tests/policy
 
-test: $(STAMP) java postgres
+test: $(STAMP) java postgres model-servers
 	$(BIN)/pytest
 	$(BIN)/pytest $(PG_SUITES) --storage=postgresql -m "not sqlite_only"
 
@@ -61,6 +61,13 @@ postgres:
 	    exit 1; \
 	  fi; \
 	fi
+
+# The real model servers of tests/realserver (llama-cpp-python's server and llama.cpp's
+# llama-server, built from source once per version into ~/.cache/mineclaw/model-servers; root
+# installs a compiler and cmake when missing). Without a compiler: one line, and those tests
+# are not run.
+model-servers:
+	@PYTHON=$(PYTHON) bash tests/realserver/build.sh
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -322,10 +322,11 @@ class InterleavedConfig(StrictModel):
 class RequestExtras(StrictModel):
     """Additions to every request for this model. ``prompt_cache_key``: None follows the
     provider (`ProviderConfig.sends_prompt_cache_key`). ``tool_choice``: what is sent while
-    tools are offered (`bridge.providers.projection.wire_tool_choice`)."""
+    tools are offered, ``auto``, ``required``, ``omit`` or a tool's name
+    (`bridge.providers.projection.wire_tool_choice`)."""
 
     prompt_cache_key: bool | None = None
-    tool_choice: Literal["auto", "required", "omit"] = "auto"
+    tool_choice: str = Field(default="auto", pattern=r"^[A-Za-z0-9_-]{1,64}$")
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("extra_body")

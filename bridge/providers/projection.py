@@ -6,7 +6,8 @@ both protocols refuse a dangling one, and a turn dropped half-way must not leave
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from bridge.providers.items import Item, PlayerMessage, ProviderRequest, ToolCall, ToolResult
 from bridge.providers.settings import ModelSettings
@@ -36,16 +37,27 @@ def tool_spec_parameters(parameters: dict[str, object]) -> dict[str, object]:
     return dict(parameters)
 
 
-def wire_tool_choice(request: ProviderRequest, model: ModelSettings) -> str | None:
+def wire_tool_choice(
+    request: ProviderRequest, model: ModelSettings, named: Callable[[str], dict[str, Any]]
+) -> str | dict[str, Any] | None:
     """The ``tool_choice`` sent, None for none at all. The turn's own ``none`` (past its tool
     limits) always wins; otherwise the model's setting: ``omit`` leaves the choice to the
     server, ``required`` asks for a call when the request answers a player's message (after
-    tool results the model must still be free to answer in words)."""
+    tool results the model must still be free to answer in words), and a tool's name forces
+    that tool when a player's message is answered and sends ``none`` after its results (a
+    server such as llama-cpp-python streams tool calls only when one tool is forced).
+    ``named`` writes a forced tool in the protocol's shape."""
     if request.tool_choice != "auto":
         return request.tool_choice
-    if model.tool_choice == "omit":
+    choice = model.tool_choice
+    if choice == "omit":
         return None
-    if model.tool_choice == "required":
-        last = request.items[-1] if request.items else None
-        return "required" if isinstance(last, PlayerMessage) else "auto"
-    return "auto"
+    if choice == "auto":
+        return "auto"
+    last = request.items[-1] if request.items else None
+    answers_player = isinstance(last, PlayerMessage)
+    if choice == "required":
+        return "required" if answers_player else "auto"
+    if not any(tool.name == choice for tool in request.tools):
+        return "auto"  # the forced tool is not offered to this turn (permissions, a reload)
+    return named(choice) if answers_player else "none"

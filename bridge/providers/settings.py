@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import SecretStr
 
 from bridge.providers.compat import COMPAT, CompatName, ServerCompat
 from bridge.providers.items import ApiType
 
-ModelToolChoice = Literal["auto", "required", "omit"]
+ModelToolChoice = str
+"""``auto``, ``required``, ``omit`` or the name of a tool (`projection.wire_tool_choice`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

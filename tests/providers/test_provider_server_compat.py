@@ -130,10 +130,17 @@ async def test_fields_the_server_put_on_a_call_are_sent_back(replay_server: Repl
         ("required", TOOL_ROUND[:1], "required"),
         ("required", TOOL_ROUND, "auto"),  # after tool results the model may answer in words
         ("omit", TOOL_ROUND[:1], None),
+        (
+            "block_inspect",
+            TOOL_ROUND[:1],
+            {"type": "function", "function": {"name": "block_inspect"}},
+        ),
+        ("block_inspect", TOOL_ROUND, "none"),  # the forced tool ran: now the answer
+        ("not_offered", TOOL_ROUND[:1], "auto"),
     ],
 )
 async def test_the_owner_sets_tool_choice_per_model(
-    replay_server: ReplayServer, setting: Any, items: Any, expected: str | None
+    replay_server: ReplayServer, setting: Any, items: Any, expected: Any
 ) -> None:
     replay_server.script(answer())
     request = ProviderRequest(session_id="s", items=items, tools=(TOOL,))
@@ -157,7 +164,7 @@ def test_tool_choice_is_a_model_setting_and_extra_body_still_refuses_it() -> Non
     model = ModelConfig.model_validate({"limits": limits, "request": {"tool_choice": "omit"}})
     assert model.request.tool_choice == "omit"
     with pytest.raises(ValueError, match="tool_choice"):
-        ModelConfig.model_validate({"limits": limits, "request": {"tool_choice": "sometimes"}})
+        ModelConfig.model_validate({"limits": limits, "request": {"tool_choice": "two words"}})
     with pytest.raises(ValueError, match="managed fields: tool_choice"):
         ModelConfig.model_validate(
             {"limits": limits, "request": {"extra_body": {"tool_choice": "required"}}}

@@ -60,7 +60,7 @@ def build_body(
     tools = [tool_shape(t) for t in request.tools] + [dict(t) for t in request.native_tools]
     if tools:
         body["tools"] = tools
-        choice = wire_tool_choice(request, model)
+        choice = wire_tool_choice(request, model, lambda name: {"type": "function", "name": name})
         if choice is not None:
             body["tool_choice"] = choice
         if request.parallel_tool_calls is not None:

@@ -1,0 +1,113 @@
+"""The provider client against llama-cpp-python's real server (``llama_cpp.server`` with its
+function-calling chat format) and a tiny random-weight model: shapes and outcomes, never words.
+
+These are the findings of issue 28 as they happen on the real server: a tool round replayed
+with ``content: null`` is refused (HTTP 500), usage is never reported, concurrent streams may
+end with only the role chunk, and a server killed mid-answer breaks the stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+from bridge.providers.events import Completed, Failed, TextDelta
+from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
+from bridge.providers.settings import ModelSettings
+
+from .model_servers import (
+    LLAMA_CPP_PYTHON_READY,
+    ModelServer,
+    free_port,
+    llama_cpp_python,
+    llama_cpp_python_command,
+    running,
+)
+from .wire_support import ONLINE, STREAM_TIMEOUT_S, client, events_of, final, request, shown
+
+MODEL = ModelSettings(wire_model="tiny", max_output_tokens=64)
+FORCED = ModelSettings(wire_model="tiny", max_output_tokens=64, tool_choice="online_players")
+
+
+async def test_a_text_answer_completes_with_usage_estimated(lcp_server: ModelServer) -> None:
+    async with client(lcp_server.base_url, "llama-cpp-python") as the_client:
+        events = await events_of(the_client, request(), MODEL)
+    answer = final(events)
+    assert isinstance(answer, Completed), answer
+    texts = [item.text for item in answer.items if isinstance(item, AssistantText)]
+    assert len(texts) == 1 and texts[0].strip()
+    assert shown(events) == texts[0]
+    assert answer.finish_reason == "stop"
+    assert answer.usage is not None and answer.usage.estimated
+    assert answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0
+
+
+async def tool_round(server: ModelServer, compat: str) -> Completed | Failed:
+    """A forced call, its result, and the request that replays them."""
+    async with client(server.base_url, compat) as the_client:
+        asked = request(tools=(ONLINE,))
+        first = final(await events_of(the_client, asked, FORCED))
+        assert isinstance(first, Completed), first
+        calls = [item for item in first.items if isinstance(item, ToolCall)]
+        assert [call.name for call in calls] == ["online_players"]
+        assert json.loads(calls[0].arguments) == {}  # grammar-forced: valid with random weights
+        result = ToolResult(call_id=calls[0].call_id, output='{"players": ["Steve"]}')
+        follow_up = request(*asked.items, *first.items, result, tools=(ONLINE,))
+        return final(await events_of(the_client, follow_up, FORCED))
+
+
+async def test_a_tool_round_replays_content_as_the_server_needs(lcp_server: ModelServer) -> None:
+    answer = await tool_round(lcp_server, "llama-cpp-python")
+    assert isinstance(answer, Completed), answer
+    assert [type(item) for item in answer.items] == [AssistantText]
+
+
+async def test_the_openai_shape_of_the_same_round_is_refused(lcp_server: ModelServer) -> None:
+    """What issue 28 saw: ``content: null`` on the replayed call gets HTTP 500."""
+    refused = await tool_round(lcp_server, "openai")
+    assert isinstance(refused, Failed), refused
+    assert "HTTP 500" in refused.reason
+
+
+async def test_concurrent_streams_answer_or_fail_retryably_never_empty(
+    lcp_server: ModelServer,
+) -> None:
+    async def one() -> Completed | Failed:
+        async with client(lcp_server.base_url, "llama-cpp-python") as the_client:
+            return final(await events_of(the_client, request(), MODEL))
+
+    outcomes = await asyncio.gather(*(one() for _ in range(4)))
+    for outcome in outcomes:
+        if isinstance(outcome, Completed):
+            assert any(isinstance(item, AssistantText) and item.text for item in outcome.items)
+        else:
+            assert outcome.retryable, outcome
+    assert any(isinstance(outcome, Completed) for outcome in outcomes)
+
+
+async def test_a_server_killed_mid_answer_breaks_the_stream(endless_model: Path) -> None:
+    python = llama_cpp_python()
+    assert python is not None
+    port = free_port()
+    command = llama_cpp_python_command(python, endless_model, port)
+    async with running("llama-cpp-python", command, port, LLAMA_CPP_PYTHON_READY) as server:
+        endless = ModelSettings(wire_model="tiny", max_output_tokens=4000)
+        async with client(server.base_url, "llama-cpp-python") as the_client:
+            stream = the_client.stream(request(), endless)
+            async with contextlib.aclosing(stream):
+                async with asyncio.timeout(STREAM_TIMEOUT_S):
+                    async for event in stream:
+                        if isinstance(event, TextDelta):
+                            break
+                    await server.kill()
+                    rest = [event async for event in stream]
+    outcome = rest[-1]
+    assert isinstance(outcome, Failed) and outcome.retryable, rest
+    assert outcome.failure_class in ("broken", "busy"), outcome
+
+
+def test_no_player_message_is_needed_to_shape_a_request() -> None:
+    """The helper's default request is one player's message (the tests above rely on it)."""
+    items = request().items
+    assert isinstance(items[0], PlayerMessage)
