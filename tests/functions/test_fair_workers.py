@@ -37,9 +37,9 @@ LIMITS = FunctionLimits(workflow_ms=60_000)
 @pytest.fixture
 async def growing() -> AsyncIterator[WorkerEngine]:
     """One worker kept started (and a spare), up to four calls at once, two per player. A call
-    waits at most a second for a worker: the tests wait until the spare is ready before a call
-    that must find one at once."""
-    settings = PoolSettings(workers=1, spare=1, max_workers=4, tenant_share=2, wait_s=1.0)
+    waits at most two seconds for a worker: the tests wait until the spare is ready before
+    each call that must find one at once, however slowly the machine starts workers."""
+    settings = PoolSettings(workers=1, spare=1, max_workers=4, tenant_share=2, wait_s=2.0)
     pool = await WorkerEngine.start(settings)
     try:
         yield pool
@@ -61,6 +61,18 @@ def _steve_waits(pool: WorkerEngine) -> tuple[FunctionRuntime, ScriptedHost]:
     return rt, host
 
 
+async def _two_waiting(
+    pool: WorkerEngine, rt: FunctionRuntime, host: ScriptedHost
+) -> list[asyncio.Future[Any]]:
+    """Two calls of Steve's awaiting their approval prompts, each started on a ready worker."""
+    waiting: list[asyncio.Future[Any]] = []
+    for count in (1, 2):
+        await asyncio.wait_for(pool.wait_ready(), WAIT_S)
+        waiting.append(asyncio.ensure_future(rt.call_function("confirm", {}, player=ONLINE)))
+        await _approvals_shown(host, count)
+    return waiting
+
+
 async def _cancel(calls: list[asyncio.Future[Any]]) -> None:
     for call in calls:
         call.cancel()
@@ -71,11 +83,8 @@ async def test_pending_approvals_hold_no_worker_another_player_needs(
     growing: WorkerEngine,
 ) -> None:
     rt, host = _steve_waits(growing)
-    waiting = [
-        asyncio.ensure_future(rt.call_function("confirm", {}, player=ONLINE)) for _ in range(2)
-    ]
+    waiting = await _two_waiting(growing, rt, host)
     try:
-        await _approvals_shown(host, 2)
         assert await growing.busy() == 2  # more than `workers`: the pool grew for them
         await asyncio.wait_for(growing.wait_ready(), WAIT_S)  # and started a spare beside them
         other, _, _ = runtime(growing, TRIVIAL, limits=LIMITS)
@@ -88,11 +97,8 @@ async def test_pending_approvals_hold_no_worker_another_player_needs(
 
 async def test_one_player_holds_at_most_their_share(growing: WorkerEngine) -> None:
     rt, host = _steve_waits(growing)
-    waiting = [
-        asyncio.ensure_future(rt.call_function("confirm", {}, player=ONLINE)) for _ in range(2)
-    ]
+    waiting = await _two_waiting(growing, rt, host)
     try:
-        await _approvals_shown(host, 2)
         # A third call of the same player waits for one of their own, never for others.
         third, _, audit = runtime(growing, TRIVIAL, limits=LIMITS)
         result = await asyncio.wait_for(third.call_function("trivial", {}, player=ONLINE), WAIT_S)
