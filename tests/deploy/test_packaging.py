@@ -95,3 +95,24 @@ def test_the_installed_wheel_writes_and_validates_a_configuration(
         env=env,
     )
     assert Path(where.stdout.strip()).is_relative_to(target), where
+
+
+def test_an_editable_install_as_make_install_does_warns_of_nothing(tmp_path: Path) -> None:
+    """`make install` is `pip install -e`: pip shows the build backend's warnings (not its
+    log lines), and a warning there reads like a broken install to a new user. The backend's
+    editable build is run here directly (nothing is installed) with every warning an error."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "bridge", source / "bridge", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (tmp_path / "out").mkdir()
+    build = "import setuptools.build_meta as backend, sys; backend.build_editable(sys.argv[1])"
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", build, str(tmp_path / "out")],
+        cwd=source, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert list((tmp_path / "out").glob("mineclaw_bridge-*.whl"))
