@@ -83,6 +83,8 @@ java: paper-api
 
 # The server owner's jar: plugin-java/paper/target/Mineclaw-<version>.jar (needs paper-api, see above).
 plugin: paper-api
+	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
+	@$(PAPER_REACHABLE) || { echo "not built: the plugin jar needs paper-api: neither the PaperMC repository ($(PAPERMC_PROBE:/maven-metadata.xml=)) nor ../shared/paper-api is reachable" >&2; exit 1; }
 	$(MVN) -Ppaper -pl paper -am package -DskipTests
 	@ls plugin-java/paper/target/Mineclaw-*.jar
 

@@ -1,0 +1,39 @@
+"""`make plugin` where paper-api cannot be had (no PaperMC repository, no ../shared/paper-api,
+nothing in the local Maven repository) says so in one line, as `make java` does, instead of
+Maven's raw resolution error. The "PaperMC repository" here is a closed loopback port."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_make_plugin_without_paper_api_prints_one_line(tmp_path: Path) -> None:
+    make = shutil.which("make")
+    assert make is not None, "make is needed to build the plugin"
+    result = subprocess.run(
+        [make, "--no-print-directory", "plugin", "SHARED_PAPER=",
+         f"M2_REPO={tmp_path / 'm2'}",
+         # Maven itself offline on the same empty repository: what it would say is the raw
+         # resolution error the line replaces.
+         f"MVN=mvn -B -q -o -Dmaven.repo.local={tmp_path / 'm2'} -f plugin-java/pom.xml",
+         f"PAPERMC_PROBE=http://127.0.0.1:{_closed_port()}/maven-metadata.xml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert result.stdout == ""
+    ours = [line for line in result.stderr.splitlines() if not line.startswith("make:")]
+    assert len(ours) == 1, result.stderr
+    assert ours[0].startswith("not built: the plugin jar needs paper-api")
+    assert "[ERROR]" not in result.stderr and "BUILD FAILURE" not in result.stderr
