@@ -23,6 +23,7 @@ from bridge.app.restart_settings import SERVING_FILE, write_serving_state
 from bridge.app.server_leases import ServerLeases, network_leases
 from bridge.cli.clock_file import budget_clock
 from bridge.cli.output import refuse_folder
+from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
@@ -38,6 +39,9 @@ _MAX_OPEN_FILES = 1 << 20
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_UNAVAILABLE = 3
+"""The database did not answer within ``storage.start_wait_s``: starting again later may work
+(the systemd unit in docs/install.md restarts on it; 1 and 2 need the owner)."""
 
 
 def register(subparsers: Any) -> None:
@@ -108,14 +112,23 @@ def run_serve(args: argparse.Namespace) -> int:
             init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
         token = read_token(token_file)
-        network = Network.open(
+        network = open_waiting_for_storage(
+            lambda: Network.open(
+                config_dir,
+                default_token=token,
+                manage_logging=True,
+                clock=budget_clock(os.environ),
+            ),
             config_dir,
-            default_token=token,
-            manage_logging=True,
-            clock=budget_clock(os.environ),
+            say=lambda line: print(f"mineclaw-bridge: {line}", file=sys.stderr, flush=True),
         )
+    except StorageNotReady as exc:
+        _fail(str(exc))
+        return EXIT_UNAVAILABLE
     except (ConfigError, LinkError, StoreError) as exc:  # ConfigLoadError lists every problem
         return _fail(str(exc))
+    except KeyboardInterrupt:  # Ctrl-C while waiting for the database
+        return EXIT_OK
     runtime = network.default.runtime
     plane = runtime.plane
     for warning in plane.warnings:

@@ -32,6 +32,9 @@ class StorageConfig(StrictModel):
     backend: Literal["sqlite", "postgresql"] = "sqlite"
     dsn: str | None = Field(default=None, max_length=2048, validate_default=True)
     password: Secret = Field(default=Secret(""), validate_default=True)
+    # serve's patience with a database that does not answer yet (booted before it): retried
+    # with a growing pause and a line per attempt; 0 tries once.
+    start_wait_s: int = Field(default=300, ge=0, le=86_400)
 
     @field_validator("dsn")
     @classmethod

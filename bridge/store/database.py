@@ -63,6 +63,41 @@ class DatabaseError(StoreError):
         self.duplicate = duplicate
 
 
+class DatabaseUnreachable(DatabaseError):
+    """No connection could be made: nothing answered, the server is starting or shutting
+    down, or the network failed. Trying again later may work (``serve`` waits at start);
+    a refusal by the server (a wrong password, a missing database) is a plain
+    ``DatabaseError``."""
+
+
+def caused_by_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised because of, a ``DatabaseUnreachable`` (the openers
+    wrap it in errors that name what they were opening)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, DatabaseUnreachable):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+_NOT_READY = ("starting up", "shutting down", "in recovery mode", "not yet accepting")
+
+
+def _unreachable(exc: Exception) -> bool:
+    # Class 08 is a connection failure, 57P03 "the database system is starting up", 57P01 an
+    # administrator shutdown. A failed connect often carries no SQLSTATE at all; then libpq's
+    # text tells: a server that answered says FATAL (a wrong password, no such database),
+    # which waiting cannot mend unless it said it is not ready yet.
+    state = getattr(exc, "sqlstate", None)
+    if state is not None:
+        return state.startswith("08") or state in ("57P03", "57P01")
+    text = str(exc)
+    return "FATAL:" not in text or any(words in text for words in _NOT_READY)
+
+
 class Transaction(ABC):
     """Statements inside one transaction; committed when the ``with`` block ends normally."""
 
@@ -299,9 +334,8 @@ class PostgresDatabase(Database):
         try:
             conn = psycopg.connect(self._dsn, **settings)
         except psycopg.Error as exc:
-            raise DatabaseError(
-                f"cannot connect to {self.description}: {_first_line(exc)}"
-            ) from exc
+            kind = DatabaseUnreachable if _unreachable(exc) else DatabaseError
+            raise kind(f"cannot connect to {self.description}: {_first_line(exc)}") from exc
         try:
             # Set per connection, not in the DSN's options: a pooler such as PgBouncer refuses
             # startup options but passes SET.

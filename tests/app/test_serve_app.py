@@ -16,7 +16,7 @@ from tests.storage_choice import apply_chosen_storage
 REPO = Path(__file__).resolve().parents[2]
 
 
-async def serve_refusal(config: Path) -> bytes:
+async def serve_refusal(config: Path, *, code: int = 1) -> bytes:
     apply_chosen_storage(config)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
@@ -24,7 +24,7 @@ async def serve_refusal(config: Path) -> bytes:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 1, (stdout, stderr)
+    assert process.returncode == code, (stdout, stderr)
     assert b"listening on" not in stdout
     return stderr
 
@@ -63,9 +63,10 @@ async def test_serve_refuses_a_postgresql_dsn_that_reaches_nothing(tmp_path: Pat
     (config / "config.yml").write_text(
         "schema: 1\nstorage:\n  backend: postgresql\n"
         f"  dsn: postgresql://mc@127.0.0.1:{port}/mc\n  password: ${{MC_PW}}\n"
+        "  start_wait_s: 0\n"  # tried once; waiting is tests/app/test_storage_wait.py
     )
     (config / ".env").write_text("MC_PW=Pw-never-shown-7731\n")
     (config / ".env").chmod(0o600)
-    stderr = await serve_refusal(config)
+    stderr = await serve_refusal(config, code=3)
     assert b"storage.dsn" in stderr and f"127.0.0.1:{port}/mc".encode() in stderr
     assert b"Pw-never-shown-7731" not in stderr
