@@ -131,9 +131,11 @@ class _ServerHandler:
 class Network:
     """The servers one bridge serves: the link's ``ServerTable``.
 
-    ``default``: the runtime of the default server (``link.token``), opened by the caller; every
-    other server's runtime shares its store, archive and audit log. ``default_token``: the
-    token of ``link.token``. ``serves``: whether this bridge serves a server now (a lease held
+        ``default``: the runtime of the default server (``link.token``), opened by the caller; every
+        other server's runtime shares its store, archive and audit log. ``default_token``: the
+    token of ``link.token``, or where to read it at each handshake
+    (`bridge.link.token_rotation`: a rotated file is in force at once). ``serves``: whether this
+    bridge serves a server now (a lease held
     by this bridge; every server when ``None``).
     """
 
@@ -141,13 +143,15 @@ class Network:
         self,
         default: Runtime,
         *,
-        default_token: str,
+        default_token: str | Callable[[], str],
         serves: Callable[[str], bool] | None = None,
         settings: RuntimeSettings = _DEFAULT_SETTINGS,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._default_runtime = default
-        self._default_token = default_token
+        self._default_token: Callable[[], str] = (
+            (lambda: default_token) if isinstance(default_token, str) else default_token
+        )
         self._serves = serves
         self._settings = settings
         self._transport = transport
@@ -161,7 +165,7 @@ class Network:
         cls,
         config_dir: Path,
         *,
-        default_token: str,
+        default_token: str | Callable[[], str],
         environ: Mapping[str, str] | None = None,
         manage_logging: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -192,7 +196,7 @@ class Network:
 
     def token(self, server_id: str) -> str | None:
         if server_id == DEFAULT_SERVER_ID:
-            return self._default_token
+            return self._default_token()
         # Read at every handshake: a reload that adds a server lets it link at once.
         return self._default_runtime.plane.servers.token(server_id)
 

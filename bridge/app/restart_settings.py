@@ -17,8 +17,10 @@ def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     ``functions.*``: a reload that changes the worker pool's settings starts a new pool for
     the next call (``bridge.functions.live_pool``)."""
     link = plane.config.link
+    # An unset optional value (link.tls_cert) is shown as "none", as storage.dsn is.
     fields: dict[str, object] = {
-        f"link.{name}": getattr(link, name) for name in type(link).model_fields
+        f"link.{name}": "none" if (value := getattr(link, name)) is None else value
+        for name in type(link).model_fields
     }
     # The stores are opened once, at start. The password is left out: this is written to
     # data/serving.json and printed.

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import os
 import resource
 import signal
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,9 +29,10 @@ from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
-from bridge.link.auth import ensure_token_file, read_token
+from bridge.link.auth import ensure_token_file
 from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings
+from bridge.link.token_rotation import LinkToken, watch_token
 from bridge.metrics import MetricsEndpoint
 from bridge.metrics.endpoint import MetricsError
 from bridge.store.archive import DATA_DIR_NAME
@@ -62,6 +65,24 @@ def register(subparsers: Any) -> None:
 def _fail(message: str) -> int:
     print(f"mineclaw-bridge: {message}", file=sys.stderr, flush=True)
     return EXIT_FAILED
+
+
+def link_tls(config_dir: Path, cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server TLS context of ``link.tls_cert`` and ``link.tls_key`` (None without them);
+    ``LinkError`` naming the field when they cannot be loaded."""
+    if cert is None or key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    cert_path, key_path = config_dir / cert, config_dir / key
+    try:
+        context.load_cert_chain(cert_path, key_path)
+    except (OSError, ssl.SSLError) as exc:
+        raise LinkError(
+            f"config.yml: link.tls_cert / link.tls_key ({cert_path}, {key_path}): "
+            f"cannot load the certificate and key: {exc}"
+        ) from exc
+    return context
 
 
 def is_loopback_host(host: str) -> bool:
@@ -111,11 +132,11 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.init:
             init_config_dir(config_dir)
         token_file = ensure_token_file(config_dir)
-        token = read_token(token_file)
+        link_token = LinkToken(token_file)
         network = open_waiting_for_storage(
             lambda: Network.open(
                 config_dir,
-                default_token=token,
+                default_token=link_token.current,
                 manage_logging=True,
                 clock=budget_clock(os.environ),
             ),
@@ -145,12 +166,22 @@ def run_serve(args: argparse.Namespace) -> int:
         max_unauthenticated=link.max_unauthenticated,
         max_unauthenticated_per_address=link.max_unauthenticated_per_address,
     )
-    if not is_loopback_host(settings.host):
-        print(
-            f"warning: listening on {settings.host}, reachable from other machines; the token "
-            "still guards the link, but the plugin and the bridge are meant to share a host",
-            file=sys.stderr,
+    try:
+        tls = link_tls(config_dir, link.tls_cert, link.tls_key)
+    except LinkError as exc:
+        asyncio.run(network.aclose())
+        return _fail(str(exc))
+    if not is_loopback_host(settings.host) and tls is None:
+        # The token never crosses the wire, but everything after the handshake does: chat,
+        # commands, tool results. Plain ws:// stays on this machine.
+        asyncio.run(network.aclose())
+        return _fail(
+            f"link.host {settings.host} would take the link off this machine in plain ws://; "
+            "set link.tls_cert and link.tls_key in config.yml (wss://), or keep the link on "
+            "loopback and put a TLS reverse proxy in front "
+            "(docs/install.md#a-plugin-on-another-machine)"
         )
+    settings = dataclasses.replace(settings, tls=tls)
     endpoint: MetricsEndpoint | None = None
     wanted = plane.config.metrics
     if wanted.enabled:
@@ -167,7 +198,7 @@ def run_serve(args: argparse.Namespace) -> int:
     leases = network_leases(network, plane, drop)
     try:
         return asyncio.run(
-            _serve_until_stopped(server, token_file, network, config_dir, leases, endpoint)
+            _serve_until_stopped(server, link_token, network, config_dir, leases, endpoint)
         )
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
@@ -178,7 +209,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 async def _serve_until_stopped(
     server: LinkServer,
-    token_file: Path,
+    link_token: LinkToken,
     network: Network,
     config_dir: Path,
     leases: ServerLeases | None,
@@ -205,7 +236,7 @@ async def _serve_until_stopped(
         logging.getLogger(__name__).warning("%s not written: %s", SERVING_FILE, exc)
         serving = None
     print(f"listening on {server.url}", flush=True)
-    print(f"link token file: {token_file.resolve()}", flush=True)
+    print(f"link token file: {link_token.path.resolve()}", flush=True)
     if endpoint is not None:
         print(f"metrics on {endpoint.url}", flush=True)
     named = sorted(runtime.plane.servers.servers)
@@ -214,9 +245,11 @@ async def _serve_until_stopped(
     if leases is not None:
         held = ", ".join(sorted(leases.servers_held)) or "none yet"
         print(f"server leases (PostgreSQL) held: {held}", flush=True)
+    watch = asyncio.create_task(watch_token(link_token, server), name="link token watch")
     try:
         await stop.wait()
     finally:
+        watch.cancel()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
@@ -145,6 +145,10 @@ class LinkConfig(StrictModel):
     handshake_timeout_ms: int = Field(default=5000, ge=100, le=60_000)
     max_unauthenticated: int = Field(default=512, ge=1, le=4096)
     max_unauthenticated_per_address: int = Field(default=256, ge=1, le=4096)
+    tls_cert: str | None = Field(default=None, min_length=1, max_length=4096)
+    """PEM certificate chain for ``wss://`` (relative to the configuration folder)."""
+    tls_key: str | None = Field(default=None, min_length=1, max_length=4096)
+    """Its PEM private key (relative to the configuration folder)."""
 
     @field_validator("host")
     @classmethod
@@ -152,6 +156,12 @@ class LinkConfig(StrictModel):
         if not re.fullmatch(r"[A-Za-z0-9.:\-\[\]]+", value):
             raise ValueError("must be a host name or an IP address")
         return value
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> LinkConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: set both for wss://, or neither")
+        return self
 
 
 class RedactionConfig(StrictModel):

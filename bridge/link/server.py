@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -85,6 +86,8 @@ class LinkSettings:
     max_unauthenticated: int = 512
     max_unauthenticated_per_address: int = 256
     refusal_log_interval: float = 10.0
+    tls: ssl.SSLContext | None = None
+    """Serve ``wss://`` with this server context (certificate and key loaded); None: ``ws://``."""
 
 
 class LinkServerError(LinkError):
@@ -327,6 +330,7 @@ class LinkServer:
                 open_timeout=settings.handshake_timeout,
                 close_timeout=settings.close_timeout,
                 server_header=None,
+                ssl=settings.tls,
                 create_connection=_guarded_connection(self._admit, self._admission.release),
                 logger=_QuietHandshakes(logging.getLogger("websockets.server"), self),
             )
@@ -369,7 +373,8 @@ class LinkServer:
     def url(self) -> str:
         host = self.settings.host
         shown = f"[{host}]" if ":" in host else host
-        return f"ws://{shown}:{self.port}{self.settings.path}"
+        scheme = "ws" if self.settings.tls is None else "wss"
+        return f"{scheme}://{shown}:{self.port}{self.settings.path}"
 
     # ---- the Link interface for the application
 

@@ -135,7 +135,7 @@ class BridgeProcess:
         bridge = cls(process)
         try:
             listening = await bridge.stdout.wait_for(
-                r"^listening on (ws://\S+)$", timeout=START_TIMEOUT
+                r"^listening on (wss?://\S+)$", timeout=START_TIMEOUT
             )
             token = await bridge.stdout.wait_for(r"^link token file: (.+)$", timeout=START_TIMEOUT)
         except (TimeoutError, EOFError) as exc:

@@ -6,12 +6,14 @@ import asyncio
 import json
 import os
 import signal
+import ssl
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidMessage
 
 from .processes import START_TIMEOUT, BridgeProcess, free_port
 
@@ -127,3 +129,62 @@ async def test_validate_names_the_values_a_running_bridge_waits_to_restart_for(
         code = await bridge.interrupt()
     assert code == 0, bridge.output()
     assert "runs on this folder" not in await validate(config)  # stopped: the state went with it
+
+
+TLS = Path(__file__).resolve().parent.parent / "data" / "tls"
+
+
+async def serve_exit(config: Path, *args: str) -> tuple[int | None, bytes, bytes]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config), *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
+    return process.returncode, out, err
+
+
+async def test_serve_refuses_a_link_off_this_machine_in_plain_ws(tmp_path: Path) -> None:
+    # The link carries chat, commands and tool results after the handshake: plain ws:// stays
+    # on loopback; elsewhere it needs a certificate (or a TLS reverse proxy in front).
+    code, out, err = await serve_exit(tmp_path / "config", "--host", "0.0.0.0", "--port", "0")
+    assert code == 1
+    assert b"link.host 0.0.0.0" in err and b"link.tls_cert" in err and b"reverse proxy" in err
+    assert b"listening" not in out
+
+
+async def test_serve_names_a_certificate_it_cannot_load(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text(
+        "schema: 1\nlink:\n  tls_cert: missing-cert.pem\n  tls_key: missing-key.pem\n"
+    )
+    code, out, err = await serve_exit(config, "--port", "0")
+    assert code == 1 and b"link.tls_cert" in err and b"missing-cert.pem" in err
+    (config / "config.yml").write_text("schema: 1\nlink:\n  tls_cert: cert.pem\n")
+    code, out, err = await serve_exit(config, "--port", "0")
+    assert code == 1 and b"tls_cert and tls_key go together" in err
+
+
+async def test_serve_speaks_wss_with_a_certificate(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    for name in ("link-cert.pem", "link-key.pem"):
+        (config / name).write_bytes((TLS / name).read_bytes())
+    (config / "config.yml").write_text(
+        "schema: 1\nlink:\n  tls_cert: link-cert.pem\n  tls_key: link-key.pem\n"
+    )
+    port = free_port()
+    bridge = await BridgeProcess.start(config, port=port)
+    try:
+        assert bridge.url == f"wss://127.0.0.1:{port}/link"
+        trusted = ssl.create_default_context(cafile=str(TLS / "link-cert.pem"))
+        async with connect(bridge.url, ssl=trusted) as ws:
+            challenge = json.loads(await asyncio.wait_for(ws.recv(), START_TIMEOUT))
+            assert challenge["type"] == "hello.challenge"
+        # Plain ws:// to the same port gets no link.
+        with pytest.raises((OSError, InvalidMessage, TimeoutError)):
+            async with connect(f"ws://127.0.0.1:{port}/link", open_timeout=START_TIMEOUT):
+                pass
+    finally:
+        code = await bridge.interrupt()
+    assert code == 0, bridge.output()
