@@ -234,8 +234,9 @@ class Budgets:
         requests in flight reserved counts as used. ``player_uuid`` None: the server's only."""
         if not config.enabled:
             return None
-        with self._lock:
-            return self._check(player_uuid, granted, config, upcoming)
+        # No lock: a check takes nothing (the chat gate, before a turn), and reading what is
+        # held is one dictionary look-up; only `reserve` makes its check and hold one step.
+        return self._check(player_uuid, granted, config, upcoming)
 
     def reserve(
         self,
