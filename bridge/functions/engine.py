@@ -64,6 +64,12 @@ class EngineUnavailable(SandboxError):
     code = "engine_unavailable"
 
 
+class SandboxResultTooLarge(SandboxError):
+    """A segment produced a value longer than the runtime reads (refused by its length)."""
+
+    code = "result_too_large"
+
+
 class WorkersBusy(SandboxError):
     """No worker became free for the call in time (the pool, or the player's share, was full)."""
 
@@ -105,9 +111,18 @@ class Engine(Protocol):
         """
 
     async def fresh(
-        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+        self,
+        *,
+        heap_bytes: int,
+        memory_bytes: int | None = None,
+        tenant: str = "",
+        value_chars: int | None = None,
     ) -> Sandbox:
         """A new hardened sandbox whose heap is capped at `heap_bytes`.
+
+        `value_chars` is the longest value a segment may produce; longer ones raise
+        `SandboxResultTooLarge`, checked where the engine can do so before the value is
+        carried anywhere.
 
         `memory_bytes` caps the resident memory of the process hosting the isolate, where the
         engine can measure it (an engine in the bridge's own process cannot). `tenant` names

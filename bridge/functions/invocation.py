@@ -75,6 +75,12 @@ _STEP = "__mineclaw.step()"
 _PENDING = '{"pending":true}'
 
 
+def state_chars(limits: FunctionLimits) -> int:
+    """The longest state an honest driver reports: the result and every request at most
+    `result_chars` each, escaped; a worker refuses a longer one itself (`result_too_large`)."""
+    return 4_096 + 3 * limits.result_chars * (limits.operations_per_call + 2)
+
+
 class _Stop(Exception):
     """Ends the drive loop with a runtime-made result."""
 
@@ -126,6 +132,7 @@ class Invocation:
                 heap_bytes=self.limits.heap_mb * _MIB,
                 memory_bytes=self.limits.worker_memory_mb * _MIB,
                 tenant=self.info.player_uuid or self.info.player,
+                value_chars=state_chars(self.limits),
             )
         except WorkersBusy as exc:
             return self.failed(ErrorCode.WORKERS_BUSY, str(exc))
@@ -225,9 +232,7 @@ class Invocation:
         raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver never reported"))
 
     def _read_state(self, text: str | None) -> _State:
-        limits = self.limits
-        cap = 4_096 + 3 * limits.result_chars * (limits.operations_per_call + 2)
-        if text is not None and len(text) <= cap:
+        if text is not None and len(text) <= state_chars(self.limits):
             try:
                 # A thrown string with a lone surrogate arrives as a JSON escape of one.
                 return _State.model_validate_json(valid_json_text(text))

@@ -230,7 +230,12 @@ class V8Engine:
         await self.on_engine(self._wait_full())
 
     async def fresh(
-        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+        self,
+        *,
+        heap_bytes: int,
+        memory_bytes: int | None = None,
+        tenant: str = "",
+        value_chars: int | None = None,
     ) -> V8Sandbox:
         racer = await self.on_engine(self._take(heap_bytes))
         return V8Sandbox(self, racer)

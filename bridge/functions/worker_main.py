@@ -123,7 +123,17 @@ class _Server:
             message = valid_text(str(exc)[:4_000])
             _send(Answer(seq=frame.seq, ok=False, error_code=exc.code, message=message))
             return
-        _send(Answer(seq=frame.seq, ok=True, value=None if value is None else valid_text(value)))
+        if value is not None and len(value) > frame.value_chars:
+            # Refused by its length, here: never encoded, never sent, never parsed.
+            message = f"the sandbox produced {len(value)} characters, over {frame.value_chars}"
+            _send(Answer(seq=frame.seq, ok=False, error_code="result_too_large", message=message))
+            return
+        try:
+            _send(
+                Answer(seq=frame.seq, ok=True, value=None if value is None else valid_text(value))
+            )
+        except FrameError as exc:
+            _send(Answer(seq=frame.seq, ok=False, error_code="result_too_large", message=str(exc)))
 
     async def _release(self) -> None:
         if self._running is not None:

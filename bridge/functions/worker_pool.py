@@ -46,6 +46,7 @@ from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
 from bridge.functions.engine import EngineUnavailable, SandboxProtocolError, WorkersBusy
 from bridge.functions.worker_process import WorkerLimits, WorkerProcess
+from bridge.functions.worker_protocol import MAX_VALUE_CHARS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -118,9 +119,11 @@ class WorkerSandbox:
         heap_bytes: int,
         memory_bytes: int,
         tenant: str,
+        value_chars: int,
     ) -> None:
         self._pool = pool
         self._tenant = tenant
+        self._value_chars = value_chars
         self._worker: WorkerProcess | None = worker
         self._heap_bytes = heap_bytes
         self._memory_bytes = memory_bytes
@@ -140,6 +143,7 @@ class WorkerSandbox:
             timeout_s=timeout_s,
             heap_bytes=self._heap_bytes,
             memory_bytes=self._memory_bytes,
+            value_chars=self._value_chars,
         )
 
     async def evaluate_then(
@@ -160,6 +164,7 @@ class WorkerSandbox:
             heap_bytes=self._heap_bytes,
             memory_bytes=self._memory_bytes,
             follow=(follow, repeat_while, limit),
+            value_chars=self._value_chars,
         )
 
     async def dispose(self) -> None:
@@ -218,10 +223,16 @@ class WorkerEngine:
         return await self.on_pool(work)
 
     async def fresh(
-        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+        self,
+        *,
+        heap_bytes: int,
+        memory_bytes: int | None = None,
+        tenant: str = "",
+        value_chars: int | None = None,
     ) -> WorkerSandbox:
         memory = memory_bytes or _DEFAULT_MEMORY_BYTES
-        return await self.on_pool(self._take(heap_bytes, memory, tenant))
+        chars = min(value_chars or MAX_VALUE_CHARS, MAX_VALUE_CHARS)
+        return await self.on_pool(self._take(heap_bytes, memory, tenant, chars))
 
     async def aclose(self) -> None:
         if self._closed:
@@ -355,7 +366,9 @@ class WorkerEngine:
             return
         self._adopt(worker)
 
-    async def _take(self, heap_bytes: int, memory_bytes: int, tenant: str) -> WorkerSandbox:
+    async def _take(
+        self, heap_bytes: int, memory_bytes: int, tenant: str, value_chars: int
+    ) -> WorkerSandbox:
         """A worker for one call of `tenant`, within its share and `wait_s`. Waiting callers
         are woken on every change; each checks again (the event loop serves them in order)."""
         settings = self._settings
@@ -373,7 +386,9 @@ class WorkerEngine:
                         self._wanting -= 1
                         wanting = False
                     self._refill()  # keep the spares while this call runs
-                    return WorkerSandbox(self, worker, heap_bytes, memory_bytes, tenant)
+                    return WorkerSandbox(
+                        self, worker, heap_bytes, memory_bytes, tenant, value_chars
+                    )
                 if eligible != wanting:
                     self._wanting += 1 if eligible else -1
                     wanting = eligible

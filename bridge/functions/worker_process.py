@@ -26,11 +26,13 @@ from bridge.functions.engine import (
     SandboxError,
     SandboxMemoryLimit,
     SandboxProtocolError,
+    SandboxResultTooLarge,
     SandboxScriptError,
     SandboxTimeout,
 )
 from bridge.functions.worker_protocol import (
     HEADER_BYTES,
+    MAX_VALUE_CHARS,
     Answer,
     Eval,
     Fatal,
@@ -38,6 +40,7 @@ from bridge.functions.worker_protocol import (
     Ready,
     Release,
     Terminate,
+    answer_cap,
     body_length,
     decode_from_worker,
     encode,
@@ -62,6 +65,7 @@ _ANSWER_ERRORS: dict[str, type[SandboxError]] = {
     "memory_limit": SandboxMemoryLimit,
     "protocol_error": SandboxProtocolError,
     "engine_unavailable": EngineUnavailable,
+    "result_too_large": SandboxResultTooLarge,
 }
 
 
@@ -92,6 +96,8 @@ class WorkerProcess:
         """Closed on purpose (retired, surplus, shutdown): its exit is not a loss."""
         self._seq = itertools.count()
         self._waiting: tuple[int, asyncio.Future[Answer]] | None = None
+        self._answer_cap = answer_cap(MAX_VALUE_CHARS)
+        """The largest frame read now: set from each segment's `value_chars`."""
         self._tail = bytearray()
         self._exit: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -162,6 +168,7 @@ class WorkerProcess:
         heap_bytes: int,
         memory_bytes: int,
         follow: tuple[str, str, int] | None = None,
+        value_chars: int = MAX_VALUE_CHARS,
     ) -> str | None:
         """One segment, watched as described above. Raises a `SandboxError`.
 
@@ -179,7 +186,9 @@ class WorkerProcess:
             script=script,
             timeout_ms=max(1, round(timeout_s * 1000)),
             heap_bytes=heap_bytes,
+            value_chars=value_chars,
         )
+        self._answer_cap = answer_cap(value_chars)
         if follow is not None:
             frame = frame.model_copy(
                 update={"follow": follow[0], "repeat_while": follow[1], "follow_limit": follow[2]}
@@ -343,7 +352,9 @@ class WorkerProcess:
         stdout = self._process.stdout
         assert stdout is not None
         header = await stdout.readexactly(HEADER_BYTES)
-        return decode_from_worker(await stdout.readexactly(body_length(header)))
+        # Checked before the body is read: an answer larger than its segment's value can make
+        # is never read, let alone parsed (a compromised worker; the honest one refuses first).
+        return decode_from_worker(await stdout.readexactly(body_length(header, self._answer_cap)))
 
     async def _read_answers(self) -> None:
         try:

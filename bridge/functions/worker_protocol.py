@@ -27,6 +27,16 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 """Larger frames end the connection: an honest driver's state is far smaller (see
 `Invocation._read_state`, which caps it again by the call's limits)."""
 
+MAX_VALUE_CHARS = MAX_FRAME_BYTES // 6 - 8_192
+"""The longest value an answer may carry: JSON escapes a character in at most 6 bytes."""
+
+
+def answer_cap(value_chars: int) -> int:
+    """The largest answer frame a value of `value_chars` characters can make (every character
+    escaped, plus the frame's other fields); the bridge reads no larger answer."""
+    return min(MAX_FRAME_BYTES, 6 * value_chars + 8_192)
+
+
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
 
@@ -53,6 +63,9 @@ class Eval(_Frame):
     `repeat_while` (at most `follow_limit` times); the answer is its last value."""
     repeat_while: str = ""
     follow_limit: int = Field(default=1, ge=1, le=10_000)
+    value_chars: int = Field(default=MAX_VALUE_CHARS, ge=1, le=MAX_VALUE_CHARS)
+    """The longest value the answer may carry: the worker refuses a longer one itself, by its
+    length, with `result_too_large` (it is never encoded or sent)."""
 
 
 class Terminate(_Frame):
@@ -111,11 +124,12 @@ def encode(frame: _Frame) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def body_length(header: bytes) -> int:
-    """The body length a header announces; `FrameError` if it is over the cap."""
+def body_length(header: bytes, cap: int = MAX_FRAME_BYTES) -> int:
+    """The body length a header announces; `FrameError` if it is over `cap`, before a byte of
+    the body is read."""
     (length,) = _HEADER.unpack(header)
-    if length > MAX_FRAME_BYTES:
-        raise FrameError(f"frame of {length} bytes announced, over {MAX_FRAME_BYTES}")
+    if length > cap:
+        raise FrameError(f"frame of {length} bytes announced, over {cap}")
     return int(length)
 
 

@@ -328,7 +328,12 @@ class BrokenEngine:
         return await work
 
     async def fresh(
-        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+        self,
+        *,
+        heap_bytes: int,
+        memory_bytes: int | None = None,
+        tenant: str = "",
+        value_chars: int | None = None,
     ) -> Any:
         from bridge.functions.engine import EngineUnavailable
 
@@ -372,7 +377,12 @@ class FaultyEngine(BrokenEngine):
     """An engine whose sandbox fails in a way no engine should (a runtime bug)."""
 
     async def fresh(
-        self, *, heap_bytes: int, memory_bytes: int | None = None, tenant: str = ""
+        self,
+        *,
+        heap_bytes: int,
+        memory_bytes: int | None = None,
+        tenant: str = "",
+        value_chars: int | None = None,
     ) -> Any:
         raise RuntimeError("bug with a secret detail")
 

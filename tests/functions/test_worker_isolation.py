@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from bridge.control.function_limits import FunctionLimits
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.worker_protocol import FrameError, answer_cap, body_length
 from bridge.store.audit_sink import MemoryAudit
 
 from .support import ONLINE, WAIT_S, Heartbeat, body, function, output, runtime
@@ -281,3 +283,35 @@ async def test_the_workflow_limit_mid_builtin_kills_the_worker(engine: WorkerEng
     assert records(audit)[-1][0] == "function.timeout"
     again = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
     assert output(again) == {"alive": True}
+
+
+async def test_a_result_over_the_limit_is_refused_by_the_worker_by_its_size(
+    engine: WorkerEngine,
+) -> None:
+    # 32 Mi characters: before, a value under the 64 MiB frame cap was sent, read and parsed
+    # in the bridge before it was refused (a stall of its event loop), and one over it could
+    # not be framed, so the worker never answered (sync_time_limit at the segment limit).
+    # The driver refuses an honest result over result_chars in the sandbox; a replaced
+    # toJSON makes the state it reports carry one anyway.
+    js = """
+const big = 'x'.repeat(2 ** 25);
+Object.prototype.toJSON = function () {
+  if (!("done" in this)) return this;
+  return {pending: false, requests: [], dropped: 0, done: true, result: big};
+};
+return {status: 'ok', output: {}};"""
+    limits = LONG.model_copy(update={"heap_mb": 512, "worker_memory_mb": 2_048})
+    result, audit, rt = await attack(engine, js, limits)
+    assert output(result)["error_code"] == "result_too_large"
+    assert "characters, over" in output(result)["message"]
+    assert end_record(audit)["error_code"] == "result_too_large"
+    assert lost_records(audit) == []  # an honest refusal: the worker serves on
+    again = await asyncio.wait_for(rt.call_function("witness", {}, player=ONLINE), WAIT_S)
+    assert output(again) == {"alive": True}
+
+
+def test_an_answer_larger_than_its_value_can_make_is_refused_from_its_header() -> None:
+    cap = answer_cap(1_000)
+    assert body_length(struct.pack(">I", cap), cap) == cap
+    with pytest.raises(FrameError, match="announced, over"):
+        body_length(struct.pack(">I", cap + 1), cap)
