@@ -20,6 +20,7 @@ from bridge.cli.output import (
     print_error,
     refuse_folder,
 )
+from bridge.cli.whitelist_report import print_judgement
 from bridge.control import (
     ConfigLoadError,
     Problem,
@@ -33,11 +34,12 @@ from bridge.control.layout import (
     YAML_FILES,
     default_bytes,
 )
+from bridge.control.never_rules import located_problems
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.errors import ConfigError
-from bridge.policy.whitelist import InvalidCommand, Whitelist, compile_whitelist
+from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize, compile_whitelist
 from bridge.store.archive import DATA_DIR_NAME
 
 
@@ -56,7 +58,13 @@ def register(subparsers: Any) -> None:
     actions = whitelist.add_subparsers(dest="whitelist_command", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="decide one command as the bridge would")
     check.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
-    check.add_argument("--as", dest="executor", choices=("player", "console"), required=True)
+    check.add_argument(
+        "--as",
+        dest="executor",
+        choices=("player", "console", "other"),
+        required=True,
+        help="player: the asker's own command; console; other: for another player, who confirms",
+    )
     check.add_argument("command", help="the command, with or without the leading /")
     check.set_defaults(handler=run_whitelist_check)
 
@@ -145,20 +153,34 @@ def run_whitelist_check(args: argparse.Namespace) -> int:
             console.print(f"  {escape(str(problem))}")
         return EXIT_PROBLEMS
     try:
-        decision = whitelist.decide(args.executor, args.command)
+        canonical = canonicalize(args.command)
     except InvalidCommand as exc:
         console.print(f"[red]invalid[/red]: {escape(exc.reason)}")
         return EXIT_USAGE
-    verdict = "[green]allow[/green]" if decision.allowed else "[red]deny[/red]"
+    judgement = whitelist.never.judge(canonical, None)
+    if args.executor == "other":
+        # No rule applies: another player's confirmation, which never passes the never list.
+        refusal = judgement.refusal()
+        verdict = "[red]deny[/red]" if refusal else "[green]ask the player[/green]"
+        console.print(f"{verdict} for another player (they must confirm it)")
+        console.print(f"canonical: {escape(canonical)}")
+        print_judgement(console, judgement, allow_never=False)
+        return EXIT_OK if refusal is None else EXIT_PROBLEMS
+    decision = whitelist.decide(args.executor, canonical)
+    refusal = judgement.refusal(allow_never=decision.allow_never)
+    allowed = decision.allowed and refusal is None
+    verdict = "[green]allow[/green]" if allowed else "[red]deny[/red]"
     console.print(f"{verdict} as {args.executor}")
     console.print(f"canonical: {escape(decision.canonical)}")
     if decision.rule is not None:
-        console.print(f"rule: {escape(decision.rule)}")
+        opted = " (allow_never: true)" if decision.allow_never else ""
+        console.print(f"rule: {escape(decision.rule)}{opted}")
     elif not whitelist.enabled:
         console.print("rule: none (the whitelist is disabled)")
     else:
         console.print(f"rule: none of the {len(whitelist.rules(args.executor))} rules matched")
-    return EXIT_OK if decision.allowed else EXIT_PROBLEMS
+    print_judgement(console, judgement, allow_never=decision.allow_never)
+    return EXIT_OK if allowed else EXIT_PROBLEMS
 
 
 def _load_whitelist(directory: Path) -> Whitelist:
@@ -172,4 +194,11 @@ def _load_whitelist(directory: Path) -> Whitelist:
     model, problems = validate_document(WhitelistFile, document, WHITELIST_FILE)
     if model is None:
         raise ConfigLoadError(problems)
+    errors = [
+        problem
+        for problem in located_problems(model, document, WHITELIST_FILE)
+        if not problem.warning
+    ]
+    if errors:
+        raise ConfigLoadError(errors)
     return compile_whitelist(model)

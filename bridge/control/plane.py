@@ -43,6 +43,7 @@ from bridge.control.layout import (
 )
 from bridge.control.message_locales import localised
 from bridge.control.messages_file import MessagesFile
+from bridge.control.never_rules import located_problems
 from bridge.control.problems import ConfigLoadError, Problem, format_path
 from bridge.control.providers import ProvidersFile
 from bridge.control.secrets import (
@@ -184,6 +185,10 @@ class _Loader:
         context = {"environ": self.environ, "defer_cross_checks": True}
         providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
         whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)
+        if whitelist_file is not None:
+            document = self.documents.get(WHITELIST_FILE)
+            for problem in located_problems(whitelist_file, document, WHITELIST_FILE):
+                (self.warnings if problem.warning else self.problems).append(problem)
         tools = self.tools_file()
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
         messages = self.model(MESSAGES_FILE, MessagesFile)

@@ -40,21 +40,6 @@ def check_rule(pattern: str) -> None:
         raise InvalidRule(f"not a valid RE2 pattern: {re2_error_text(exc)}") from None
 
 
-DEFAULT_NEVER: tuple[str, ...] = (
-    # operators, bans, the whitelist and the server itself
-    "op", "deop", "ban", "ban-ip", "banlist", "pardon", "pardon-ip", "kick", "stop", "restart",
-    "reload", "rl", "whitelist", "save-off",
-    # commands that run other commands, as someone else
-    "execute", "sudo", "function", "schedule",
-    # permission plugins
-    "lp", "luckperms", "lpb", "lpv", "perm", "perms", "permission", "permissions", "pex",
-    "permissionsex", "manuadd", "manudel", "manuaddp", "manudelp", "manuaddsub", "mangadd",
-    "mangdel", "mangaddp", "mangdelp", "groupmanager",
-    # economy administration
-    "eco", "economy", "money", "balance-set", "setmoney",
-)  # fmt: skip
-"""Command roots no confirmation can pass (``whitelist.yml`` ``never``, on by default)."""
-
 MAX_NEVER = 512
 _ROOT = re2.compile(r"[a-z0-9_.+-]{1,64}")
 

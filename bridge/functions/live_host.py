@@ -3,7 +3,10 @@
 - `command.dispatch` goes to the plugin as `command.dispatch`, as written (one leading `/` is
   dropped, as a player would type it). A player executor is resolved from an exact online name
   or UUID through `players.list`. "Dispatched" only means the server accepted the command:
-  `execution_result` stays `unknown`, and feedback exists only for the console.
+  `execution_result` stays `unknown`, and feedback exists only for the console. Before it is
+  sent, the command and every command it carries are judged against the never list with the
+  server's resolution of their labels (`CommandJudge`, as `run_command` does): a never-listed,
+  unknown or unreadable command is refused as `never_listed`; a capability is no opt-out.
 - `native_tool.call` runs through the turn's `ToolInvoker`, the path a model call takes, so the
   arguments are validated against `tools.yml`, cooldowns apply, the result is redacted and the
   call is audited. A tool whose handler is `call_function` is never reachable.
@@ -13,7 +16,7 @@
 
 Failures the Function should handle come back as `OperationRefused` with a stable code:
 `link_down`, `player_offline`, `not_shown`, `timeout`, `server_error`, `invalid_input`,
-`approval_unavailable`, `unknown_tool`.
+`approval_unavailable`, `unknown_tool`, `never_listed`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 
 from bridge.control.function_capabilities import FORBIDDEN_TOOL
 from bridge.control.messages_file import ApprovalMessages
+from bridge.control.never_categories import effective_categories
 from bridge.functions.host import (
     ApprovalAnswer,
     ApprovalInput,
@@ -49,6 +53,9 @@ from bridge.link.messages import (
 )
 from bridge.policy.approvals import ApprovalBroker, ApprovalError, Subject
 from bridge.policy.invisible import describe, first_invisible
+from bridge.policy.never_list import NeverList
+from bridge.policy.whitelist import InvalidCommand, canonicalize
+from bridge.tools.command_judge import CommandJudge
 from bridge.tools.invoke import ToolInvoker
 from bridge.tools.plugin_access import APPROVALS, PluginAccess
 from bridge.tools.registry import CallContext
@@ -87,7 +94,9 @@ class LiveFunctionHost:
         origin: CallContext,
         messages: Callable[[], ApprovalMessages],
         settings: LiveHostSettings = LiveHostSettings(),
+        never: NeverList | None = None,
     ) -> None:
+        """`never`: the never list in force (the built-in categories when None)."""
         self._plugin = plugin
         self._broker = broker
         self._tools = tools
@@ -95,6 +104,7 @@ class LiveFunctionHost:
         self._messages = messages
         self._settings = settings
         self._native_calls = 0
+        self._judge = CommandJudge(plugin, never or NeverList(effective_categories([], {})))
 
     # ---- native tools
 
@@ -136,6 +146,17 @@ class LiveFunctionHost:
     async def _dispatch(self, request: DispatchInput) -> DispatchOutcome:
         command = _wire_command(request.command)
         link = self._link()
+        try:
+            canonical = canonicalize(command)
+        except InvalidCommand as exc:
+            raise OperationRefused("invalid_input", f"the command {exc.reason}") from None
+        try:
+            judgement = await self._judge.judge(link, canonical, tool="command.dispatch")
+        except ToolFailure as exc:
+            raise OperationRefused("link_down", exc.message) from exc
+        refusal = judgement.refusal()
+        if refusal is not None:
+            raise OperationRefused("never_listed", refusal)
         target: PlayerRef | None = None
         if request.executor == "player":
             assert request.player is not None  # DispatchInput guarantees it

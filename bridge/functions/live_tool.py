@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from bridge.control.never_categories import effective_categories
 from bridge.control.plane import ControlPlane
 from bridge.errors import MineclawError
 from bridge.functions.engine import Engine
@@ -28,6 +29,7 @@ from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.functions.tool import call_function_handler
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.policy.approvals import ApprovalBroker
+from bridge.policy.never_list import NeverList
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.invoke import ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
@@ -113,6 +115,11 @@ class LiveFunctions:
                 tools=self._native_tools(context),
                 origin=context,
                 messages=lambda: plane.messages.approval,
+                never=NeverList(
+                    effective_categories(
+                        plane.whitelist_file.never, plane.whitelist_file.never_categories
+                    )
+                ),
             )
             runtime = FunctionRuntime(
                 catalogue=plane.functions,

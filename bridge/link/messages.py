@@ -304,6 +304,46 @@ class CommandDispatchResult(WireModel):
     feedback: Annotated[list[Annotated[str, Field(max_length=2048)]], Field(max_length=64)] | None
 
 
+# ---- bridge to plugin: command resolution (feature "command.resolve")
+
+CommandLabel = Annotated[str, Field(pattern=r"^[^\s/][^\s]{0,79}$")]
+CommandName = Annotated[str, Field(pattern=r"^[^\s]{1,80}$")]
+
+
+class CommandResolve(WireModel):
+    """Labels to look up in the server's command map (the first word of each command)."""
+
+    labels: Annotated[list[CommandLabel], Field(min_length=1, max_length=64)]
+
+
+class ResolvedCommand(WireModel):
+    label: CommandLabel
+    known: bool
+    name: CommandName | None
+    plugin: Annotated[str, Field(min_length=1, max_length=64)] | None
+    aliases: Annotated[list[CommandName], Field(max_length=64)]
+    permission: Annotated[str, Field(min_length=1, max_length=256)] | None
+    script: bool
+
+    @model_validator(mode="after")
+    def _facts_only_when_known(self) -> ResolvedCommand:
+        if self.known and self.name is None:
+            raise ValueError("a known command has a name")
+        if not self.known and (
+            self.name is not None
+            or self.plugin is not None
+            or self.aliases
+            or self.permission is not None
+            or self.script
+        ):
+            raise ValueError("an unknown label has no name, plugin, aliases or permission")
+        return self
+
+
+class CommandResolveResult(WireModel):
+    commands: Annotated[list[ResolvedCommand], Field(max_length=64)]
+
+
 # ---- bridge to plugin, minor version 1.1: snapshots (feature "snapshots")
 
 NamespacedKey = Annotated[str, Field(pattern=r"^[a-z0-9_.-]{1,64}:[a-z0-9_./-]{1,191}$")]
@@ -678,6 +718,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("output.chat.result", _A, OutputChatResult),
             ("players.list.result", _A, PlayersListResult),
             ("command.dispatch.result", _A, CommandDispatchResult),
+            ("command.resolve.result", _A, CommandResolveResult),
             ("snapshot.player.result", _A, SnapshotPlayerResult),
             ("snapshot.item.result", _A, SnapshotItemResult),
             ("snapshot.block.result", _A, SnapshotBlockResult),
@@ -696,6 +737,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("output.actionbar", _E, OutputActionbar),
             ("players.list", _R, PlayersList),
             ("command.dispatch", _R, CommandDispatch),
+            ("command.resolve", _R, CommandResolve),
             ("snapshot.player", _R, SnapshotPlayer),
             ("snapshot.item", _R, SnapshotItem),
             ("snapshot.block", _R, SnapshotBlock),

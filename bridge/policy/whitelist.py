@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import re2
 
-from bridge.control.whitelist_file import WhitelistFile
+from bridge.control.never_categories import NeverCategory, effective_categories
+from bridge.control.whitelist_file import RuleSpec, WhitelistFile, allows_never, pattern_of
 from bridge.control.whitelist_rules import (
-    DEFAULT_NEVER,
     MAX_RULES_PER_LIST,
     InvalidRule,
     check_never_root,
@@ -39,6 +39,7 @@ from bridge.control.whitelist_rules import (
 )
 from bridge.errors import ToolError
 from bridge.policy.invisible import describe, first_invisible
+from bridge.policy.never_list import NeverList
 
 Executor = Literal["player", "console"]
 
@@ -55,11 +56,13 @@ class InvalidCommand(ToolError):
 
 @dataclass(frozen=True, slots=True)
 class WhitelistDecision:
-    """The answer for one command: ``rule`` is the pattern that allowed it, if any."""
+    """The answer for one command: ``rule`` is the pattern that allowed it, if any, and
+    ``allow_never`` whether that rule opted out of the never list."""
 
     allowed: bool
     canonical: str
     rule: str | None
+    allow_never: bool = False
 
 
 def canonicalize(command: str) -> str:
@@ -92,7 +95,8 @@ def canonicalize(command: str) -> str:
 class RuleSet:
     """The compiled rules of one executor, in file order; the first matching rule is reported."""
 
-    def __init__(self, patterns: Sequence[str]) -> None:
+    def __init__(self, entries: Sequence[str | RuleSpec]) -> None:
+        patterns = [pattern_of(entry) for entry in entries]
         if len(patterns) > MAX_RULES_PER_LIST:
             raise InvalidRule(f"at most {MAX_RULES_PER_LIST} rules per list")
         if len(set(patterns)) != len(patterns):
@@ -100,6 +104,9 @@ class RuleSet:
         for pattern in patterns:
             check_rule(pattern)
         self.patterns: tuple[str, ...] = tuple(patterns)
+        self.opted_out: frozenset[str] = frozenset(
+            pattern_of(entry) for entry in entries if allows_never(entry)
+        )
         self._set: Any = None
         if self.patterns:
             self._set = re2.Set.FullMatchSet(rule_options())
@@ -126,25 +133,22 @@ class Whitelist:
         self,
         *,
         enabled: bool = True,
-        player: Sequence[str] = (),
-        console: Sequence[str] = (),
-        never: Sequence[str] = DEFAULT_NEVER,
-        console_confirm: Sequence[str] = (),
+        player: Sequence[str | RuleSpec] = (),
+        console: Sequence[str | RuleSpec] = (),
+        never: Sequence[str] = (),
+        never_categories: dict[str, NeverCategory] | None = None,
+        console_confirm: Sequence[str | RuleSpec] = (),
     ) -> None:
         self.enabled = enabled
         self._rules: dict[str, RuleSet] = {"player": RuleSet(player), "console": RuleSet(console)}
         self._console_confirm = RuleSet(console_confirm)
         for root in never:
             check_never_root(root)
-        self.never: frozenset[str] = frozenset(never)
+        self.never = NeverList(effective_categories(list(never), never_categories or {}))
 
-    def never_root(self, command: str) -> str | None:
-        """The ``never`` root ``command`` runs under, whatever its namespace, or None.
-
-        Raises ``InvalidCommand`` when ``command`` has no canonical form.
-        """
-        root = bare_root(canonicalize(command))
-        return root if root in self.never else None
+    def confirm_opts_out(self, rule: str) -> bool:
+        """Whether the ``console_confirm`` rule ``rule`` has ``allow_never: true``."""
+        return rule in self._console_confirm.opted_out
 
     @property
     def console_confirm_rules(self) -> tuple[str, ...]:
@@ -174,7 +178,9 @@ class Whitelist:
         if not self.enabled:
             return WhitelistDecision(False, canonical, None)
         rule = rules.first_match(canonical)
-        return WhitelistDecision(rule is not None, canonical, rule)
+        return WhitelistDecision(
+            rule is not None, canonical, rule, rule is not None and rule in rules.opted_out
+        )
 
 
 def compile_whitelist(file: WhitelistFile) -> Whitelist:
@@ -184,5 +190,6 @@ def compile_whitelist(file: WhitelistFile) -> Whitelist:
         player=file.player,
         console=file.console,
         never=file.never,
+        never_categories=dict(file.never_categories),
         console_confirm=file.console_confirm,
     )

@@ -10,9 +10,15 @@ decision, in code:
 - a console command runs if it fully matches a ``console`` rule;
 - a command for any other online player runs only after that player clicks *accept* on a
   prompt (``ApprovalBroker``); the approval is bound to that player, to them as the executor
-  and to the exact canonical command, which is also what is dispatched. A command whose root
-  (in any namespace) is on ``whitelist.yml``'s ``never`` list is refused before anyone is
-  asked, and one turn may ask each player at most once.
+  and to the exact canonical command, which is also what is dispatched. One turn may ask each
+  player at most once.
+
+On every path, before any prompt and again right before the dispatch, the command and every
+command it carries are judged against the never list with the server's resolution of their
+labels (``CommandJudge``): an unknown label, a carrier the bridge cannot read, or a never-listed
+command (by spelling, real name, alias, owning plugin or permission node) is refused. Only a
+rule written with ``allow_never: true`` lets a never-listed command through, and nothing lets
+an unknown label or an unreadable carrier through.
 
 - a console command matching a ``console_confirm`` rule (the two-person rule) runs only after
   a second player confirms it: the ``approver`` the model names (the requester says who), who
@@ -55,6 +61,7 @@ from bridge.policy.invisible import describe, first_invisible
 from bridge.policy.whitelist import InvalidCommand, Whitelist, canonicalize
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink, JSONValue
+from bridge.tools.command_judge import CommandJudge
 from bridge.tools.plugin_access import APPROVALS, PluginAccess, link_failure
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
@@ -107,6 +114,7 @@ class RunCommand:
         self._audit = audit
         self._redactor = redactor
         self._settings = settings or RunCommandSettings()
+        self._judge = CommandJudge(plugin, whitelist.never)
 
     def handlers(self) -> dict[str, HandlerFn]:
         return {"run_command": self.run}
@@ -138,7 +146,14 @@ class RunCommand:
         if not decision.allowed:
             why = "no console rule of the server's whitelist allows this command"
             return self._refused(context, decision.canonical, why)
-        return await self._dispatch(link, None, decision.canonical, context, rule=decision.rule)
+        return await self._dispatch(
+            link,
+            None,
+            decision.canonical,
+            context,
+            rule=decision.rule,
+            allow_never=decision.allow_never,
+        )
 
     async def _own(
         self, link: Link, player: PlayerRef, command: str, context: CallContext
@@ -150,22 +165,25 @@ class RunCommand:
         if not decision.allowed:
             why = "no player rule of the server's whitelist allows this command"
             return self._refused(context, decision.canonical, why)
-        return await self._dispatch(link, player, decision.canonical, context, rule=decision.rule)
+        return await self._dispatch(
+            link,
+            player,
+            decision.canonical,
+            context,
+            rule=decision.rule,
+            allow_never=decision.allow_never,
+        )
 
     async def _confirmed(
         self, link: Link, target: PlayerRef, command: str, intent: str, context: CallContext
     ) -> dict[str, Any]:
         try:
             canonical = canonicalize(command)
-            never = self._whitelist.never_root(canonical)
         except InvalidCommand as exc:
             return self._refused(context, command, f"the command {exc.reason}")
-        if never is not None:
-            why = (
-                f"'{never}' is on the server's never list (whitelist.yml): no player's"
-                " confirmation can allow it"
-            )
-            return self._refused(context, canonical, why)
+        refusal = await self._never_refusal(link, canonical, allow_never=False)
+        if refusal is not None:
+            return self._refused(context, canonical, refusal)
         if not self._plugin.has(APPROVALS):
             why = "the server's plugin cannot ask players to confirm"
             return self._refused(context, canonical, why)
@@ -218,6 +236,10 @@ class RunCommand:
             return self._refused(context, canonical, why)
         if not self._plugin.has(APPROVALS):
             return self._refused(context, canonical, "the server's plugin cannot ask players")
+        allow_never = self._whitelist.confirm_opts_out(rule)
+        refusal = await self._never_refusal(link, canonical, allow_never=allow_never)
+        if refusal is not None:
+            return self._refused(context, canonical, refusal)
         if self._holds_secret(canonical):
             return self._refused(context, canonical, SECRET_IN_PROMPT)
         intent = self._redact(intent)
@@ -256,12 +278,24 @@ class RunCommand:
         if outcome.approves(subject):
             audit: dict[str, JSONValue] = {"approver": target.ref.name}
             return await self._dispatch(
-                link, None, canonical, context, rule=rule, confirmed=True, audit=audit
+                link,
+                None,
+                canonical,
+                context,
+                rule=rule,
+                confirmed=True,
+                audit=audit,
+                allow_never=allow_never,
             )
         if outcome.status == "not_permitted":
             why = f"{target.ref.name} does not hold {APPROVE_CONSOLE}, so cannot confirm it"
             return self._refused(context, canonical, why)
         return self._unconfirmed(context, canonical, outcome.status, "approver", target.ref.name)
+
+    async def _never_refusal(self, link: Link, canonical: str, *, allow_never: bool) -> str | None:
+        """Why the never list refuses ``canonical`` (with all it carries), or None."""
+        judgement = await self._judge.judge(link, canonical, tool="run_command")
+        return judgement.refusal(allow_never=allow_never)
 
     def _holds_secret(self, canonical: str) -> bool:
         """A prompt shows the command to another player, who must see all of what they confirm:
@@ -308,7 +342,13 @@ class RunCommand:
         rule: str | None = None,
         confirmed: bool = False,
         audit: dict[str, JSONValue] | None = None,
+        allow_never: bool = False,
     ) -> dict[str, Any]:
+        # Judged here, right before the dispatch, whatever was judged before a prompt: the
+        # server's command map may have changed while a player read it.
+        refusal = await self._never_refusal(link, canonical, allow_never=allow_never)
+        if refusal is not None:
+            return self._refused(context, canonical, refusal)
         if player is None:
             request = CommandDispatch(executor="console", command=canonical)
         else:

@@ -110,6 +110,46 @@ class TestWhitelistCheck:
         )
         assert code == 1 and "whitelist.yml:2" in out
 
+    def test_the_never_list_is_shown_with_what_it_carries_and_why(
+        self, config_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        (config_dir / "whitelist.yml").write_text(
+            "schema: 1\nconsole:\n  - {rule: 'execute as @a run .*', allow_never: true}\n"
+        )
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(config_dir), "--as", "console",
+            "execute as @a run esudo Alex op Steve",
+        )  # fmt: skip
+        # The rule opts out, so the never entries are shown as passed; offline, nothing resolved.
+        assert code == 0, out
+        assert "carries: esudo Alex op Steve" in out and "rule: execute as @a run .*" in out
+        assert "esudo" in out and "run_as_others" in out and "allow_never" in out
+        assert "not resolved" in out
+
+    def test_a_command_for_another_player_is_judged_by_the_never_list(
+        self, rules: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        command = 'data merge block 1 2 3 {Command:"minecraft:op Steve"}'
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(rules), "--as", "other", command
+        )
+        assert code == 1 and "deny" in out and "operators" in out
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(rules), "--as", "other", "say hi"
+        )
+        assert code == 0 and "ask the player" in out and "not resolved" in out
+
+    def test_a_rule_reaching_a_never_listed_command_is_reported(
+        self, config_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        (config_dir / "whitelist.yml").write_text("schema: 1\nconsole: ['weather clear', '.*']\n")
+        code, out = run(
+            capsys, "whitelist", "check", "--config", str(config_dir), "--as", "console", "list"
+        )
+        assert code == 1 and "whitelist.yml:2" in out and "allow_never" in out
+        code, out = run(capsys, "validate", "--config", str(config_dir))
+        assert code == 1 and "could match a never-listed command" in out
+
     def test_executor_is_required(self, rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as caught:
             main(["whitelist", "check", "--config", str(rules), "list"])

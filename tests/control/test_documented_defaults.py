@@ -22,6 +22,7 @@ from pydantic.fields import FieldInfo
 
 from bridge.control.config_file import ConfigFile
 from bridge.control.messages_file import PLACEHOLDERS, MessagesFile
+from bridge.control.never_categories import default_categories
 from bridge.control.providers import ProvidersFile
 from bridge.control.servers_file import ServersFile
 from bridge.control.tools_file import ToolSpec
@@ -30,7 +31,7 @@ from bridge.control.whitelist_file import WhitelistFile
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 REQUIRED = "(required)"
 # Defaults the table describes in words; each is checked by its own test below.
-DESCRIBED = {("whitelist.yml", "never"): "the list below"}
+DESCRIBED: dict[tuple[str, str], str] = {}
 
 # The models behind each file's table; tools.yml rows name fields of one `tools.<name>` entry.
 FILES: dict[str, type[BaseModel]] = {
@@ -198,8 +199,9 @@ def test_no_documented_message_key_is_stale() -> None:
     assert not sorted(set(TABLES["message.yml"]) - known)
 
 
-def test_the_never_list_in_the_docs_is_the_code_default() -> None:
+def test_the_never_categories_in_the_docs_are_the_built_in_ones() -> None:
     text = DOC.read_text(encoding="utf-8").split("## `whitelist.yml`", 1)[1].split("\n## ", 1)[0]
-    default = WhitelistFile.model_fields["never"].get_default(call_default_factory=True)
-    for root in default:
-        assert f"`{root}`" in text, f"whitelist.yml never: `{root}` is not in the documented list"
+    for name, category in default_categories().items():
+        assert f"`{name}`" in text, f"never category `{name}` is not documented"
+        for command in category.commands[:2]:
+            assert f"`{command}`" in text, f"never category {name}: `{command}` is not documented"

@@ -108,7 +108,22 @@ class ScriptedPlugin:
             await self._answer(frame["id"], kind, data)
 
     async def _answer(self, request_id: str, kind: str, data: dict[str, Any]) -> None:
-        if kind == "players.list":
+        if kind == "command.resolve":
+            # Every label is a vanilla command of that name (the never list judges names).
+            commands = [
+                {
+                    "label": label,
+                    "known": True,
+                    "name": label.rpartition(":")[2],
+                    "plugin": "minecraft",
+                    "aliases": [],
+                    "permission": f"minecraft.command.{label.rpartition(':')[2]}",
+                    "script": False,
+                }
+                for label in data["labels"]
+            ]
+            await self.send("command.resolve.result", {"commands": commands}, re=request_id)
+        elif kind == "players.list":
             await self.send("players.list.result", {"players": self.online}, re=request_id)
         elif kind == "command.dispatch" and self.dispatch_error is not None:
             error = {"code": self.dispatch_error, "message": "scripted"}
@@ -153,7 +168,7 @@ async def live_link() -> AsyncIterator[Live]:
                 "plugin_version": "0.1.0",
                 "minecraft_version": "1.21.10",
                 "platform": "testkit",
-                "features": ["snapshots", "approvals"],
+                "features": ["snapshots", "approvals", "command.resolve"],
             }
             await ws.send(json.dumps({"v": 1, "id": "p-hello", "type": "hello", "data": hello}))
             scripted = ScriptedPlugin(ws, **script)

@@ -7,6 +7,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionsFile
 from bridge.control.messages_file import ApprovalMessages
@@ -389,4 +391,19 @@ async def test_link_loss_during_a_prompt_answers_cancelled(engine: Engine) -> No
         await plugin.ws.close()
         outcome = await task
     assert outcome.result["output"]["approval_status"] == "cancelled"
+    assert plugin.sent("command.dispatch") == []
+
+
+@pytest.mark.parametrize(
+    "command", ["op Steve", "execute run op Steve", 'data merge block 1 2 3 {Command:"deop A"}']
+)
+async def test_a_never_listed_command_is_refused_whatever_the_capability(
+    engine: Engine, command: str
+) -> None:
+    async with live_link() as live:
+        plugin = await live.connect()
+        runtime = _runtime(live, engine, _dispatch("console", command))
+        outcome = await _call(runtime, "dispatch")
+    assert outcome.result["output"]["code"] == "never_listed"
+    assert "never list" in outcome.result["output"]["message"]
     assert plugin.sent("command.dispatch") == []

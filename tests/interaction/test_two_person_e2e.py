@@ -23,9 +23,9 @@ WHITELIST = """schema: 1
 enabled: true
 console:
   - "time set (day|night)"
-  - "ban [A-Za-z0-9_]{3,16}"
+  - {rule: "ban [A-Za-z0-9_]{3,16}", allow_never: true}
 console_confirm:
-  - "ban [A-Za-z0-9_]{3,16}"
+  - {rule: "ban [A-Za-z0-9_]{3,16}", allow_never: true}
 """
 CAROL = PlayerRef(uuid="7d2e4f6a-1b3c-4d5e-9f80-a1b2c3d4e5f6", name="Carol")
 CONSOLE_APPROVER = ["mineclaw.command.approve", "mineclaw.approve.console"]

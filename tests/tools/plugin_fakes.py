@@ -12,6 +12,8 @@ from bridge.link.errors import LinkRequestError
 from bridge.link.messages import (
     CommandDispatch,
     CommandDispatchResult,
+    CommandResolve,
+    CommandResolveResult,
     Hello,
     PlayerRef,
     PlayersListResult,
@@ -38,7 +40,10 @@ def hello(features: list[str]) -> Hello:
     )
 
 
-def access(link: FakeLink, features: tuple[str, ...] = ("snapshots", "approvals")) -> PluginAccess:
+ALL_FEATURES = ("snapshots", "approvals", "command.resolve")
+
+
+def access(link: FakeLink, features: tuple[str, ...] = ALL_FEATURES) -> PluginAccess:
     plugin = PluginAccess()
     plugin.connected(link, hello(list(features)))
     return plugin
@@ -69,5 +74,63 @@ def dispatcher(status: str = "dispatched") -> Responder:
         return CommandDispatchResult.model_validate(
             {"dispatch_status": status, "feedback": feedback}
         )
+
+    return answer
+
+
+# A small command map: vanilla commands, an EssentialsX-like plugin with its aliases and
+# permission nodes, LuckPerms, and a commands.yml alias script.
+COMMAND_MAP: dict[str, dict[str, object]] = {}
+
+
+def _command(name: str, plugin: str, permission: str | None, *aliases: str) -> None:
+    entry = {"name": name, "plugin": plugin, "aliases": list(aliases), "permission": permission}
+    namespace = "minecraft" if plugin == "minecraft" else plugin.lower()
+    for label in (name, *aliases):
+        COMMAND_MAP[label] = entry
+        COMMAND_MAP[f"{namespace}:{label}"] = entry
+
+
+for _name in (
+    "op deop ban kick stop whitelist reload transfer time weather say give setblock fill summon"
+    " data item execute return tellraw function schedule gamerule list tp effect msg"
+).split():
+    _command(_name, "minecraft", f"minecraft.command.{_name}")
+_command("sudo", "Essentials", "essentials.sudo", "esudo")
+_command("ban", "Essentials", "essentials.ban", "eban")
+_command("tempban", "Essentials", "essentials.tempban", "etempban")
+_command("eco", "Essentials", "essentials.eco", "eeco", "economy")
+_command("spawn", "Essentials", "essentials.spawn", "espawn")
+_command("luckperms", "LuckPerms", "luckperms.use", "lp", "perm")
+_command("cmi", "CMI", "cmi.command", "cmi")
+_command("plugman", "PlugManX", "plugman.admin", "pm")
+_command("warp", "Shop", "shop.warp", "go")
+_command("grant", "Grants", "grants.vip.give", "gr")
+
+
+def resolver(extra: dict[str, dict[str, object]] | None = None) -> Responder:
+    """Answers ``command.resolve`` from ``COMMAND_MAP`` (and ``extra``)."""
+    commands = {**COMMAND_MAP, **(extra or {})}
+
+    def answer(data: WireModel) -> WireModel:
+        assert isinstance(data, CommandResolve)
+        found = []
+        for label in data.labels:
+            entry = commands.get(label)
+            if entry is None:
+                found.append(
+                    {
+                        "label": label,
+                        "known": False,
+                        "name": None,
+                        "plugin": None,
+                        "aliases": [],
+                        "permission": None,
+                        "script": False,
+                    }
+                )
+            else:
+                found.append({"label": label, "known": True, "script": False, **entry})
+        return CommandResolveResult.model_validate({"commands": found})
 
     return answer

@@ -20,7 +20,7 @@ from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.link_tools import LinkTools, PlaneWhitelist
 from bridge.tools.results import ErrorCode, ToolFailure
 
-from .plugin_fakes import ALEX, STEVE, FakeLink, context, dispatcher, hello, online
+from .plugin_fakes import ALEX, STEVE, FakeLink, context, dispatcher, hello, online, resolver
 
 WAIT = 10.0
 
@@ -37,8 +37,8 @@ async def test_the_whitelist_in_force_at_call_time_decides(tmp_path: Path) -> No
     init_config_dir(tmp_path)
     planes = [_plane(tmp_path, "weather clear", 1)]
     tools = LinkTools(served=lambda: PlaneWhitelist.of(planes[-1]), audit=MemoryAudit())
-    link = FakeLink({"command.dispatch": dispatcher()})
-    tools.connected(link, hello([]))
+    link = FakeLink({"command.dispatch": dispatcher(), "command.resolve": resolver()})
+    tools.connected(link, hello(["command.resolve"]))
     arguments = {"command": "weather clear", "intent": "", "player": ""}
     first = await tools.handlers()["run_command"](arguments, context())
     planes.append(_plane(tmp_path, "time set day", 2))
@@ -57,9 +57,11 @@ async def test_link_events_reach_the_plugin_view_and_the_broker(tmp_path: Path) 
         shown.set()
         return ApprovalShowResult(shown=True)
 
-    link = FakeLink({"players.list": online(STEVE, ALEX), "approval.show": show})
-    tools.connected(link, hello(["snapshots", "approvals"]))
-    assert tools.plugin.features == {"snapshots", "approvals"}
+    link = FakeLink(
+        {"players.list": online(STEVE, ALEX), "approval.show": show, "command.resolve": resolver()}
+    )
+    tools.connected(link, hello(["snapshots", "approvals", "command.resolve"]))
+    assert tools.plugin.features == {"snapshots", "approvals", "command.resolve"}
     arguments = {"command": "spawn", "intent": "go home", "player": "Alex"}
     call = asyncio.create_task(tools.handlers()["run_command"](arguments, context(STEVE)))
     await asyncio.wait_for(shown.wait(), WAIT)

@@ -19,7 +19,17 @@ from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.run_command import RunCommand, RunCommandSettings
 
-from .plugin_fakes import ALEX, STEVE, FakeLink, access, context, dispatcher, online
+from .plugin_fakes import (
+    ALEX,
+    ALL_FEATURES,
+    STEVE,
+    FakeLink,
+    access,
+    context,
+    dispatcher,
+    online,
+    resolver,
+)
 
 WHITELIST = Whitelist(
     player=["spawn", "time query (day|daytime)"],
@@ -59,7 +69,7 @@ class Harness:
         self,
         *,
         answer: str | None = None,
-        features: tuple[str, ...] = ("snapshots", "approvals"),
+        features: tuple[str, ...] = ALL_FEATURES,
         timeout_s: float = 60.0,
     ) -> None:
         self.broker = ApprovalBroker()
@@ -70,6 +80,7 @@ class Harness:
             {
                 "players.list": online(STEVE, ALEX),
                 "command.dispatch": dispatcher(),
+                "command.resolve": resolver(),
                 "approval.show": self._show,
             }
         )
@@ -231,7 +242,7 @@ async def test_invalid_commands_for_another_player_are_refused_before_any_prompt
 
 
 async def test_without_the_approvals_feature_no_prompt_is_attempted() -> None:
-    harness = Harness(answer="approve", features=("snapshots",))
+    harness = Harness(answer="approve", features=("snapshots", "command.resolve"))
     result = await harness.run(command="spawn", player="Alex")
     assert result["status"] == "refused" and "confirm" in result["reason"]
     assert harness.link.of("approval.show") == []

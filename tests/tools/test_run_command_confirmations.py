@@ -17,7 +17,7 @@ from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.results import ErrorCode, ToolFailure
 from bridge.tools.run_command import RunCommand
 
-from .plugin_fakes import ALEX, STEVE, FakeLink, access, context, dispatcher, online
+from .plugin_fakes import ALEX, STEVE, FakeLink, access, context, dispatcher, online, resolver
 
 WAIT = 10.0
 
@@ -48,7 +48,6 @@ NEVER = [
     "luckperms:lp user Steve permission set *",
     "LuckPerms:luckperms group admin",
     "execute as Alex run op Steve",
-    "execute run say hi",
     "minecraft:execute as @a run deop Alex",
     "essentials:sudo Alex op Steve",
     "pex user Steve add *",
@@ -65,11 +64,12 @@ class Confirmations:
             {
                 "players.list": online(STEVE, ALEX),
                 "command.dispatch": dispatcher(),
+                "command.resolve": resolver(),
                 "approval.show": self._show,
             }
         )
         self.tool = RunCommand(
-            access(self.link, ("snapshots", "approvals")),
+            access(self.link),
             self.broker,
             whitelist=whitelist or Whitelist(),
             messages=ApprovalMessages(),
@@ -103,16 +103,23 @@ async def test_an_ordinary_command_is_still_asked() -> None:
     assert result["status"] == "denied" and len(harness.shown) == 1
 
 
-async def test_the_never_list_comes_from_whitelist_yml_and_can_be_emptied() -> None:
+async def test_the_never_list_is_built_in_and_whitelist_yml_adds_to_it() -> None:
     default = compile_whitelist(WhitelistFile.model_validate({"schema": 1}))
-    assert {"op", "deop", "execute", "lp", "luckperms", "stop", "whitelist"} <= default.never
+    assert {"op", "deop", "lp", "luckperms", "stop", "whitelist"} <= default.never.command_names
+    # never: [] no longer switches it off: the built-in categories stay.
     emptied = compile_whitelist(WhitelistFile.model_validate({"schema": 1, "never": []}))
     harness = Confirmations(emptied)
-    assert (await harness.run(command="op Alex", player="Alex"))["status"] == "denied"
+    assert (await harness.run(command="op Alex", player="Alex"))["status"] == "refused"
     custom = compile_whitelist(WhitelistFile.model_validate({"schema": 1, "never": ["give"]}))
     harness = Confirmations(custom)
     refused = await harness.run(command="minecraft:give Alex diamond 64", player="Alex")
-    assert refused["status"] == "refused" and "'give'" in refused["reason"]
+    assert refused["status"] == "refused" and "owner: listed under never" in refused["reason"]
+
+
+async def test_a_wrapper_is_judged_by_the_command_it_carries() -> None:
+    harness = Confirmations()
+    result = await harness.run(command="execute run say hi", player="Alex")
+    assert result["status"] == "denied" and len(harness.shown) == 1
 
 
 @pytest.mark.parametrize("root", ["minecraft:op", "op Steve", "", "OP"])

@@ -7,6 +7,7 @@ import dev.mineclaw.core.bridge.BridgeRequests;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
 import dev.mineclaw.core.command.CommandForwarder;
+import dev.mineclaw.core.command.CommandResolution;
 import dev.mineclaw.core.command.CommandSender;
 import dev.mineclaw.core.gamefacts.GameFactsRequests;
 import dev.mineclaw.core.gamefacts.GameRegistry;
@@ -82,6 +83,7 @@ public final class MineclawCore {
         if (registry != null) {
             new GameFactsRequests(platform, registry, settings.link().requestTimeout()).register(this.link);
         }
+        new CommandResolution(platform, settings.link().requestTimeout()).register(this.link);
         // A gesture approves as the player's own click would: /mineclaw approve <token> gesture.
         this.gestures = new GestureAnswers(System::nanoTime, (player, token, gesture) -> this.commands
                 .handle(CommandSender.player(player), List.of("approve", token, GestureAnswers.OPTION)));

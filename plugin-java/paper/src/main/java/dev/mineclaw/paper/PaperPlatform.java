@@ -1,6 +1,7 @@
 package dev.mineclaw.paper;
 
 import dev.mineclaw.core.platform.BlockLookup;
+import dev.mineclaw.core.platform.CommandFacts;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.InventoryFacts;
@@ -10,6 +11,7 @@ import dev.mineclaw.core.platform.PlayerGoneException;
 import dev.mineclaw.core.platform.PlayerRef;
 import dev.mineclaw.core.text.TextRenderer;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.logging.Logger;
 import net.kyori.adventure.text.Component;
@@ -127,6 +129,11 @@ final class PaperPlatform implements Platform {
     @Override
     public void sendConsole(Component text) {
         this.server.getConsoleSender().sendMessage(text);
+    }
+
+    @Override
+    public Optional<CommandFacts> resolveCommand(String label) {
+        return CommandLookup.facts(this.server.getCommandMap(), label);
     }
 
     @Override

@@ -95,6 +95,10 @@ final class ControlLoop {
                     this.platform.registry().reload();
                     done("registry.reloaded", ref);
                 }
+                case "command.register" -> {
+                    this.platform.commands().register(command);
+                    done("command.registered", ref);
+                }
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
                 case "ask" -> ask(command, ref);

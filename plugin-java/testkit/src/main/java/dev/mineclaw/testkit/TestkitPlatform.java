@@ -2,6 +2,7 @@ package dev.mineclaw.testkit;
 
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.platform.BlockLookup;
+import dev.mineclaw.core.platform.CommandFacts;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.Platform;
@@ -43,6 +44,7 @@ final class TestkitPlatform implements Platform {
     private final ExecutorService global;
     private final DispatchScripts scripts = new DispatchScripts();
     private final TestkitRegistry registry;
+    private final TestCommandMap commands = new TestCommandMap();
 
     TestkitPlatform(String name, Consumer<JsonObject> events, ThreadRules rules) {
         this.name = name;
@@ -92,6 +94,17 @@ final class TestkitPlatform implements Platform {
     /** The scripted command outcomes ({@code dispatch.script}). */
     DispatchScripts scripts() {
         return this.scripts;
+    }
+
+    /** The command map ({@code command.register}). */
+    TestCommandMap commands() {
+        return this.commands;
+    }
+
+    @Override
+    public Optional<CommandFacts> resolveCommand(String label) {
+        this.rules.requireGlobal("resolveCommand");
+        return this.commands.resolve(label);
     }
 
     Optional<TestPlayer> byName(String playerName) {

@@ -2,6 +2,7 @@ package dev.mineclaw.core.platform;
 
 import dev.mineclaw.core.gamefacts.GameRegistry;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.logging.Logger;
 import net.kyori.adventure.text.Component;
@@ -84,6 +85,12 @@ public interface Platform {
 
     /** Runs {@code command} (no leading slash) as {@code player}; false if the server refused it. Player's executor. */
     boolean dispatchAsPlayer(UUID player, String command);
+
+    /**
+     * What the server's command map says about {@code label} (lower case, namespace kept:
+     * {@code essentials:esudo}): empty when no command has that label. Global executor.
+     */
+    Optional<CommandFacts> resolveCommand(String label);
 
     /** Shows {@code text} to every online player and the console; returns the player count. Global executor. */
     int broadcast(Component text);

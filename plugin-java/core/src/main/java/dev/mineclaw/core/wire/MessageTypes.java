@@ -111,6 +111,7 @@ public final class MessageTypes {
         });
         ToolTypes.register();
         FactsTypes.register();
+        CommandTypes.register();
     }
 
     private MessageTypes() {}

@@ -1,6 +1,7 @@
 package dev.mineclaw.core.support;
 
 import dev.mineclaw.core.platform.BlockLookup;
+import dev.mineclaw.core.platform.CommandFacts;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.FeedbackCollector;
 import dev.mineclaw.core.platform.InventoryFacts;
@@ -11,6 +12,7 @@ import dev.mineclaw.core.text.TextRenderer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,6 +42,19 @@ public final class FakePlatform implements Platform {
     private final Map<UUID, BlockLookup> feet = new ConcurrentHashMap<>();
     private final List<Integer> lookDistances = new CopyOnWriteArrayList<>();
     private volatile String lateLine;
+    private final Map<String, CommandFacts> commands = new ConcurrentHashMap<>();
+
+    /** Makes {@code labels} resolve to {@code facts} ({@code command.resolve}). */
+    public void command(CommandFacts facts, String... labels) {
+        for (String label : labels) {
+            this.commands.put(label, facts);
+        }
+    }
+
+    @Override
+    public Optional<CommandFacts> resolveCommand(String label) {
+        return Optional.ofNullable(this.commands.get(label));
+    }
 
     /** Sets what the snapshot reads of {@code player} return. */
     public void facts(PlayerRef player, PlayerFacts facts, InventoryFacts inventory, BlockLookup look,
