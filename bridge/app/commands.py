@@ -389,6 +389,13 @@ class CommandRouter:
             web_line,
             text("status.session_summarised" if state.summary else "status.session", session),
             text("status.activity", activity),
+            text(
+                "status.audit",
+                {
+                    "dropped": str(runtime.audit.dropped_events),
+                    "lost": str(runtime.audit.lost_events),
+                },
+            ),
         ]
 
     async def _usage_report(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:

@@ -169,6 +169,7 @@ class Runtime:
             metrics=self.metrics,
         )
         self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
+        self.metrics.add_audit(lambda: (audit.dropped_events, audit.lost_events))
         self.approval_broker = ApprovalBroker(ledger=records)
         """Every approval prompt of this runtime (run_command, Functions)."""
         # A turn others wait behind holds them at most one confirmation's timeout.

@@ -109,10 +109,29 @@ class BridgeMetrics:
             registry=registry,
         )
         self.queue.set_function(lambda: float(sum(length() for length in self._queues)))
+        self._audit_losses: Callable[[], tuple[int, int]] = lambda: (0, 0)
+        self.audit_dropped = Gauge(
+            "mineclaw_audit_dropped_events",
+            "Audit events dropped on a full queue since start (each counted in an audit.dropped"
+            " record once the table takes rows).",
+            registry=registry,
+        )
+        self.audit_dropped.set_function(lambda: float(self._audit_losses()[0]))
+        self.audit_lost = Gauge(
+            "mineclaw_audit_lost_events",
+            "Audit events the table refused since start (each counted in an audit.lost record"
+            " once the table takes rows).",
+            registry=registry,
+        )
+        self.audit_lost.set_function(lambda: float(self._audit_losses()[1]))
 
     def add_queue(self, length: Callable[[], int]) -> None:
         """Count a wait line's length in ``mineclaw_queue_length``."""
         self._queues.append(length)
+
+    def add_audit(self, losses: Callable[[], tuple[int, int]]) -> None:
+        """The audit log's (dropped, lost) event counts since start."""
+        self._audit_losses = losses
 
     def price_with(self, prices: ModelPrices) -> None:
         self._prices = prices

@@ -30,7 +30,11 @@ time, or something records in a flood) the event is counted, not queued, and onc
 again one ``audit.dropped`` record says how many of which kinds were dropped and when. A write
 that fails is retried record by record, so one record SQLite refuses costs only itself, not the
 other players' events of its batch; what still fails is counted, and the next write that
-succeeds is preceded by one ``audit.lost`` record with the count and the first reason. Text
+succeeds is preceded by one ``audit.lost`` record with the count and the first reason. A
+summary that cannot be written is not a lost event of its own: its count goes back to be
+summarised again, so once the table takes rows it holds every dropped event's count exactly
+once. Since start, `dropped_events` and `lost_events` count both kinds of loss (the metrics and
+``/mineclaw status`` show them). Text
 that no UTF-8 encoder accepts (an unpaired surrogate, say in a tool name the model made up) is
 stored with each such code point written as the visible escape ``\\udXXX``.
 
@@ -205,6 +209,16 @@ class _Tally:
         self.first_at = self.first_at or at
         self.last_at = at
 
+    def merge(self, earlier: _Tally) -> None:
+        """Take back a tally that could not be written, as if counted before this one."""
+        self.records += earlier.records
+        self.jsonl_lines += earlier.jsonl_lines
+        for kind, count in earlier.kinds.items():
+            self.kinds[kind] = self.kinds.get(kind, 0) + count
+        self.reason = self.reason or earlier.reason
+        self.first_at = earlier.first_at or self.first_at
+        self.last_at = self.last_at or earlier.last_at
+
     def times(self) -> dict[str, JSONValue]:
         assert self.first_at is not None and self.last_at is not None
         return {"first_at": _iso(self.first_at), "last_at": _iso(self.last_at)}
@@ -244,6 +258,10 @@ class AuditLog:
         self._dropped_lock = threading.Lock()
         # Events the writer could not store: only the writer thread touches this.
         self._lost = _Tally()
+        self.dropped_events = 0
+        """Events dropped on a full queue since start (each is in an `audit.dropped` count)."""
+        self.lost_events = 0
+        """Events the table refused since start (each is in an `audit.lost` count)."""
         self._read_lock = threading.Lock()
         self._redact: Callable[[Any], Any] | None = None
         self._db = open_migrated(
@@ -289,6 +307,7 @@ class AuditLog:
             # is written as one `audit.dropped` record instead.
             with self._dropped_lock:
                 self._dropped.count(at, kind=kind)
+                self.dropped_events += 1
             self._wake.set()
             return
         self._queue.append(_Pending(at, kind, fields_json, _may_need_mask(fields_json)))
@@ -362,7 +381,7 @@ class AuditLog:
             batch: list[_Row] = []
             dropped = self._take_dropped()
             if dropped is not None:
-                batch.append(dropped)
+                batch.append(dropped[0])
             marks: list[_Mark] = []
             stop = False
             taken = 0
@@ -380,7 +399,11 @@ class AuditLog:
                     stop = True
             try:
                 if batch:
-                    self._append_jsonl(self._store(batch))
+                    summary = None if dropped is None else dropped[0]
+                    stored = self._store(batch, summary)
+                    if dropped is not None and not any(row is summary for row in stored):
+                        self._give_back_dropped(dropped[1])
+                    self._append_jsonl(stored)
             finally:
                 for mark in marks:
                     mark.reached.set()
@@ -389,7 +412,12 @@ class AuditLog:
             if taken < _BATCH_MAX:
                 return False
 
-    def _take_dropped(self) -> _Row | None:
+    def _give_back_dropped(self, tally: _Tally) -> None:
+        """The summary row of `tally` was not stored: summarised again with the next drops."""
+        with self._dropped_lock:
+            self._dropped.merge(tally)
+
+    def _take_dropped(self) -> tuple[_Row, _Tally] | None:
         with self._dropped_lock:
             dropped, self._dropped = self._dropped, _Tally()
         if not dropped.records:
@@ -400,11 +428,12 @@ class AuditLog:
             "kinds": dict(sorted(dropped.kinds.items())),
             **dropped.times(),
         }
-        return (_iso(self._clock()), "audit.dropped", _encode(fields))
+        return (_iso(self._clock()), "audit.dropped", _encode(fields)), dropped
 
-    def _store(self, rows: list[_Row]) -> list[_Row]:
+    def _store(self, rows: list[_Row], summary: _Row | None = None) -> list[_Row]:
         """Insert ``rows``; the ones stored. A failing batch is retried row by row, so one row
-        the database refuses costs only itself; what fails is counted in ``self._lost``."""
+        the database refuses costs only itself; what fails is counted in ``self._lost``, except
+        the `audit.dropped` ``summary``, which the caller gives back to be written later."""
         lost = self._lost_row()
         try:
             self._insert(rows if lost is None else [lost, *rows])
@@ -418,7 +447,9 @@ class AuditLog:
             try:
                 self._insert([row])
             except _WRITE_ERRORS as exc:
-                self._lost.count(self._clock())
+                if row is not summary:  # a summary is given back, not lost (`_drain`)
+                    self._lost.count(self._clock())
+                    self.lost_events += 1
                 self._note_failure(exc)
             else:
                 stored.append(row)

@@ -59,6 +59,7 @@ async def test_status_is_open_to_everyone_and_the_console(app: App) -> None:
     assert "link: up" in joined and "model: local/m1" in joined and "listen: off" in joined
     assert "0 turns" in joined
     assert "web tools: off" in joined
+    assert "audit log: 0 events dropped, 0 lost since start" in joined
 
 
 async def test_status_says_which_web_tools_are_on_after_a_reload(app: App) -> None:
@@ -327,3 +328,12 @@ async def test_listen_on_off_still_needs_the_node_beside_ignore_me(app: App) -> 
     ]
     console = await app.command("listen", "ignore-me", player=None, granted=[])
     assert "Usage" in console[0] and not app.runtime.listen.ignored
+
+
+async def test_status_and_the_metrics_count_the_audit_events_not_written(app: App) -> None:
+    app.runtime.audit.dropped_events, app.runtime.audit.lost_events = 17, 4
+    joined = " | ".join(await app.command("status", player=None, granted=[]))
+    assert "audit log: 17 events dropped, 4 lost since start" in joined
+    metrics = app.runtime.metrics
+    assert metrics.registry.get_sample_value("mineclaw_audit_dropped_events") == 17
+    assert metrics.registry.get_sample_value("mineclaw_audit_lost_events") == 4

@@ -236,6 +236,38 @@ def test_a_full_queue_never_waits_and_the_drops_are_summarised(backend: Backend)
     log.close()
 
 
+def test_on_a_full_disk_every_event_is_counted_exactly_once(backend: Backend) -> None:
+    # Before, a summary of dropped events that could not be written was itself counted as one
+    # lost record: of 30,002 events on a full disk, 15,637 were counted nowhere.
+    log = open_log(backend, queue_size=3, write_interval=3600.0)
+    refuse_inserts(backend, "EXISTS (SELECT 1 FROM broken)")
+    set_broken(backend, True)
+    with log._read_lock:
+        log.record("turn.start", {"n": 0})  # the writer takes it, then stalls on the lock
+        for _ in range(3000):
+            if not log._queue:
+                break
+            time.sleep(0.01)
+        assert not log._queue
+        for n in range(1, 21):
+            log.record("tool.call", {"n": n})  # three queued, seventeen dropped
+    log.flush()
+    log.flush()  # the summary failed too: given back, not counted as one lost event
+    assert (log.dropped_events, log.lost_events) == (17, 4)
+    set_broken(backend, False)
+    log.record("turn.end", {"n": 21})
+    log.flush()
+    stored = log.events()
+    dropped = sum(int(str(e.fields["records"])) for e in stored if e.kind == "audit.dropped")
+    lost = sum(int(str(e.fields["records"])) for e in stored if e.kind == "audit.lost")
+    kept = [e.fields["n"] for e in stored if not e.kind.startswith("audit.")]
+    assert (dropped, lost, kept) == (17, 4, [21])
+    assert dropped + lost + len(kept) == 22  # every event recorded, counted once
+    (summary,) = log.events("audit.dropped")
+    assert summary.fields["kinds"] == {"tool.call": 17}
+    log.close()
+
+
 def test_unopenable_location_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "data").write_text("a file where the folder should be")
     with pytest.raises(AuditError, match="cannot open the audit log"):
