@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.output import LinkTurnOutput
-from bridge.app.private import PrivatePath
+from bridge.app.private import PrivatePath, turn_ended
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.app.usage_report import usage_lines
@@ -305,15 +305,17 @@ class CommandRouter:
         if own:
             if sender is None:
                 return [runtime.text("private.players_only")]
-            return self._private.stop(sender)
+            return await self._private.stop(sender)
         asker = runtime.engine.asker
         # The player who asked the running public turn may stop it; anyone else needs the node.
         if sender is None or asker is None or sender.uuid != asker.uuid:
             refused = self._refused(request, "stop", "mineclaw.command.stop")
             if refused is not None:
                 return refused
+        task = runtime.turn
         if not runtime.engine.stop():
             return [runtime.text("commands.stop_none")]
+        await turn_ended(task)
         if asker is not None and (sender is None or sender.uuid != asker.uuid):
             notice = runtime.text("chat.turn_stopped", {"player": asker.name})
             self._spawn_tell(asker.uuid, notice)

@@ -17,8 +17,10 @@ lane.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
@@ -34,6 +36,16 @@ log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 4096
 """The longest question kept (what a ``chat`` message may carry)."""
+
+
+STOP_WAIT_S = 10.0
+"""How long a stop waits for the stopped turn to end before it answers anyway."""
+
+
+async def turn_ended(task: asyncio.Future[Any] | None) -> None:
+    """Wait (bounded) for a stopped turn's task: its end, usage included, is recorded then."""
+    if task is not None and not task.done():
+        await asyncio.wait({task}, timeout=STOP_WAIT_S)
 
 
 class PrivatePath:
@@ -53,7 +65,7 @@ class PrivatePath:
         if keyword == "clear":
             return self.clear(sender)
         if keyword == "stop":
-            return self.stop(sender)
+            return await self.stop(sender)
         return self._ask(sender, request.sender.granted, question)
 
     def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
@@ -121,10 +133,13 @@ class PrivatePath:
         )
         return [runtime.text("private.cleared", {"player": sender.name})]
 
-    def stop(self, sender: PlayerRef) -> list[Text]:
-        """Stop the sender's running private answer; nothing of it is published."""
+    async def stop(self, sender: PlayerRef) -> list[Text]:
+        """Stop the sender's running private answer; nothing of it is published. Answered once
+        the turn has ended (what it used is counted by then), or after `STOP_WAIT_S`."""
         runtime = self._runtime
         lane = runtime.lanes.lanes.find_private(sender.uuid)
+        task = None if lane is None else lane.task
         if lane is None or not lane.engine.stop():
             return [runtime.text("commands.stop_none", {"player": sender.name})]
+        await turn_ended(task)
         return [runtime.text("commands.stop_done", {"player": sender.name})]

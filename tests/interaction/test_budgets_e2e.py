@@ -9,7 +9,9 @@ reports the ones a player holds.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from .processes import BridgeProcess, TestkitProcess
+from .test_lanes_e2e import ask
 from .test_turns_e2e import REPLY_PREFIX, World, asked_by, user_texts, world
 
 pytestmark = pytest.mark.jvm
@@ -237,3 +240,33 @@ async def test_the_loop_breaker_stops_repeated_calls_and_rounds_that_keep_failin
         assert len(w.provider.requests) == 4
         # Neither stopped turn entered the session.
         assert "session: 0 turns" in " | ".join(await w.command("Steve", "status"))
+
+
+async def test_a_guests_stopped_private_answers_are_counted_and_refuse_the_next(
+    tmp_path: Path,
+) -> None:
+    # A guest asks privately three times and stops each answer while it streams: the provider
+    # served every request, so each is counted (estimated) in the guest's and the server's
+    # budget and the metrics, and once the guest's budget cannot hold another, he is refused.
+    budgets = "budgets:\n  enabled: true\n  guest: {day_tokens: 2500, max_output_tokens: 200}\n"
+    async with budget_world(tmp_path, config_yml(budgets)) as (w, _clock):
+        await w.add("Alex", [CHAT, "mineclaw.command.private"])
+        used: list[int] = []
+        for n in range(3):
+            held = w.provider.held("Once upon a time " * 40)
+            await ask(w, "Alex", f"tell me story {n}")
+            await asyncio.wait_for(held.streaming.wait(), 30)
+            assert any("Stopped" in line for line in await ask(w, "Alex", "stop"))
+            shown = " | ".join(await w.command("Alex", "usage"))
+            match = re.search(r"Alex \(guest\): today (\d+) of 2500", shown)
+            assert match is not None, shown
+            used.append(int(match.group(1)))
+        assert 0 < used[0] < used[1] < used[2], used
+        assert len(w.provider.requests) == 3
+        # A request reserves its prompt and the guest's cap (200) before it is sent: after
+        # three stopped ones the rest of 2500 cannot hold a fourth, which is never sent.
+        since = w.mark()
+        await ask(w, "Alex", "one more")
+        refused = await w.message("Alex", "assistant budget", since)
+        assert "of 2500" in refused
+        assert len(w.provider.requests) == 3
