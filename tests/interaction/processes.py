@@ -28,6 +28,14 @@ START_TIMEOUT = 60.0
 """Bound on a process start; generous, the machines are shared."""
 EVENT_TIMEOUT = 30.0
 """Bound on waiting for one event."""
+LINK_RETRY_MAX_S = 30.0
+"""The plugin's longest pause between two connection attempts (CONTROL.md: jittered, 0.5 s
+doubling to 30 s)."""
+RELINK_TIMEOUT = LINK_RETRY_MAX_S + EVENT_TIMEOUT
+"""Bound on the plugin linking again once a restarted bridge listens. How far its back-off has
+grown by then depends on how long the bridge took to start, that is on the machine's speed, so
+its next attempt may be a whole longest pause away: the bound covers that pause and one event
+(a bound of one event alone failed on a loaded machine)."""
 
 
 def free_port() -> int:
@@ -213,6 +221,13 @@ class TestkitProcess:
                 if isinstance(event, dict):
                     parsed.append(event)
         return parsed
+
+    async def relinked(self, since: int) -> dict[str, Any]:
+        """The ``link.up`` after ``since``, once a restarted bridge listens again (call it after
+        ``BridgeProcess.start`` returned): bounded by ``RELINK_TIMEOUT``."""
+        return await self.wait_event(
+            lambda e: e.get("event") == "link.up", since=since, timeout=RELINK_TIMEOUT
+        )
 
     async def send(self, op: dict[str, Any]) -> None:
         assert self.process.stdin is not None

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from .processes import (
-    START_TIMEOUT,
     BridgeProcess,
     TestkitProcess,
     free_port,
@@ -95,8 +94,8 @@ async def test_the_testkit_links_gets_verdicts_and_relinks_after_the_bridge_is_k
         before_restart = len(testkit.events)
         restarted = await BridgeProcess.start(config, port=port)
         try:
-            # Bounded by the start timeout: the plugin may be in a reconnect back-off.
-            await testkit.wait_event(event("link.up"), since=before_restart, timeout=START_TIMEOUT)
+            # The plugin may be in a reconnect back-off (RELINK_TIMEOUT covers its longest pause).
+            await testkit.relinked(before_restart)
             again = await chat(testkit, "@ai back again", "c4")
             assert again["outcome"] == "public"
             await testkit.wait_event(

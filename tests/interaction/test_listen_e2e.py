@@ -111,7 +111,7 @@ async def test_a_player_who_ignores_listen_mode_is_never_sent_even_after_a_resta
         await w.bridge.kill()
         await w.testkit.wait_event(lambda e: e.get("event") == "link.down", since=since)
         w.bridge = await BridgeProcess.start(w.config, port=w.port)
-        await w.testkit.wait_event(lambda e: e.get("event") == "link.up", since=since)
+        await w.testkit.relinked(since)
         await listening(w)
         said = await w.chat("Alex", "still at 100 64 -200")
         assert said["shown"] == "<Alex> still at 100 64 -200"

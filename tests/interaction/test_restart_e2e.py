@@ -31,7 +31,7 @@ async def restart(w: World) -> int:
     await w.bridge.kill()
     await w.testkit.wait_event(lambda e: e.get("event") == "link.down", since=since)
     w.bridge = await BridgeProcess.start(w.config, port=w.port)
-    await w.testkit.wait_event(lambda e: e.get("event") == "link.up", since=since)
+    await w.testkit.relinked(since)
     return since
 
 

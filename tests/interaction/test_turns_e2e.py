@@ -397,7 +397,7 @@ async def test_a_bridge_killed_mid_turn_keeps_every_completed_turn_and_no_partia
         assert not [items for _, items in archived if "unfinished" in items or "Half" in items]
 
         w.bridge = await BridgeProcess.start(w.config, port=w.port)
-        await w.testkit.wait_event(lambda e: e.get("event") == "link.up", since=since)
+        await w.testkit.relinked(since)
         w.provider.answer("Back.")
         await w.chat("Steve", "@ai are you back")
         await w.message("*", "Back.", since)
