@@ -147,6 +147,7 @@ class TurnLanes:
             activity=activity,
             audit=self._audit,
             records=None if sessions is None else sessions.records,
+            metrics=self._metrics,
         )
         engine.add_after_turn(compactor.after_turn)
         engine.add_after_turn(self._after_any_turn)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError
+from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.providers.events import Completed
 from bridge.providers.items import (
     AssistantText,
@@ -95,7 +96,9 @@ class Compactor:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         records: SessionRecords | None = None,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        metrics: BridgeMetrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._session = session
         self._records = records
         self._wall_clock = wall_clock
@@ -191,17 +194,30 @@ class Compactor:
     async def _bill(
         self, snapshot: TurnSnapshot, request: ProviderRequest, result: Completed
     ) -> None:
-        """A summary is paid from the server's budget alone (no player asked for it): what
-        the provider reported, or an estimate marked so."""
+        """A summary is paid from the server's budget alone (no player asked for it) and
+        counted in the metrics (tier ``none``): what the provider reported, or an estimate
+        marked so."""
+        usage = result.usage
+        if usage is not None and usage.total_tokens > 0:
+            input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
+            cached, estimated = usage.cached_input_tokens, usage.estimated
+        else:
+            sent = raw_tokens(request.items) + raw_tokens_of_text(request.instructions or "")
+            input_tokens, output_tokens, cached = sent, raw_tokens(result.items), 0
+            estimated = True
+        tokens = input_tokens + output_tokens
+        if self._metrics is not None:  # nobody's turn: the tier label is none
+            self._metrics.tokens_used(
+                tier=NO_TIER,
+                model=snapshot.model_ref,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cached_input_tokens=cached,
+                estimated=estimated,
+            )
         budget = snapshot.budget
         if budget is None:
             return
-        usage = result.usage
-        if usage is not None and usage.total_tokens > 0:
-            tokens, estimated = usage.total_tokens, usage.estimated
-        else:
-            sent = raw_tokens(request.items) + raw_tokens_of_text(request.instructions or "")
-            tokens, estimated = sent + raw_tokens(result.items), True
         try:
             await asyncio.to_thread(
                 budget.spend, None, tokens, estimated=estimated, purpose=COMPACTION

@@ -14,11 +14,13 @@ import pytest
 
 from bridge.app.budget_binding import PlayerBudget
 from bridge.control.budgets_config import BudgetsConfig
+from bridge.metrics import BridgeMetrics
 from bridge.policy.budgets import Budgets
 from bridge.providers.events import Completed, Failed, TextDelta, Usage
 from bridge.providers.items import AssistantText
 from bridge.store.target import StorageTarget
 from bridge.store.usage import SERVER, Periods, UsageLedger
+from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnRequest
 
 from .conftest import Harness, make_snapshot
@@ -115,9 +117,20 @@ async def test_a_compaction_is_billed_to_the_server_alone(
     )
     model.scripts.append([summary])
     # The compaction runs with the snapshot of the turn that triggered it (the asker's budget
-    # binding): it is still the server that pays.
-    assert await harness.compactor.request(snapshot) == "compacted"
+    # binding): it is still the server that pays; the metrics count it under tier none.
+    metrics = BridgeMetrics()
+    compactor = Compactor(
+        session=harness.session, activity=harness.activity, audit=harness.audit, metrics=metrics
+    )
+    assert await compactor.request(snapshot) == "compacted"
     assert purposes(ledger, SERVER)["compaction"] == (50_800, 0)
+    counted = {
+        sample.labels["kind"]: sample.value
+        for family in metrics.tokens.collect()
+        for sample in family.samples
+        if sample.name.endswith("_total") and sample.labels["tier"] == "none"
+    }
+    assert counted == {"input": 50_000, "output": 800}
     assert ledger.usage(SERVER, DAY).day.tokens == turns_only + 50_800
     assert "compaction" not in purposes(ledger)
     assert ledger.usage(STEVE.uuid, DAY).day.tokens == turns_only
