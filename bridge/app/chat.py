@@ -6,9 +6,10 @@ passes untouched; then the gates in order (permission, player cooldown, global c
 token budgets of the player and the server), each refusal cancelling an explicit wake with its
 own private line. An implicit wake that a gate refuses stays ordinary chat
 (``listen.when_refused: keep``) and is overheard by the next public turn unless its player lacks
-the chat permission, or is cancelled with the gate's line (``cancel``). An admitted explicit
-wake starts its turn in the public lane, or waits in that lane's line while the lane is busy
-(or the server runs as many turns as it may), its player seeing their place in the action
+the chat permission, or is cancelled with the gate's line (``cancel``); one refused for budget
+stays ordinary chat too but is never carried (the next turn's asker would pay for it). An
+admitted explicit wake starts its turn in the public lane, or waits in that lane's line while
+the lane is busy (or the server runs as many turns as it may), its player seeing their place in the action
 bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
 ordinary chat. A wake that starts now fixes its snapshot and starts the turn before the verdict
 is returned: the check, the admission and the start happen with no await in between, so two
@@ -145,8 +146,9 @@ class ChatPath:
             log.error("budget of %s not checked: %s", request.player.name, exc)
             spent = None
         if spent is not None:
-            if implicit and settings.when_refused == "keep":  # as for the gates above
-                listen.overheard.add(request.player.name, wake.question, carry_limits(settings))
+            if implicit and settings.when_refused == "keep":
+                # It stays public chat, but is not carried: an overheard line goes into the
+                # next turn's request, which another player's budget would then pay for.
                 return PASS
             values = {**player, **spent.values()}
             return _refuse(runtime.text(spent.key(mid_turn=False), values))

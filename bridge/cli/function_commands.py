@@ -34,9 +34,11 @@ from bridge.control.layout import (
     MAX_YAML_BYTES,
     default_bytes,
 )
+from bridge.control.problems import format_path
 from bridge.control.validation import validate_document
 from bridge.control.workspace_files import WORKSPACE_DIR, load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
+from bridge.functions.dispatch_review import built_console_commands
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF, DryRunHost
 from bridge.functions.review import CatalogueReview, SkillText, review_catalogue, skill_texts
@@ -90,6 +92,10 @@ def run_validate(args: argparse.Namespace) -> int:
         console.print(f"[{colour}]{escape(str(problem))}[/{colour}]")
     if loaded.catalogue is None:
         return EXIT_PROBLEMS
+    for built in built_console_commands(loaded.catalogue):
+        where = format_path(("functions", built.index, "on_call"))
+        line = f"{FUNCTIONS_FILE} {where}: warning: {built.message()}"
+        console.print(f"[yellow]{escape(line)}[/yellow]")
     review = review_catalogue(
         loaded.catalogue, loaded.limits, skills=loaded.skills, known_tools=loaded.known_tools
     )

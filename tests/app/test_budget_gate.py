@@ -108,3 +108,27 @@ async def test_usage_finds_a_renamed_player_by_the_former_and_the_new_name(
             assert "Stevie" in shown and "today 2000" in shown, shown
     finally:
         await app.runtime.aclose()
+
+
+async def test_a_listen_line_refused_for_budget_stays_public_but_is_not_carried(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    config = tmp_path / "config"
+    write_config(config, provider.port, BUDGETS)
+    app = await open_app(config, provider)
+    try:
+        budgets = app.runtime.budgets
+        assert budgets is not None
+        now = budgets.now()
+        day = Periods(day=now.date().isoformat(), month=now.strftime("%Y-%m"))
+        budgets.book.add(
+            player_uuid=ALEX.uuid, player_name="Alex", periods=day, tokens=500, estimated=False
+        )
+        await app.command("listen", "on")
+        said = await app.chat("anyone want to trade?", player=ALEX, granted=MEMBER)
+        assert (said.decision, said.notice) == ("pass", None)
+        # Carried, the line would enter the next turn's request, paid by whoever asks next.
+        assert app.runtime.listen.overheard.lines == ()
+        assert provider.requests == []
+    finally:
+        await app.runtime.aclose()
