@@ -2,19 +2,19 @@
 
 Order: classify the wake (prefix or pattern, else an implicit wake while listen mode is on); an
 empty question gets a private hint; an implicit wake from a player who opted out of listen mode
-passes untouched; then the gates in order (permission, player cooldown, global cooldown, the
-token budgets of the player and the server), each refusal cancelling an explicit wake with its
-own private line. An implicit wake that a gate refuses stays ordinary chat
-(``listen.when_refused: keep``) and is overheard by the next public turn unless its player lacks
-the chat permission, or is cancelled with the gate's line (``cancel``); one refused for budget
-stays ordinary chat too but is never carried (the next turn's asker would pay for it). An
-admitted explicit wake starts its turn in the public lane, or waits in that lane's line while
-the lane is busy (or the server runs as many turns as it may), its player seeing their place in the action
-bar; past the line it is refused as busy. An implicit wake never waits: it starts now or stays
-ordinary chat. A wake that starts now fixes its snapshot and starts the turn before the verdict
-is returned: the check, the admission and the start happen with no await in between, so two
-messages arriving together cannot both start a turn. The turn's first output needs a provider
-round trip, so the verdict is always on the wire before it.
+passes untouched; then the gates in order (permission, player cooldown, global cooldown, the token
+budgets of the player and the server), each refusal cancelling an explicit wake with its own
+private line. An implicit wake that a gate refuses stays ordinary chat (``listen.when_refused:
+keep``) and is overheard by the next public turn unless its player lacks the chat permission, or is
+cancelled with the gate's line (``cancel``); one refused for budget stays ordinary chat too but is
+never carried (the next turn's asker would pay for it). An admitted explicit wake starts its turn
+in the public lane, or waits in that lane's line while the lane is busy (or the server runs as many
+turns as it may), its player seeing their place in the action bar; past the line it is refused as
+busy. An implicit wake never waits: it starts now or stays ordinary chat. A wake that starts now
+fixes its snapshot and starts the turn before the verdict is returned: the check, the admission and
+the start happen with no await in between, so two messages arriving together cannot both start a
+turn. The turn's first output needs a provider round trip, so the verdict is always on the wire
+before it.
 
 The plugin waits only so long for a verdict; when it gives up it sends ``chat.expired`` with the
 request's id, having already treated the message as unanswered (a wake was cancelled with the
