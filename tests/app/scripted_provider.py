@@ -93,6 +93,12 @@ class ScriptedProvider(ReplayServer):
             )
         )
 
+    def break_after(self, *parts: str, times: int = 1) -> None:
+        """Queues answers that stream ``parts`` and then end without a finish or ``[DONE]``
+        (a connection lost mid-answer): the provider served them, the bridge got no answer."""
+        for _ in range(times):
+            self.script(Reply(chunks=text_chunks(*parts)[:-2]))
+
     def fail(self, status: int = 500, times: int = 1) -> None:
         body = json.dumps({"error": {"message": "scripted failure", "type": "server_error"}})
         for _ in range(times):

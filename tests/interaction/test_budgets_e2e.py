@@ -270,3 +270,20 @@ async def test_a_guests_stopped_private_answers_are_counted_and_refuse_the_next(
         refused = await w.message("Alex", "assistant budget", since)
         assert "of 2500" in refused
         assert len(w.provider.requests) == 3
+
+
+async def test_answers_that_broke_after_streaming_are_counted(tmp_path: Path) -> None:
+    # Three attempts stream part of an answer and lose the connection: the turn fails, but the
+    # provider served (and bills) each of them, so the asker's and the server's usage grow.
+    budgets = "budgets:\n  enabled: true\n  tiers:\n    member: {day_tokens: 100000}\n"
+    async with budget_world(tmp_path, config_yml(budgets)) as (w, _clock):
+        await w.add("Steve", MEMBER)
+        w.provider.break_after("The answer is ", "almost here " * 50, times=3)
+        since = w.mark()
+        assert (await w.chat("Steve", "@ai a question"))["outcome"] == "public"
+        await w.message("Steve", "provider is busy", since)  # once the attempts are spent
+        assert len(w.provider.requests) == 3
+        shown = " | ".join(await w.command("Steve", "usage"))
+        match = re.search(r"Steve \(member\): today (\d+) of 100000", shown)
+        assert match is not None and int(match.group(1)) > 3 * 150, shown
+        assert "estimated" in shown
