@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bridge.errors import StoreError
 from bridge.store.database import Database, DatabaseError, SqliteDatabase, Transaction
@@ -211,15 +212,12 @@ class UsageLedger:
 
     def by_purpose(self, holder: str, periods: Periods) -> dict[str, HolderUsage]:
         """The totals of ``holder`` in the given periods, per purpose."""
-        try:
-            rows = self._db.query(
-                "SELECT purpose, period_kind, tokens, estimated_tokens FROM usage_purposes"
-                " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
-                " OR (period_kind = 'month' AND period = ?))",
-                (holder, periods.day, periods.month),
-            )
-        except DatabaseError as exc:
-            raise StoreError(f"cannot read usage: {exc}") from exc
+        rows = self._read(
+            "SELECT purpose, period_kind, tokens, estimated_tokens FROM usage_purposes"
+            " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
+            " OR (period_kind = 'month' AND period = ?))",
+            (holder, periods.day, periods.month),
+        )
         found: dict[str, dict[str, Totals]] = {}
         for purpose, kind, tokens, estimated in rows:
             found.setdefault(purpose, {})[kind] = Totals(int(tokens), int(estimated))
@@ -230,30 +228,30 @@ class UsageLedger:
 
     def usage(self, holder: str, periods: Periods) -> HolderUsage:
         """The totals of ``holder`` (a player UUID or ``SERVER``) in the given periods."""
-        try:
-            rows = self._db.query(
-                "SELECT period_kind, tokens, estimated_tokens FROM usage_totals"
-                " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
-                " OR (period_kind = 'month' AND period = ?))",
-                (holder, periods.day, periods.month),
-            )
-        except DatabaseError as exc:
-            raise StoreError(f"cannot read usage: {exc}") from exc
+        rows = self._read(
+            "SELECT period_kind, tokens, estimated_tokens FROM usage_totals"
+            " WHERE holder = ? AND ((period_kind = 'day' AND period = ?)"
+            " OR (period_kind = 'month' AND period = ?))",
+            (holder, periods.day, periods.month),
+        )
         found = {kind: Totals(int(tokens), int(estimated)) for kind, tokens, estimated in rows}
         return HolderUsage(day=found.get("day", Totals()), month=found.get("month", Totals()))
 
     def find_player(self, name: str) -> tuple[str, str] | None:
         """The UUID and current name of the player last seen with ``name`` (any case), now or
         before a rename."""
+        rows = self._read(
+            "SELECT n.uuid, p.name FROM usage_names n JOIN usage_players p ON p.uuid = n.uuid"
+            " WHERE lower(n.name) = lower(?) ORDER BY n.seen_at DESC LIMIT 1",
+            (name,),
+        )
+        return None if not rows else (rows[0][0], rows[0][1])
+
+    def _read(self, sql: str, params: tuple[str, ...]) -> list[tuple[Any, ...]]:
         try:
-            rows = self._db.query(
-                "SELECT n.uuid, p.name FROM usage_names n JOIN usage_players p ON p.uuid = n.uuid"
-                " WHERE lower(n.name) = lower(?) ORDER BY n.seen_at DESC LIMIT 1",
-                (name,),
-            )
+            return [tuple(row) for row in self._db.query(sql, params)]
         except DatabaseError as exc:
             raise StoreError(f"cannot read usage: {exc}") from exc
-        return None if not rows else (rows[0][0], rows[0][1])
 
     def close(self) -> None:
         self._db.close()

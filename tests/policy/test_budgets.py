@@ -119,6 +119,19 @@ def test_the_server_budget_counts_every_player(chosen_target: StorageTarget) -> 
         assert refused.key(mid_turn=True) == "budgets.server_stopped"
 
 
+def settle(budgets: Budgets, hold: Reservation, n: int, tokens: int) -> None:
+    """Player ``n``'s request used ``tokens`` (reported)."""
+    budgets.settle(
+        hold,
+        player_uuid=f"uuid-{n}",
+        player_name=f"P{n}",
+        tokens=tokens,
+        estimated=False,
+        purpose="turn",
+        config=CONFIG,
+    )
+
+
 def test_many_players_at_the_servers_limit_overshoot_by_at_most_one_request(
     chosen_target: StorageTarget,
 ) -> None:
@@ -138,15 +151,7 @@ def test_many_players_at_the_servers_limit_overshoot_by_at_most_one_request(
         assert all(refusal.scope == "server" for refusal in refused)
         assert budgets.held(SERVER) == 4800
         for n, hold in enumerate(granted):
-            budgets.settle(
-                hold,
-                player_uuid=f"uuid-{n}",
-                player_name=f"P{n}",
-                tokens=400,
-                estimated=False,
-                purpose="turn",
-                config=CONFIG,
-            )
+            settle(budgets, hold, n, 400)
         assert budgets.held(SERVER) == 0
         periods = periods_at(now, CONFIG.zone())
         assert ledger.usage(SERVER, periods).day.tokens == 4800 <= 5000
@@ -168,15 +173,7 @@ def test_reservations_from_many_threads_keep_the_server_within_its_limit(
                 )
                 if isinstance(hold, BudgetRefusal):
                     return spent
-                budgets.settle(
-                    hold,
-                    player_uuid=f"uuid-{n}",
-                    player_name=f"P{n}",
-                    tokens=150,
-                    estimated=False,
-                    purpose="turn",
-                    config=CONFIG,
-                )
+                settle(budgets, hold, n, 150)
                 spent += 150
 
         with ThreadPoolExecutor(max_workers=8) as pool:
