@@ -186,9 +186,7 @@ class _Loader:
         providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
         whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)
         if whitelist_file is not None:
-            document = self.documents.get(WHITELIST_FILE)
-            for problem in located_problems(whitelist_file, document, WHITELIST_FILE):
-                (self.warnings if problem.warning else self.problems).append(problem)
+            self.never_rules(whitelist_file, WHITELIST_FILE)
         tools = self.tools_file()
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
         messages = self.model(MESSAGES_FILE, MessagesFile)
@@ -278,7 +276,14 @@ class _Loader:
         self.documents[path] = document  # its ${NAME} values are secrets too
         result, problems = validate_document(model, document, path)
         self.problems.extend(problems)
+        if isinstance(result, WhitelistFile):  # a server's own rules meet the never list too
+            self.never_rules(result, path)
         return result
+
+    def never_rules(self, whitelist: WhitelistFile, name: str) -> None:
+        """Rules that could reach a never-listed command: errors, or warnings when opted out."""
+        for problem in located_problems(whitelist, self.documents.get(name), name):
+            (self.warnings if problem.warning else self.problems).append(problem)
 
     def servers_file(self, context: Mapping[str, Any]) -> ServersFile | None:
         """``servers.yml`` when the folder has one; without it, no named servers (no warning:

@@ -9,7 +9,7 @@ from pathlib import Path
 from bridge.link.messages import PlayerRef
 from bridge.store.usage import Periods
 
-from .conftest import ALEX, STEVE, WAIT, open_app, rendered, write_config
+from .conftest import ALEX, STEVE, WAIT, App, open_app, rendered, write_config
 from .scripted_provider import ScriptedProvider
 
 BUDGETS = (
@@ -29,6 +29,17 @@ def _refusals(app_metrics: object) -> dict[tuple[str, ...], float]:
     }
 
 
+def _spend_the_day(app: App, player: PlayerRef) -> None:
+    """Books ``player``'s whole member day (500 tokens) in the usage ledger."""
+    budgets = app.runtime.budgets
+    assert budgets is not None
+    now = budgets.now()
+    day = Periods(day=now.date().isoformat(), month=now.strftime("%Y-%m"))
+    budgets.book.add(
+        player_uuid=player.uuid, player_name=player.name, periods=day, tokens=500, estimated=False
+    )
+
+
 async def test_a_spent_budget_refuses_chat_and_ai_and_is_counted(
     tmp_path: Path, provider: ScriptedProvider
 ) -> None:
@@ -36,13 +47,7 @@ async def test_a_spent_budget_refuses_chat_and_ai_and_is_counted(
     write_config(config, provider.port, BUDGETS)
     app = await open_app(config, provider)
     try:
-        budgets = app.runtime.budgets
-        assert budgets is not None
-        now = budgets.now()
-        day = Periods(day=now.date().isoformat(), month=now.strftime("%Y-%m"))
-        budgets.book.add(
-            player_uuid=STEVE.uuid, player_name="Steve", periods=day, tokens=500, estimated=False
-        )
+        _spend_the_day(app, STEVE)
         verdict = await app.chat("@ai hello", granted=MEMBER)
         assert verdict.decision == "refuse" and verdict.notice is not None
         assert "You have used your <period> assistant budget" in verdict.notice.template
@@ -117,13 +122,7 @@ async def test_a_listen_line_refused_for_budget_stays_public_but_is_not_carried(
     write_config(config, provider.port, BUDGETS)
     app = await open_app(config, provider)
     try:
-        budgets = app.runtime.budgets
-        assert budgets is not None
-        now = budgets.now()
-        day = Periods(day=now.date().isoformat(), month=now.strftime("%Y-%m"))
-        budgets.book.add(
-            player_uuid=ALEX.uuid, player_name="Alex", periods=day, tokens=500, estimated=False
-        )
+        _spend_the_day(app, ALEX)
         await app.command("listen", "on")
         said = await app.chat("anyone want to trade?", player=ALEX, granted=MEMBER)
         assert (said.decision, said.notice) == ("pass", None)

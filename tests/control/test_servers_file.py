@@ -151,6 +151,12 @@ def test_a_server_may_have_its_own_policy_files(config_dir: Path) -> None:
             "schema: 1\nplayer:\n  - 'time set ('\n",
             "servers/lobby/whitelist.yml:3:5: player[0]",
         ),
+        # A server's own rule that could reach a never-listed command, at its line.
+        (
+            "",
+            "schema: 1\nconsole:\n  - 'spawn'\n  - 'e?ban .*'\n",
+            "servers/lobby/whitelist.yml:4:5: console[1]",
+        ),
         # A file named but missing.
         (
             "    tools: servers/lobby/tools.yml\n",
