@@ -42,6 +42,7 @@ def web_handlers(
         max_bytes=config.max_bytes,
         max_redirects=config.max_redirects,
         max_chars=config.max_chars,
+        proxy=config.proxy,
     )
     if network is None:
         fetcher = WebFetcher(settings)

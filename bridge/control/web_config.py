@@ -20,6 +20,7 @@ _HOST_NAME = re.compile(
     r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*"
 )
 _URL = re.compile(r"https?://[^\s/?#]+(/[^\s]*)?")
+_PROXY = re.compile(r"http://[A-Za-z0-9.\-\[\]:]+(:[0-9]{1,5})?/?")
 
 
 class WebSearchConfig(StrictModel):
@@ -79,6 +80,7 @@ class WebConfig(StrictModel):
     max_bytes: int = Field(default=2_000_000, ge=16_384, le=20_000_000)
     max_redirects: int = Field(default=5, ge=0, le=10)
     max_chars: int = Field(default=20_000, ge=256, le=200_000)
+    proxy: str | None = Field(default=None, max_length=2048)
     search: WebSearchConfig = Field(default_factory=WebSearchConfig)
 
     @field_validator("allow_ports")
@@ -87,6 +89,18 @@ class WebConfig(StrictModel):
         for port in value:
             if not 1 <= port <= 65_535:
                 raise ValueError(f"{port} is not a TCP port (1-65535)")
+        return value
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not _PROXY.fullmatch(value):
+            raise ValueError(
+                "must be an http:// proxy address such as http://proxy.lan:3128, without a "
+                "user name or password"
+            )
         return value
 
     @field_validator("allow_private_hosts")

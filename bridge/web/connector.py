@@ -22,6 +22,7 @@ import asyncio
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from ipaddress import ip_address
 
 import httpcore
 import httpx
@@ -67,11 +68,15 @@ class ShieldedBackend(httpcore.AsyncNetworkBackend):
         resolver: Resolver = system_resolver,
         dialer: Dialer = direct_dialer,
         observer: ShieldObserver | None = None,
+        proxy: tuple[str, int] | None = None,
     ) -> None:
+        """``proxy``: the owner's configured proxy (host, port), the one origin connected to
+        without the range table (it is usually on a private address); still one lookup."""
         self._policy = policy
         self._resolver = resolver
         self._dialer = dialer
         self._observer = observer
+        self._proxy = proxy
 
     async def connect_tcp(
         self,
@@ -83,7 +88,10 @@ class ShieldedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         try:
             async with asyncio.timeout(timeout):
-                addresses = await self._policy.admit(host, port, self._resolver)
+                if (host, port) == self._proxy:
+                    addresses = await self._proxy_addresses(host, port)
+                else:
+                    addresses = await self._policy.admit(host, port, self._resolver)
                 if self._observer is not None:
                     self._observer(host, port, addresses)
                 failure: Exception | None = None
@@ -96,8 +104,25 @@ class ShieldedBackend(httpcore.AsyncNetworkBackend):
         except TimeoutError:
             raise httpcore.ConnectTimeout(f"connecting to {host} timed out") from None
 
+    async def _proxy_addresses(self, host: str, port: int) -> list[IPAddress]:
+        found: list[IPAddress] = []
+        for text in await self._resolver(host, port) if not _literal(host) else [host]:
+            try:
+                found.append(ip_address(text))
+            except ValueError:
+                raise ShieldRefused("host", f"the proxy {host} resolved to {text!r}") from None
+        return found
+
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+def _literal(host: str) -> bool:
+    try:
+        ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class _Body(httpx.AsyncByteStream):
@@ -121,16 +146,22 @@ class _Body(httpx.AsyncByteStream):
 
 
 class ShieldedTransport(httpx.AsyncBaseTransport):
-    """An httpx transport over httpcore's pool with ``ShieldedBackend``: no proxy, no retry."""
+    """An httpx transport over httpcore's pool with ``ShieldedBackend``: no retry, and a proxy
+    only when the owner configured one (``web.proxy``), never from the environment."""
 
     def __init__(
-        self, backend: ShieldedBackend, *, ssl_context: ssl.SSLContext | None = None
+        self,
+        backend: ShieldedBackend,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        proxy: str | None = None,
     ) -> None:
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context or httpx.create_ssl_context(),
             max_connections=4,
             network_backend=backend,
             retries=0,
+            proxy=None if proxy is None else httpcore.Proxy(proxy),
         )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -13,7 +13,7 @@ import asyncio
 import ssl
 import zlib
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -45,6 +45,8 @@ class FetchSettings:
     max_redirects: int = 5
     max_chars: int = 20_000
     user_agent: str = "Mineclaw-bridge web_fetch"
+    proxy: str | None = None
+    """An http:// proxy the owner configured (``web.proxy``); None: connect directly."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +87,13 @@ class WebFetcher:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.settings = settings
+        self._resolver = resolver
         self._backend = ShieldedBackend(
-            settings.policy, resolver=resolver, dialer=dialer, observer=observer
+            settings.policy,
+            resolver=resolver,
+            dialer=dialer,
+            observer=observer,
+            proxy=_origin(settings.proxy),
         )
         self._ssl_context = ssl_context
 
@@ -107,7 +114,9 @@ class WebFetcher:
 
     async def _fetch(self, url: str, limit: int, trace: FetchTrace) -> Page:
         settings = self.settings
-        transport = ShieldedTransport(self._backend, ssl_context=self._ssl_context)
+        transport = ShieldedTransport(
+            self._backend, ssl_context=self._ssl_context, proxy=settings.proxy
+        )
         timeout = httpx.Timeout(settings.total_timeout_s, connect=settings.connect_timeout_s)
         # Identity: a compressed body would make the byte cap a cap on the compressed size.
         headers = {
@@ -125,6 +134,10 @@ class WebFetcher:
                 checked = settings.policy.check_url(current)
                 hops.append(checked.url)
                 trace.final_url = checked.url
+                if settings.proxy is not None:
+                    # The proxy connects, so the connector never sees the target: its addresses
+                    # are checked here, from the bridge's own lookup (docs/security.md).
+                    await settings.policy.admit(checked.host.name, checked.port, self._resolver)
                 request = httpx.Request(
                     "GET", checked.url, headers=headers, extensions={"timeout": timeout.as_dict()}
                 )
@@ -199,6 +212,13 @@ class WebFetcher:
             bytes_read=len(body),
             hops=tuple(hops),
         )
+
+
+def _origin(proxy: str | None) -> tuple[str, int] | None:
+    if proxy is None:
+        return None
+    parts = urlsplit(proxy)
+    return (parts.hostname or "", parts.port or 80)
 
 
 def _inflated(raw: bytes, encoding: str, cap: int) -> tuple[bytes, bool]:

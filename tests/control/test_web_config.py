@@ -36,7 +36,9 @@ def test_the_defaults_are_off_with_the_web_ports_and_no_exceptions() -> None:
         ({"search": {"backend": "brave", "api_key": "${BRAVE_KEY}"}}, "api_key", "not set"),
         ({"search": {"backend": "searxng", "url": "ftp://x"}}, "url", "http"),
         ({"search": {"backend": "google"}}, "backend", "searxng"),
-        ({"proxy": "http://p:3128"}, "proxy", "Extra inputs"),
+        ({"proxy": "socks5://p:1080"}, "proxy", "http:// proxy"),
+        ({"proxy": "http://user:pw@p:3128"}, "proxy", "http:// proxy"),
+        ({"proxies": "http://p:3128"}, "proxies", "Extra inputs"),
     ],
 )
 def test_a_bad_web_value_is_refused_naming_the_field(
