@@ -12,6 +12,7 @@ import difflib
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import SecretStr, ValidationInfo
 
@@ -45,6 +46,27 @@ def unset_reference(name: str, environ: Mapping[str, str]) -> str:
     message = f"${{{name}}} is not set in the environment or .env"
     similar = similar_variable(name, environ)
     return message + (f"; did you mean ${{{similar}}}?" if similar else "")
+
+
+def referenced_secret(
+    value: Any, info: ValidationInfo, *, example: str, what: str, required: bool
+) -> Any:
+    """A secret field that must be exactly ``${NAME}`` (``config.yml`` is shared, ``.env`` is
+    not): the resolved value, ``""`` when it is unset and not ``required``. Non-strings and
+    ``""`` are left to the field's own validation."""
+    if not isinstance(value, str) or value == "":
+        return value
+    name = whole_reference(value)
+    if name is None:
+        raise ValueError(
+            f"must be an environment reference such as ${{{example}}}: keep the {what} itself "
+            "in .env"
+        )
+    environ = context_environ(info)
+    resolved = lookup(name, environ)
+    if resolved is None and required:
+        raise ValueError(unset_reference(name, environ))
+    return resolved or ""
 
 
 def similar_variable(name: str, environ: Mapping[str, str]) -> str | None:

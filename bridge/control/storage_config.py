@@ -15,13 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
-from bridge.control.secrets import (
-    Secret,
-    context_environ,
-    lookup,
-    unset_reference,
-    whole_reference,
-)
+from bridge.control.secrets import Secret, referenced_secret
 
 _DSN_SCHEMES = ("postgresql://", "postgres://")
 
@@ -70,18 +64,10 @@ class StorageConfig(StrictModel):
     @field_validator("password", mode="before")
     @classmethod
     def _password(cls, value: Any, info: ValidationInfo) -> Any:
-        if not isinstance(value, str) or value == "":
-            return value
-        name = whole_reference(value)
-        if name is None:
-            raise ValueError(
-                "must be an environment reference such as ${MINECLAW_DB_PASSWORD}: keep the "
-                "password itself in .env"
-            )
-        resolved = lookup(name, context_environ(info))
-        if resolved is None and info.data.get("backend") == "postgresql":
-            raise ValueError(unset_reference(name, context_environ(info)))
-        return resolved or ""
+        required = info.data.get("backend") == "postgresql"
+        return referenced_secret(
+            value, info, example="MINECLAW_DB_PASSWORD", what="password", required=required
+        )
 
     @property
     def password_value(self) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from bridge.control.base import StrictModel
-from bridge.control.secrets import Secret, context_environ, lookup, whole_reference
+from bridge.control.secrets import Secret, referenced_secret
 
 _HOST_NAME = re.compile(
     r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*"
@@ -43,18 +43,7 @@ class WebSearchConfig(StrictModel):
     @field_validator("api_key", mode="before")
     @classmethod
     def _key(cls, value: Any, info: ValidationInfo) -> Any:
-        if not isinstance(value, str) or value == "":
-            return value
-        name = whole_reference(value)
-        if name is None:
-            raise ValueError(
-                "must be an environment reference such as ${TAVILY_API_KEY}: keep the key "
-                "itself in .env"
-            )
-        resolved = lookup(name, context_environ(info))
-        if resolved is None:
-            raise ValueError(f"refers to ${{{name}}}, which is not set in the environment or .env")
-        return resolved
+        return referenced_secret(value, info, example="TAVILY_API_KEY", what="key", required=True)
 
     @model_validator(mode="after")
     def _needs_key(self) -> WebSearchConfig:

@@ -21,7 +21,7 @@ from bridge.tools.registry import CallContext, ToolRegistry
 from bridge.tools.web_tools import WebTools
 from bridge.web.fetch import FetchSettings, WebFetcher
 from bridge.web.search import SearchSettings, WebSearch
-from tests.web.network import PUBLIC_A, ScriptedNetwork
+from tests.web.network import ScriptedNetwork, wiki
 from tests.web.site import LoopbackSite
 
 DEFAULT_TOOLS = ToolsFile.model_validate(
@@ -65,9 +65,7 @@ async def test_a_fetched_page_is_quoted_as_untrusted_redacted_and_audited() -> N
     audit, counted = MemoryAudit(), Counted()
     async with LoopbackSite() as site:
         site.page("/Furnace", PAGE)
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset())
         outcome = await invoker.invoke(
             "web_fetch", json.dumps({"url": "http://wiki.example/Furnace"}), CONTEXT
@@ -108,9 +106,7 @@ async def test_a_pdf_is_not_read_and_says_why() -> None:
     audit, counted = MemoryAudit(), Counted()
     async with LoopbackSite() as site:
         site.page("/manual.pdf", b"%PDF-1.7", "application/pdf")
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         invoker = _invoker(_tools(network, audit, counted, None), audit, frozenset())
         outcome = await invoker.invoke(
             "web_fetch", {"url": "http://wiki.example/manual.pdf"}, CONTEXT

@@ -61,3 +61,11 @@ def routed(mapping: Mapping[str, int]) -> ScriptedNetwork:
     for address, port in mapping.items():
         network.route(address, port)
     return network
+
+
+def wiki(site_port: int) -> ScriptedNetwork:
+    """The usual network: ``wiki.example`` is ``PUBLIC_A``, routed to the loopback site."""
+    network = ScriptedNetwork()
+    network.name("wiki.example", [PUBLIC_A])
+    network.route(PUBLIC_A, site_port)
+    return network

@@ -9,7 +9,7 @@ import pytest
 from bridge.web.errors import FetchFailed, FetchRefused, ShieldRefused
 from bridge.web.fetch import FetchSettings, FetchTrace, WebFetcher
 from bridge.web.shield import ShieldPolicy
-from tests.web.network import PUBLIC_A, PUBLIC_B, ScriptedNetwork
+from tests.web.network import PUBLIC_A, PUBLIC_B, ScriptedNetwork, wiki
 from tests.web.site import LoopbackSite, Route
 
 ARTICLE = """<!doctype html><html><head><meta charset="utf-8"><title>Crafting Table</title>
@@ -40,9 +40,7 @@ def fetcher(network: ScriptedNetwork, **settings: object) -> WebFetcher:
 async def test_a_page_comes_back_as_text_with_title_and_absolute_links() -> None:
     async with LoopbackSite() as site:
         site.page("/Crafting_Table", ARTICLE)
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         page = await fetcher(network).fetch("http://wiki.example/Crafting_Table")
     assert page.title == "Crafting Table"
     assert "3x3 crafting grid" in page.text
@@ -141,9 +139,7 @@ async def test_redirects_are_capped() -> None:
     async with LoopbackSite() as site:
         for n in range(10):
             site.redirect(f"/{n}", f"/{n + 1}")
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         with pytest.raises(FetchRefused) as refused:
             await fetcher(network, max_redirects=3).fetch("http://wiki.example/0")
     assert refused.value.kind == "too_many_redirects"
@@ -153,9 +149,7 @@ async def test_redirects_are_capped() -> None:
 async def test_an_endless_body_is_read_only_to_the_byte_cap() -> None:
     async with LoopbackSite() as site:
         site.routes["/endless"] = Route(forever=True)
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         page = await fetcher(network, max_bytes=100_000).fetch("http://wiki.example/endless")
     assert page.truncated
     assert page.bytes_read == 100_000
@@ -174,9 +168,7 @@ async def test_an_endless_body_is_read_only_to_the_byte_cap() -> None:
 async def test_non_text_is_refused_with_what_it_is(content_type: str, said: str) -> None:
     async with LoopbackSite() as site:
         site.page("/file", b"%PDF-1.7 \x00\x01", content_type)
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         with pytest.raises(FetchRefused) as refused:
             await fetcher(network).fetch("http://wiki.example/file")
     assert refused.value.kind == "not_text"
@@ -208,9 +200,7 @@ async def test_the_charset_is_the_declared_or_sniffed_one(
 ) -> None:
     async with LoopbackSite() as site:
         site.page("/t", body, content_type)
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         page = await fetcher(network).fetch("http://wiki.example/t")
     assert page.charset == charset
     assert expected in page.text or expected in (page.title or "")
@@ -219,9 +209,7 @@ async def test_the_charset_is_the_declared_or_sniffed_one(
 async def test_text_is_cut_to_max_chars_and_says_so() -> None:
     async with LoopbackSite() as site:
         site.page("/long", "word " * 10_000, "text/plain")
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         page = await fetcher(network, max_chars=5000).fetch(
             "http://wiki.example/long", max_chars=100
         )
@@ -230,9 +218,7 @@ async def test_text_is_cut_to_max_chars_and_says_so() -> None:
 
 async def test_an_http_error_status_is_not_read() -> None:
     async with LoopbackSite() as site:
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         with pytest.raises(FetchRefused) as refused:
             await fetcher(network).fetch("http://wiki.example/missing")
     assert refused.value.kind == "http_status" and "404" in str(refused.value)

@@ -11,7 +11,7 @@ import pytest
 
 from bridge.web.errors import ShieldRefused
 from bridge.web.fetch import FetchSettings, WebFetcher
-from tests.web.network import PUBLIC_A, ScriptedNetwork
+from tests.web.network import PUBLIC_A, ScriptedNetwork, wiki
 from tests.web.site import LoopbackSite
 
 PAGE = "<html><head><title>T</title></head><body><p>proxied page text</p></body></html>"
@@ -22,9 +22,7 @@ async def test_the_environment_proxy_is_never_used(monkeypatch: pytest.MonkeyPat
         for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "ALL_PROXY"):
             monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
         site.page("/p", PAGE, "text/plain")
-        network = ScriptedNetwork()
-        network.name("wiki.example", [PUBLIC_A])
-        network.route(PUBLIC_A, site.port)
+        network = wiki(site.port)
         fetcher = WebFetcher(FetchSettings(), resolver=network.resolve, dialer=network.dial)
         page = await fetcher.fetch("http://wiki.example/p")
     assert "proxied page text" in page.text
