@@ -42,6 +42,9 @@ class FunctionSpec(BaseModel):
     capabilities: list[str]
     parameters: dict[str, Any]
     on_call: str = Field(min_length=1)
+    # The owner's explicit opt-out: this Function's command.dispatch.* may reach never-listed
+    # commands (validate warns every time). Unknown labels and unreadable carriers stay refused.
+    allow_never: bool = False
 
     @field_validator("capabilities")
     @classmethod

@@ -189,6 +189,8 @@ class _Loader:
             self.never_rules(whitelist_file, WHITELIST_FILE)
         tools = self.tools_file()
         functions = self.model(FUNCTIONS_FILE, FunctionsFile)
+        if functions is not None:
+            self.function_opt_outs(functions, FUNCTIONS_FILE)
         messages = self.model(MESSAGES_FILE, MessagesFile)
         servers = self.servers_file(context)
         policies = self.server_policies(servers, config)
@@ -279,6 +281,22 @@ class _Loader:
         if isinstance(result, WhitelistFile):  # a server's own rules meet the never list too
             self.never_rules(result, path)
         return result
+
+    def function_opt_outs(self, functions: FunctionsFile, name: str) -> None:
+        """A warning, every time, for each Function that may dispatch never-listed commands."""
+        document = self.documents.get(name)
+        for index, spec in enumerate(functions.functions):
+            if not spec.allow_never:
+                continue
+            parts = ("functions", index, "allow_never")
+            line, column = document.locate(parts) if document is not None else (None, None)
+            message = (
+                f"function {spec.name} has allow_never: true, so its command.dispatch may run"
+                " never-listed commands"
+            )
+            self.warnings.append(
+                Problem(name, line, column, format_path(parts), message, warning=True)
+            )
 
     def never_rules(self, whitelist: WhitelistFile, name: str) -> None:
         """Rules that could reach a never-listed command: errors, or warnings when opted out."""

@@ -6,7 +6,8 @@
   `execution_result` stays `unknown`, and feedback exists only for the console. Before it is
   sent, the command and every command it carries are judged against the never list with the
   server's resolution of their labels (`CommandJudge`, as `run_command` does): a never-listed,
-  unknown or unreadable command is refused as `never_listed`; a capability is no opt-out.
+  unknown or unreadable command is refused as `never_listed`; a capability is no opt-out, only
+  the Function's own `allow_never: true` lets never-listed commands through.
 - `native_tool.call` runs through the turn's `ToolInvoker`, the path a model call takes, so the
   arguments are validated against `tools.yml`, cooldowns apply, the result is redacted and the
   call is audited. A tool whose handler is `call_function` is never reachable.
@@ -95,8 +96,10 @@ class LiveFunctionHost:
         messages: Callable[[], ApprovalMessages],
         settings: LiveHostSettings = LiveHostSettings(),
         never: NeverList | None = None,
+        never_opt_outs: frozenset[str] = frozenset(),
     ) -> None:
-        """`never`: the never list in force (the built-in categories when None)."""
+        """`never`: the never list in force (the built-in categories when None);
+        `never_opt_outs`: the Functions written with `allow_never: true`."""
         self._plugin = plugin
         self._broker = broker
         self._tools = tools
@@ -105,6 +108,7 @@ class LiveFunctionHost:
         self._settings = settings
         self._native_calls = 0
         self._judge = CommandJudge(plugin, never or NeverList(effective_categories([], {})))
+        self._never_opt_outs = never_opt_outs
 
     # ---- native tools
 
@@ -141,9 +145,9 @@ class LiveFunctionHost:
     async def dispatch_command(
         self, request: DispatchInput, invocation: InvocationInfo
     ) -> DispatchOutcome:
-        return await self._dispatch(request)
+        return await self._dispatch(request, invocation.function in self._never_opt_outs)
 
-    async def _dispatch(self, request: DispatchInput) -> DispatchOutcome:
+    async def _dispatch(self, request: DispatchInput, allow_never: bool) -> DispatchOutcome:
         command = _wire_command(request.command)
         link = self._link()
         try:
@@ -154,7 +158,7 @@ class LiveFunctionHost:
             judgement = await self._judge.judge(link, canonical, tool="command.dispatch")
         except ToolFailure as exc:
             raise OperationRefused("link_down", exc.message) from exc
-        refusal = judgement.refusal()
+        refusal = judgement.refusal(allow_never=allow_never)
         if refusal is not None:
             raise OperationRefused("never_listed", refusal)
         target: PlayerRef | None = None

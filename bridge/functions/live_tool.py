@@ -120,6 +120,9 @@ class LiveFunctions:
                         plane.whitelist_file.never, plane.whitelist_file.never_categories
                     )
                 ),
+                never_opt_outs=frozenset(
+                    spec.name for spec in plane.functions.functions if spec.allow_never
+                ),
             )
             runtime = FunctionRuntime(
                 catalogue=plane.functions,

@@ -407,3 +407,28 @@ async def test_a_never_listed_command_is_refused_whatever_the_capability(
     assert outcome.result["output"]["code"] == "never_listed"
     assert "never list" in outcome.result["output"]["message"]
     assert plugin.sent("command.dispatch") == []
+
+
+async def test_a_function_with_allow_never_reaches_a_never_listed_command(engine: Engine) -> None:
+    async with live_link() as live:
+        plugin = await live.connect()
+        origin = CallContext(
+            turn_id="turn-1", call_id="call-1", player_uuid=STEVE["uuid"], player_name="Steve"
+        )
+        host = LiveFunctionHost(
+            plugin=live.plugin,
+            broker=live.broker,
+            tools=tool_invoker(live.plugin, live.audit),
+            origin=origin,
+            messages=ApprovalMessages,
+            never_opt_outs=frozenset({"dispatch"}),
+        )
+        catalogue = FunctionsFile.model_validate(
+            {"schema": 1, "api_version": 1, "functions": [_dispatch("console", "op Steve")]}
+        )
+        runtime = FunctionRuntime(
+            catalogue=catalogue, limits=FunctionLimits(), engine=engine, host=host, audit=live.audit
+        )
+        outcome = await _call(runtime, "dispatch")
+    assert outcome.result["output"]["dispatch_status"] == "dispatched", outcome.result
+    assert [sent["command"] for sent in plugin.sent("command.dispatch")] == ["op Steve"]

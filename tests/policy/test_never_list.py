@@ -123,3 +123,20 @@ def test_without_the_opt_out_the_load_fails_naming_file_line_and_rule(tmp_path: 
         load_control_plane(tmp_path, version=1)
     [problem] = [p for p in caught.value.problems if p.file == "whitelist.yml"]
     assert problem.line == 4 and problem.path == "player[1]" and "ba[n] .*" in problem.message
+
+
+def test_a_function_that_opts_out_is_a_warning_every_time(tmp_path: Path) -> None:
+    init_config_dir(tmp_path)
+    text = (tmp_path / "functions.yml").read_text(encoding="utf-8")
+    entry = (
+        "functions:\n  - name: ban-griefer\n    description: bans\n    enabled: true\n"
+        "    capabilities: [command.dispatch.console]\n    allow_never: true\n"
+        "    parameters: {type: object}\n"
+        "    on_call: 'async function onCall(ctx, api) { return {status: \"ok\", output: {}}; }'\n"
+    )
+    head = text.split("functions:", 1)[0]
+    (tmp_path / "functions.yml").write_text(head + entry, encoding="utf-8")
+    for version in (1, 2):
+        plane = load_control_plane(tmp_path, version=version)
+        [warning] = [w for w in plane.warnings if w.file == "functions.yml"]
+        assert "ban-griefer" in warning.message and warning.path == "functions[0].allow_never"
