@@ -6,23 +6,18 @@ from __future__ import annotations
 import asyncio
 import socket
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.storage_choice import apply_chosen_storage
 
-REPO = Path(__file__).resolve().parents[2]
+from .serve_process import start_serve
 
 
 async def serve_refusal(config: Path, *, code: int = 1) -> bytes:
     apply_chosen_storage(config)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
-        cwd=REPO, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    process = await start_serve(config)
     stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == code, (stdout, stderr)
     assert b"listening on" not in stdout

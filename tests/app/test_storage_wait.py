@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import signal
 import socket
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from bridge.errors import StoreError
 from bridge.store.database import DatabaseError, DatabaseUnreachable
 from tests.postgres_server import BRIDGE_ROLE, PostgresServer
 
-REPO = Path(__file__).resolve().parents[2]
+from .serve_process import start_serve
+
 BOUND_S = 180.0
 
 
@@ -71,11 +71,7 @@ async def test_serve_waits_for_a_database_that_answers_later(
     dbname = postgres_server.create_database("wait")
     port = _free_port()
     config = _postgres_folder(tmp_path, port, dbname, postgres_server.password, wait_s=3600)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
-        cwd=REPO, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    process = await start_serve(config)
     assert process.stdout is not None and process.stderr is not None
     errors: list[bytes] = []
     try:
@@ -117,11 +113,7 @@ async def test_a_database_that_refuses_the_bridge_is_not_waited_for(
     dbname = postgres_server.create_database("refuse")
     config = _postgres_folder(tmp_path, postgres_server.port, dbname, "wrong-password-1", 3600)
     try:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bridge", "serve", "--config", str(config), "--port", "0",
-            cwd=REPO, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        process = await start_serve(config)
         stdout, stderr = await asyncio.wait_for(process.communicate(), BOUND_S)
         assert process.returncode == 1, (stdout, stderr)
         assert b"password authentication failed" in stderr and b"attempt" not in stderr

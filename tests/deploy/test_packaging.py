@@ -17,15 +17,21 @@ DEFAULTS = ROOT / "bridge" / "control" / "defaults"
 TIMEOUT_S = 600  # a hang guard only
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Built from a copy, so the build's scratch folders never land in the checkout.
-    source = tmp_path_factory.mktemp("source")
+def _copy_sources(source: Path) -> None:
+    """What a build reads, copied into ``source``: its scratch folders never land in the
+    checkout."""
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(
         ROOT / "bridge", source / "bridge", ignore=shutil.ignore_patterns("__pycache__")
     )
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy, so the build's scratch folders never land in the checkout.
+    source = tmp_path_factory.mktemp("source")
+    _copy_sources(source)
     dist = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
@@ -103,11 +109,7 @@ def test_an_editable_install_as_make_install_does_warns_of_nothing(tmp_path: Pat
     editable build is run here directly (nothing is installed) with every warning an error."""
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(
-        ROOT / "bridge", source / "bridge", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    _copy_sources(source)
     (tmp_path / "out").mkdir()
     build = "import setuptools.build_meta as backend, sys; backend.build_editable(sys.argv[1])"
     result = subprocess.run(
