@@ -48,6 +48,7 @@ from bridge.store.archive import TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.sessions import OpenPrompt, SessionRecords
 from bridge.store.usage import UsageLedger
+from bridge.tools.game_facts import version_line
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
@@ -341,7 +342,9 @@ class Runtime:
         Raises ``NotConfiguredError`` when the model cannot be called. Snapshots are memoised
         in the served configuration: every wake takes one.
         """
-        return self._served.snapshot(self.model_ref(), granted, self._plugin_features())
+        return self._served.snapshot(
+            self.model_ref(), granted, self._plugin_features(), self._game_line()
+        )
 
     def budget_refusal(
         self,
@@ -380,6 +383,12 @@ class Runtime:
         while it is linked."""
         plugin = self.plugin
         return plugin is None, None if plugin is None or not plugin.linked else plugin.features
+
+    def _game_line(self) -> str | None:
+        """The instructions' sentence naming the linked server's game version (None unlinked)."""
+        plugin = self.plugin
+        hello = None if plugin is None or not plugin.linked else plugin.hello
+        return None if hello is None else version_line(hello)
 
     def add_tool_handlers(self, handlers: Mapping[str, HandlerFn]) -> None:
         """Bind more tool handlers: the current version is served again with them (same plane,

@@ -74,6 +74,13 @@ None while it is not linked)."""
 NO_PLUGIN: PluginFeatures = (True, None)
 
 
+def _with_game(instructions: str | None, game: str | None) -> str | None:
+    """The instructions with the server's game version said once, after the owner's text."""
+    if game is None:
+        return instructions
+    return f"{instructions}\n\n{game}" if instructions else game
+
+
 class NotConfiguredError(TurnError):
     """The model a turn would use cannot be called (no API key, unknown model)."""
 
@@ -130,9 +137,9 @@ class ServedConfig:
     unusable: Mapping[str, str]
     """Why each other provider cannot be called (its key is not set), by provider id."""
     parts: ProcessParts = dataclasses.field(repr=False, compare=False)
-    _snapshots: dict[tuple[str, frozenset[str] | None, PluginFeatures], TurnSnapshot] = (
-        dataclasses.field(default_factory=dict, repr=False, compare=False)
-    )
+    _snapshots: dict[
+        tuple[str, frozenset[str] | None, PluginFeatures, str | None], TurnSnapshot
+    ] = dataclasses.field(default_factory=dict, repr=False, compare=False)
     _invokers: dict[tuple[frozenset[str] | None, PluginFeatures], ToolInvoker] = dataclasses.field(
         default_factory=dict, repr=False, compare=False
     )
@@ -175,14 +182,20 @@ class ServedConfig:
     # ---- turns
 
     def snapshot(
-        self, model_ref: str, granted: Collection[str] | None, plugin: PluginFeatures = NO_PLUGIN
+        self,
+        model_ref: str,
+        granted: Collection[str] | None,
+        plugin: PluginFeatures = NO_PLUGIN,
+        game: str | None = None,
     ) -> TurnSnapshot:
         """What a turn of ``model_ref`` fixes: model, client, tools for ``granted`` (None: no
-        tools), limits. Raises ``NotConfiguredError`` when the model cannot be called."""
-        key = (model_ref, None if granted is None else frozenset(granted), plugin)
+        tools), limits. ``game``: the sentence naming the linked server's game version, put at
+        the end of the instructions. Raises ``NotConfiguredError`` when the model cannot be
+        called."""
+        key = (model_ref, None if granted is None else frozenset(granted), plugin, game)
         snapshot = self._snapshots.get(key)
         if snapshot is None:
-            snapshot = self._build_snapshot(model_ref, key[1], plugin)
+            snapshot = self._build_snapshot(model_ref, key[1], plugin, game)
             if len(self._snapshots) >= MAX_MEMOISED:
                 self._snapshots.clear()
             self._snapshots[key] = snapshot
@@ -238,7 +251,11 @@ class ServedConfig:
         )
 
     def _build_snapshot(
-        self, ref: str, granted: frozenset[str] | None, plugin: PluginFeatures
+        self,
+        ref: str,
+        granted: frozenset[str] | None,
+        plugin: PluginFeatures,
+        game: str | None = None,
     ) -> TurnSnapshot:
         resolved, client = self._route(ref)
         tools: tuple[ToolSpec, ...] = ()
@@ -260,11 +277,14 @@ class ServedConfig:
             stream=functools.partial(
                 client.stream, model=model_settings(resolved.model_name, resolved.model)
             ),
-            instructions=instructions_with_skills(
-                self.plane.agents_md,
-                self.plane.skills,
-                None if runner is None else runner.tools,
-                self.redactor,
+            instructions=_with_game(
+                instructions_with_skills(
+                    self.plane.agents_md,
+                    self.plane.skills,
+                    None if runner is None else runner.tools,
+                    self.redactor,
+                ),
+                game,
             ),
             tools=tools,
             native_tools=tuple(dict(tool) for tool in resolved.provider.native_tools),

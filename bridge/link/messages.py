@@ -182,6 +182,8 @@ class Hello(WireModelWithOptionals):
     features: Annotated[list[Feature], Field(max_length=32), AfterValidator(_unique)]
     server_id: ServerId | None = None
     """Which server of the bridge's ``servers.yml`` this is; absent: the default server."""
+    data_version: Annotated[int, Field(ge=1, le=2147483647)] | None = None
+    """The server's data version (since 1.3); absent when the plugin does not know it."""
 
 
 class HelloResult(WireModel):

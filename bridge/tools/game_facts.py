@@ -18,6 +18,7 @@ from bridge.link.messages import (
     FactsRecipes,
     FactsRecipesResult,
     GameQuery,
+    Hello,
     RecipeView,
     WireModel,
 )
@@ -37,6 +38,24 @@ NOT_SURE = (
     "did_you_mean, or ask the player which one they meant."
 )
 UNKNOWN = "This server has no item named like {query!r}."
+
+
+PLATFORM_NAMES = {"paper": "Paper", "folia": "Folia", "testkit": "a test server"}
+
+
+def version_line(hello: Hello) -> str:
+    """The sentence of the instructions that says which game the server runs: its Minecraft
+    version and data version as its plugin announced them (fixed while it stays linked, so the
+    instructions, the start of every request, stay the same bytes)."""
+    data = "" if hello.data_version is None else f" (data version {hello.data_version})"
+    line = (
+        f"This Minecraft server runs Minecraft {hello.minecraft_version}{data} on "
+        f"{PLATFORM_NAMES[hello.platform]}; its items, recipes and mechanics are that version's"
+        ", plus what its datapacks and plugins add."
+    )
+    if GAME_FACTS in hello.features:
+        line += " Look recipes and items up with the game-fact tools rather than recalling them."
+    return line
 
 
 class GameFactsTools:

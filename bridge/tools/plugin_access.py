@@ -41,14 +41,22 @@ class PluginAccess:
     def __init__(self) -> None:
         self._link: Link | None = None
         self._features: frozenset[str] = frozenset()
+        self._hello: Hello | None = None
 
     def connected(self, link: Link, hello: Hello) -> None:
         self._link = link
         self._features = frozenset(hello.features)
+        self._hello = hello
 
     def disconnected(self) -> None:
         self._link = None
         self._features = frozenset()
+        self._hello = None
+
+    @property
+    def hello(self) -> Hello | None:
+        """What the linked plugin said about itself and its server; None while unlinked."""
+        return self._hello if self._link is not None else None
 
     @property
     def linked(self) -> bool:

@@ -2,7 +2,8 @@
 and a scripted provider. "How do I craft a beacon" reaches the model, which calls
 ``recipe_lookup``; the tool result it reads back is the recipe the server registered (vanilla's
 and a plugin's), a near miss comes back as a suggestion and never as a recipe, and a recipe a
-plugin adds later is seen by the next lookup."""
+plugin adds later is seen by the next lookup. The server's version and data version are stated
+once in the instructions, the same bytes in every request."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .test_turns_e2e import (
     REPLY_PREFIX,
     World,
     asked_by,
+    system_text,
     world,
 )
 
@@ -67,6 +69,9 @@ async def test_how_do_i_craft_a_beacon_is_answered_from_the_servers_own_recipes(
         first, second = w.provider.bodies()
         offered = [tool["function"]["name"] for tool in first["tools"]]
         assert {"recipe_lookup", "item_facts"} <= set(offered)
+        instructions = system_text(first)
+        assert instructions.count("Minecraft 1.21.8 (data version 4440)") == 1
+        assert system_text(second) == instructions
         beacon, near, facts = tool_results(second)
         assert beacon["ok"] is True, beacon
         assert beacon["result"]["item"] == "minecraft:beacon"

@@ -53,7 +53,8 @@ public final class MineclawCore {
             features.add(GameFactsRequests.FEATURE); // announced only where the registries can be read
         }
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
-                platform.minecraftVersion(), platform.platformName(), features, settings.serverId());
+                platform.minecraftVersion(), platform.platformName(), features, settings.serverId(),
+                platform.dataVersion());
         ChatService[] chatRef = new ChatService[1];
         this.link = new LinkClient(settings.link(), identity, settings.tokens(), new LinkListener() {
             @Override

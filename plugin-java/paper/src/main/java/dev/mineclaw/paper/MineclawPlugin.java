@@ -48,6 +48,7 @@ public class MineclawPlugin extends JavaPlugin {
                 .register(this, getServer().getPluginManager(), EventPriority.valueOf(config.chatPriority()));
         getServer().getPluginManager().registerEvents(new PlayerEvents(this.core, permissions), this);
         getServer().getPluginManager().registerEvents(new GestureListener(this.core.gestures()), this);
+        getServer().getPluginManager().registerEvents(platform.gameRegistry(), this);
         // Players already online (a plugin reload) get their permissions read where they are ticked.
         for (Player player : getServer().getOnlinePlayers()) {
             schedulers.forPlayer(player.getUniqueId(), () -> permissions.refresh(player), () -> { });

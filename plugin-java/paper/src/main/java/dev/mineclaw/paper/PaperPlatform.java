@@ -30,6 +30,7 @@ final class PaperPlatform implements Platform {
     private final RegionSchedulers schedulers;
     private final boolean folia;
     private final SnapshotReads snapshots;
+    private final PaperRegistry registry;
 
     PaperPlatform(Plugin plugin, RegionSchedulers schedulers, boolean folia) {
         this.plugin = plugin;
@@ -37,6 +38,7 @@ final class PaperPlatform implements Platform {
         this.schedulers = schedulers;
         this.folia = folia;
         this.snapshots = new SnapshotReads(this.server);
+        this.registry = new PaperRegistry(this.server, plugin.getLogger());
     }
 
     @Override
@@ -52,6 +54,22 @@ final class PaperPlatform implements Platform {
     @Override
     public String minecraftVersion() {
         return this.server.getMinecraftVersion();
+    }
+
+    /** Also a listener: the plugin registers it so reloads move the registry's stamp. */
+    @Override
+    public PaperRegistry gameRegistry() {
+        return this.registry;
+    }
+
+    @Override
+    @SuppressWarnings("deprecation") // UnsafeValues is the one place every Paper version states it
+    public int dataVersion() {
+        try {
+            return Math.max(0, this.server.getUnsafe().getDataVersion());
+        } catch (RuntimeException | LinkageError exc) {
+            return 0; // not stated: the hello leaves it out
+        }
     }
 
     @Override

@@ -22,6 +22,8 @@ import java.util.Map;
 public final class TestkitMain {
     static final String PLUGIN_VERSION = "0.1.0";
     static final String MINECRAFT_VERSION = "1.21.8";
+    /** The data version of 1.21.8. */
+    static final int DATA_VERSION = 4440;
 
     private TestkitMain() {}
 

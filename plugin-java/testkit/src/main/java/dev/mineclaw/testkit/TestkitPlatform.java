@@ -140,6 +140,11 @@ final class TestkitPlatform implements Platform {
     }
 
     @Override
+    public int dataVersion() {
+        return TestkitMain.DATA_VERSION;
+    }
+
+    @Override
     public Logger logger() {
         return this.logger;
     }

@@ -170,9 +170,11 @@ public final class FactsProjection {
     }
 
     /**
-     * The shape with its characters renamed {@code A}..{@code I} in reading order (an empty cell,
-     * or one whose character names no ingredient, is a space), at most three rows of three; the
-     * ingredients of those letters are added to {@code ingredients}.
+     * The shape with one letter per distinct ingredient, {@code A}..{@code I} in reading order (an
+     * empty cell, or one whose character names no ingredient, is a space), at most three rows of
+     * three; the ingredients of those letters are added to {@code ingredients}. Cells are grouped
+     * by what they accept, not by their character: a server hands vanilla recipes out with one
+     * character per cell ({@code abc/def/ghi}), which would hide that the beacon is five glass.
      */
     private static JsonArray shaped(GameIndex index, RecipeFacts recipe, JsonArray ingredients) {
         Map<Character, List<String>> byChar = new LinkedHashMap<>();
@@ -181,17 +183,17 @@ public final class FactsProjection {
                 byChar.putIfAbsent(ingredient.slot().charAt(0), ingredient.items());
             }
         }
-        Map<Character, Character> letters = new LinkedHashMap<>();
+        Map<List<String>, Character> letters = new LinkedHashMap<>();
         List<String> rows = new ArrayList<>();
         for (String row : recipe.shape().stream().limit(3).toList()) {
             StringBuilder renamed = new StringBuilder(3);
             for (int i = 0; i < Math.min(3, row.length()); i++) {
-                char c = row.charAt(i);
-                List<String> items = byChar.get(c);
-                Character letter = letters.get(c);
-                if (letter == null && items != null && !index.choiceNames(items).isEmpty()) {
+                List<String> items = byChar.get(row.charAt(i));
+                List<String> names = items == null ? List.of() : index.choiceNames(items);
+                Character letter = names.isEmpty() ? null : letters.get(names);
+                if (letter == null && !names.isEmpty()) {
                     letter = LETTERS.charAt(letters.size());
-                    letters.put(c, letter);
+                    letters.put(names, letter);
                     add(index, ingredients, letter.toString(), items);
                 }
                 renamed.append(letter == null ? ' ' : letter);

@@ -51,12 +51,19 @@ public final class Handshake {
      *
      * @param serverId which server of the bridge's {@code servers.yml} this is; empty for the
      *     default server (the bridge's {@code link.token})
+     * @param dataVersion the server's data version, 0 when unknown (then not sent)
      */
     public record Identity(UUID instanceId, String pluginVersion, String minecraftVersion, String platform,
-            List<String> features, String serverId) {
+            List<String> features, String serverId, int dataVersion) {
         public Identity {
             features = List.copyOf(features);
             java.util.Objects.requireNonNull(serverId, "serverId");
+        }
+
+        /** An identity without a data version (sent without {@code data_version}). */
+        public Identity(UUID instanceId, String pluginVersion, String minecraftVersion, String platform,
+                List<String> features, String serverId) {
+            this(instanceId, pluginVersion, minecraftVersion, platform, features, serverId, 0);
         }
 
         /** The identity of the default server (no server id). */
@@ -91,6 +98,9 @@ public final class Handshake {
         data.add("features", features);
         if (!identity.serverId().isEmpty()) {
             data.addProperty("server_id", identity.serverId());
+        }
+        if (identity.dataVersion() > 0) {
+            data.addProperty("data_version", identity.dataVersion());
         }
         return data;
     }

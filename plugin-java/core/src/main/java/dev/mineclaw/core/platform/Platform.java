@@ -26,6 +26,11 @@ public interface Platform {
     /** The server's Minecraft version, 1-64 characters. Any thread. */
     String minecraftVersion();
 
+    /** The server's data version (the number the game stamps its saves with), 0 when unknown. Any thread. */
+    default int dataVersion() {
+        return 0;
+    }
+
     /** Where the core logs. Any thread. */
     Logger logger();
 

@@ -162,11 +162,14 @@ public final class MessageTypes {
     private static void hello(Fields data) {
         data.only(
                 Set.of("protocol", "nonce", "mac", "instance_id", "plugin_version", "minecraft_version", "platform",
-                        "features", "server_id"),
+                        "features", "server_id", "data_version"),
                 Set.of("protocol", "nonce", "mac", "instance_id", "plugin_version", "minecraft_version", "platform",
                         "features"));
         if (data.has("server_id")) {
             data.string("server_id", 1, 32, Shapes.SERVER_ID);
+        }
+        if (data.has("data_version")) {
+            data.integer("data_version", 1, Integer.MAX_VALUE);
         }
         Fields protocol = data.object("protocol");
         protocol.only(Set.of("major", "minor"), Set.of("major", "minor"));

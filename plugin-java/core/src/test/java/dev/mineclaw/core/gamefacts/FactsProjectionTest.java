@@ -88,6 +88,20 @@ class FactsProjectionTest {
     }
 
     @Test
+    void aGridHandedOutWithOneCharacterPerCellIsGroupedByIngredient() {
+        List<String> cells = List.of("glass", "glass", "glass", "glass", "nether_star", "glass", "obsidian",
+                "obsidian", "obsidian");
+        List<RecipeFacts.Ingredient> perCell = IntStream.range(0, 9).mapToObj(n -> new RecipeFacts.Ingredient(
+                String.valueOf((char) ('a' + n)), List.of("minecraft:" + cells.get(n)))).toList();
+        GameIndex served = GameIndex.of(VanillaSample.facts(List.of(RecipeFacts.shaped("served:beacon",
+                "minecraft:beacon", 1, List.of("abc", "def", "ghi"), perCell))));
+        JsonObject beacon = FactsProjection.recipes(served, "served:beacon", false, 8, 16384)
+                .getAsJsonArray("recipes").get(0).getAsJsonObject();
+        assertEquals(List.of("AAA", "ABA", "CCC"), strings(beacon.get("pattern")));
+        assertEquals(3, beacon.getAsJsonArray("ingredients").size());
+    }
+
+    @Test
     void anIngredientHeldByATagIsNamedByTheTag() {
         JsonObject stick = makes("stick").getAsJsonArray("recipes").get(0).getAsJsonObject();
         JsonObject planks = stick.getAsJsonArray("ingredients").get(0).getAsJsonObject();
