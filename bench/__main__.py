@@ -24,6 +24,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.prefix_bench",
     "bench.network_bench",
     "bench.web_bench",
+    "bench.game_facts_bench",
 )
 
 
