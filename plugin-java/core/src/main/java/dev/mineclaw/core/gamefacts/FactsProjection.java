@@ -50,6 +50,12 @@ public final class FactsProjection {
                 resolution = made == null ? resolution : NameResolver.Resolution.exact(made);
             }
         }
+        return answer(index, resolution, found, limit, maxChars);
+    }
+
+    /** The answer listing {@code found} (in order) within {@code limit} and {@code maxChars}. */
+    static JsonObject answer(GameIndex index, NameResolver.Resolution resolution, List<RecipeFacts> found, int limit,
+            int maxChars) {
         JsonArray views = new JsonArray();
         int used = 2; // the brackets of the array
         int listed = 0;

@@ -45,11 +45,16 @@ final class NameResolver {
 
     private final Set<String> keys;
     private final Map<String, List<String>> byPath = new HashMap<>();
+    /** Every key with its path and its path between underscores, made once for the near-miss search. */
+    private final List<Known> known = new ArrayList<>();
+
+    private record Known(String key, String path, String words, int[] letters) {}
 
     NameResolver(Collection<String> keys) {
         this.keys = new TreeSet<>(keys);
         for (String key : this.keys) {
             this.byPath.computeIfAbsent(path(key), path -> new ArrayList<>()).add(key);
+            this.known.add(new Known(key, path(key), "_" + path(key) + "_", letters(path(key))));
         }
         this.byPath.values().forEach(list -> list.sort(VANILLA_FIRST));
     }
@@ -108,17 +113,21 @@ final class NameResolver {
         record Candidate(String key, int rank, int distance) {}
         List<Candidate> candidates = new ArrayList<>();
         String asWords = "_" + path + "_";
-        for (String key : this.keys) {
-            String other = path(key);
-            if (Math.abs(other.length() - path.length()) <= allowed) {
+        int[] wanted = letters(path);
+        for (Known entry : this.known) {
+            String other = entry.path();
+            // An edit changes at most two letter counts by one: half the counts' difference is a
+            // lower bound of the distance, and far cheaper than the distance itself.
+            if (Math.abs(other.length() - path.length()) <= allowed
+                    && countsDiffer(wanted, entry.letters()) <= 2 * allowed) {
                 int distance = distance(path, other, allowed);
                 if (distance <= allowed) {
-                    candidates.add(new Candidate(key, 0, distance));
+                    candidates.add(new Candidate(entry.key(), 0, distance));
                     continue;
                 }
             }
-            if (("_" + other + "_").contains(asWords) || other.startsWith(path)) {
-                candidates.add(new Candidate(key, 1, other.length()));
+            if (other.length() > path.length() && (other.startsWith(path) || entry.words().contains(asWords))) {
+                candidates.add(new Candidate(entry.key(), 1, other.length()));
             }
         }
         candidates.sort(Comparator.comparingInt(Candidate::rank).thenComparingInt(Candidate::distance)
@@ -155,6 +164,24 @@ final class NameResolver {
             forms.add(path.substring(0, path.length() - 1));
         }
         return forms;
+    }
+
+    /** How often each letter, digit and anything else occurs (38 buckets). */
+    static int[] letters(String text) {
+        int[] counts = new int[38];
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            counts[c >= 'a' && c <= 'z' ? c - 'a' : c >= '0' && c <= '9' ? 26 + c - '0' : c == '_' ? 36 : 37]++;
+        }
+        return counts;
+    }
+
+    private static int countsDiffer(int[] a, int[] b) {
+        int differ = 0;
+        for (int i = 0; i < a.length; i++) {
+            differ += Math.abs(a[i] - b[i]);
+        }
+        return differ;
     }
 
     static String path(String key) {

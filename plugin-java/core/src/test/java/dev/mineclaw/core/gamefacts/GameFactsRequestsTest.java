@@ -66,6 +66,18 @@ class GameFactsRequestsTest {
     }
 
     @Test
+    void aQuestionAskedAgainIsAnsweredFromTheKeptAnswerAsACopy() throws Exception {
+        JsonObject first = ask("beacon");
+        first.getAsJsonArray("recipes").remove(0); // what the link does with it is its own business
+        first.addProperty("total", 99);
+        JsonObject again = ask("beacon");
+        assertEquals(2, again.get("total").getAsInt());
+        assertEquals(2, again.getAsJsonArray("recipes").size());
+        assertEquals(again, ask("beacon"));
+        assertEquals(1, this.registry.reads.get());
+    }
+
+    @Test
     void aReadingThatFailsFailsTheRequestAndIsNotKept() throws Exception {
         VanillaSample broken = new VanillaSample() {
             @Override

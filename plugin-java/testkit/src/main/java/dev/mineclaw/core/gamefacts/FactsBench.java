@@ -1,11 +1,6 @@
-package dev.mineclaw.testkit;
+package dev.mineclaw.core.gamefacts;
 
 import com.google.gson.JsonObject;
-import dev.mineclaw.core.gamefacts.FactsProjection;
-import dev.mineclaw.core.gamefacts.GameIndex;
-import dev.mineclaw.core.gamefacts.ItemTypeFacts;
-import dev.mineclaw.core.gamefacts.RecipeFacts;
-import dev.mineclaw.core.gamefacts.RegistryFacts;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -18,12 +13,13 @@ import java.util.Set;
  * The plugin side of {@code bench/game_facts_bench.py}: {@code facts.recipes} lookups over a
  * registry the size of vanilla's (about 1,400 item types, 1,500 recipes, 75 item tags) through
  * the core's index, against a plain scan of the recipe list for each lookup, in the same run.
- * The scan is the floor of doing without an index: exact keys only (no name resolution, no near
- * misses) and no projection, so it does less work per lookup than the index does. Prints one JSON
- * line: microseconds per lookup for each, the index's build time (paid once per registry change)
- * and the ratio.
+ * Both give the same answer (checked for every query before timing): the same name resolution
+ * and the same projection; only the finding of the recipes differs (a map lookup in the index,
+ * every recipe looked at in the scan). Prints one JSON line: microseconds per lookup for each,
+ * the index's build time (paid once per registry change) and the ratio. It lives in the core's
+ * package (in the testkit jar, which holds the core) to reach the pieces the scan shares.
  *
- * <p>Run: {@code java -cp mineclaw-testkit.jar dev.mineclaw.testkit.FactsBench [lookups] [rounds]}.
+ * <p>Run: {@code java -cp mineclaw-testkit.jar dev.mineclaw.core.gamefacts.FactsBench [lookups] [rounds]}.
  */
 public final class FactsBench {
     private static final List<String> MATERIALS = List.of("oak", "spruce", "birch", "jungle", "acacia", "dark_oak",
@@ -44,51 +40,84 @@ public final class FactsBench {
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         RegistryFacts facts = vanillaSized();
         List<String> queries = queries();
-        List<Double> indexed = new ArrayList<>();
-        List<Double> scanned = new ArrayList<>();
-        List<Double> builds = new ArrayList<>();
-        long sink = 0;
-        for (int round = 0; round < rounds + 1; round++) { // the first round warms the JIT up
-            long start = System.nanoTime();
-            GameIndex index = GameIndex.of(facts);
-            long built = System.nanoTime();
-            for (int i = 0; i < lookups; i++) {
-                String query = queries.get(i % queries.size());
-                JsonObject answer = FactsProjection.recipes(index, query, (i & 7) == 7, 4, 6000);
-                sink += answer.get("total").getAsInt();
-            }
-            long lookedUp = System.nanoTime();
-            for (int i = 0; i < lookups; i++) {
-                String query = queries.get(i % queries.size());
-                sink += scan(facts, query, (i & 7) == 7, 4).size();
-            }
-            long done = System.nanoTime();
-            if (round > 0) {
-                builds.add((built - start) / 1e3);
-                indexed.add((lookedUp - built) / 1e3 / lookups);
-                scanned.add((done - lookedUp) / 1e3 / lookups);
+        GameIndex checked = GameIndex.of(facts);
+        for (int i = 0; i < queries.size() * 2; i++) {
+            JsonObject indexed = FactsProjection.recipes(checked, queries.get(i % queries.size()), i >= queries.size(),
+                    4, 6000);
+            JsonObject scanned = scan(checked, facts, queries.get(i % queries.size()), i >= queries.size(), 4, 6000);
+            if (!indexed.equals(scanned)) {
+                throw new IllegalStateException("the scan and the index disagree on " + queries.get(i % queries.size()));
             }
         }
-        double index = median(indexed);
-        double scan = median(scanned);
-        System.out.printf(Locale.ROOT, "{\"recipes\":%d,\"items\":%d,\"tags\":%d,\"lookups\":%d,\"rounds\":%d,"
-                        + "\"indexed_us\":%.2f,\"scan_us\":%.2f,\"build_us\":%.0f,\"scan_over_indexed\":%.2f,"
-                        + "\"sink\":%d}%n", facts.recipes().size(), facts.items().size(), facts.itemTags().size(),
-                lookups, rounds, index, scan, median(builds), scan / index, sink);
+        JsonObject result = new JsonObject();
+        result.addProperty("recipes", facts.recipes().size());
+        result.addProperty("items", facts.items().size());
+        result.addProperty("tags", facts.itemTags().size());
+        result.addProperty("lookups", lookups);
+        result.addProperty("rounds", rounds);
+        List<Double> builds = new ArrayList<>();
+        for (int round = 0; round < rounds + 1; round++) {
+            long start = System.nanoTime();
+            GameIndex.of(facts);
+            if (round > 0) { // the first round warms the JIT up
+                builds.add((System.nanoTime() - start) / 1e3);
+            }
+        }
+        result.addProperty("build_us", Math.round(median(builds)));
+        GameIndex index = GameIndex.of(facts);
+        for (Map.Entry<String, List<String>> mix : Map.of("all", queries,
+                "named", queries.stream().filter(q -> !q.contains("x_")).toList(),
+                "near_miss", queries.stream().filter(q -> q.contains("x_")).toList()).entrySet()) {
+            List<Double> indexed = new ArrayList<>();
+            List<Double> scanned = new ArrayList<>();
+            long sink = 0;
+            for (int round = 0; round < rounds + 1; round++) {
+                List<String> asked = mix.getValue();
+                long start = System.nanoTime();
+                for (int i = 0; i < lookups; i++) {
+                    sink += FactsProjection.recipes(index, asked.get(i % asked.size()), (i & 7) == 7, 4, 6000)
+                            .get("total").getAsInt();
+                }
+                long lookedUp = System.nanoTime();
+                for (int i = 0; i < lookups; i++) {
+                    sink -= scan(index, facts, asked.get(i % asked.size()), (i & 7) == 7, 4, 6000)
+                            .get("total").getAsInt();
+                }
+                long done = System.nanoTime();
+                if (round > 0) {
+                    indexed.add((lookedUp - start) / 1e3 / lookups);
+                    scanned.add((done - lookedUp) / 1e3 / lookups);
+                }
+            }
+            if (sink != 0) {
+                throw new IllegalStateException("the scan and the index found different totals");
+            }
+            JsonObject figures = new JsonObject();
+            figures.addProperty("indexed_us", Math.round(median(indexed) * 100) / 100.0);
+            figures.addProperty("scan_us", Math.round(median(scanned) * 100) / 100.0);
+            figures.addProperty("scan_over_indexed", Math.round(median(scanned) / median(indexed) * 100) / 100.0);
+            result.add(mix.getKey(), figures);
+        }
+        System.out.println(result);
     }
 
-    /** The floor: every recipe looked at for every lookup, exact keys only, nothing projected. */
-    static List<RecipeFacts> scan(RegistryFacts facts, String query, boolean uses, int limit) {
-        String key = query.strip().toLowerCase(Locale.ROOT).replace(' ', '_');
-        key = key.contains(":") ? key : "minecraft:" + key;
+    /**
+     * The same answer found without the index's maps: the name resolved alike, then every recipe
+     * of the registry looked at, the matches put in the same order and projected alike.
+     */
+    static JsonObject scan(GameIndex names, RegistryFacts facts, String query, boolean uses, int limit, int maxChars) {
+        NameResolver.Resolution resolution = names.resolve(query);
         List<RecipeFacts> found = new ArrayList<>();
-        for (RecipeFacts recipe : facts.recipes()) {
-            boolean hit = uses ? takes(recipe, key) : key.equals(recipe.resultItem());
-            if (hit && found.size() < limit) {
-                found.add(recipe);
+        if (resolution.match() == NameResolver.Match.EXACT) {
+            String item = resolution.item();
+            for (RecipeFacts recipe : facts.recipes()) {
+                if (uses ? takes(recipe, item) : item.equals(recipe.resultItem())) {
+                    found.add(recipe);
+                }
             }
+            found.sort(GameIndex.ORDER);
         }
-        return found;
+        return FactsProjection.answer(names, resolution, found, limit, maxChars);
     }
 
     private static boolean takes(RecipeFacts recipe, String key) {
