@@ -140,3 +140,13 @@ def test_a_function_that_opts_out_is_a_warning_every_time(tmp_path: Path) -> Non
         plane = load_control_plane(tmp_path, version=version)
         [warning] = [w for w in plane.warnings if w.file == "functions.yml"]
         assert "ban-griefer" in warning.message and warning.path == "functions[0].allow_never"
+
+
+def test_a_harmless_command_sharing_no_alias_with_the_list_passes() -> None:
+    # EssentialsX's balance has the aliases money and emoney: checking a balance stays allowed,
+    # while the admin forms of /money are pairs of the economy category.
+    balance = known("bal", "balance", "Essentials", None, "bal", "ebal", "money", "emoney")
+    assert NEVER.judge("bal Steve", {"bal": balance}).refusal() is None
+    assert "economy" in str(NEVER.judge("money give Steve 5", {"money": balance}).refusal())
+    jail = known("tjail", "togglejail", "Essentials", None, "jail", "ejail", "tjail", "unjail")
+    assert "bans_and_kicks" in str(NEVER.judge("tjail Griefer", {"tjail": jail}).refusal())
