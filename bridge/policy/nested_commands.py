@@ -125,6 +125,10 @@ class _Walk:
                     if not inner:
                         raise UncertainCommand("a run with no command after it")
                     self.command(_inner(inner), depth + 1)
+                elif word.lower().rpartition(":")[2] == "function" and index > 1:
+                    # `execute if|unless function <id>` runs that function to test it: judged
+                    # as the function command it is (whose commands the bridge cannot see).
+                    self.command(" ".join(["function", *words[index + 1 : index + 2]]), depth + 1)
         # The label itself is resolved by the server, not read as data.
         for inner in self._data(text.partition(" ")[2], depth):
             self.command(_inner(inner), depth + 1)

@@ -125,6 +125,20 @@ def test_ordinary_commands_carry_nothing_never_listed(command: str) -> None:
     assert _refused(command) is None, command
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "execute if function ns:grant run say hi",
+        "execute unless function minecraft:ns/op",
+        "execute as @a if function ns:f",
+        "return run function ns:grant",
+    ],
+)
+def test_a_function_run_by_a_condition_is_judged_as_a_function(command: str) -> None:
+    reason = _refused(command)
+    assert reason is not None and "run_as_others" in reason
+
+
 def test_command_blocks_themselves_are_a_never_category() -> None:
     for command in ("give @s command_block", "setblock ~ ~ ~ minecraft:chain_command_block"):
         reason = _refused(command)
