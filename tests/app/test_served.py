@@ -13,7 +13,7 @@ from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.errors import ConfigError
 
-from .conftest import NO_COOLDOWNS, App, providers_yml, write_config
+from .conftest import NO_COOLDOWNS, App, hello, providers_yml, write_config
 from .scripted_provider import HeldReply, ScriptedProvider
 from .test_text_boundaries import tool_call
 
@@ -137,3 +137,30 @@ async def test_tools_bound_later_serve_the_same_version_again_with_its_clients(a
     after = app.runtime.served
     assert after is not before and after.plane is before.plane
     assert client_of(app.runtime) is client and app.runtime._retired == []
+
+
+async def test_the_linked_servers_game_version_is_said_once_after_the_instructions(
+    app: App,
+) -> None:
+    plugin = app.runtime.plugin
+    assert plugin is not None and plugin.linked
+    first = app.runtime.snapshot(())
+    assert first.instructions is not None
+    assert first.instructions.endswith(
+        "This Minecraft server runs Minecraft 1.21.8 on a test server; its items, recipes and"
+        " mechanics are that version's, plus what its datapacks and plugins add."
+    )
+    # Memoised: every turn of the same plugin starts with the same bytes (prompt caches).
+    assert app.runtime.snapshot(()) is first
+    newer = hello(features=("game_facts",)).model_copy(
+        update={"minecraft_version": "26.1", "data_version": 4786}
+    )
+    plugin.connected(app.link, newer)
+    second = app.runtime.snapshot(())
+    assert second.instructions is not None
+    assert second.instructions.count("This Minecraft server runs") == 1
+    assert "Minecraft 26.1 (data version 4786)" in second.instructions
+    assert second.instructions.endswith("rather than recalling them.")
+    plugin.disconnected()
+    unlinked = app.runtime.snapshot(()).instructions or ""
+    assert "This Minecraft server runs" not in unlinked
