@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     "providers": 4,
     # The web tools' network side: the SSRF shield, fetches, search backends.
     "web": 4,
+    # Whether a listen-mode line should start a turn: the contract, the classifier.
+    "decisions": 4,
     # Tools the model calls (built-ins and their registry).
     "tools": 5,
     # Owners' Functions and the turn loop, built on the tools.

@@ -38,7 +38,7 @@ from bridge.link.handler import CURRENT_REQUEST_ID
 from bridge.link.messages import ChatRequest, ChatVerdict, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
-from bridge.turns.gates import BUSY, NO_PERMISSION
+from bridge.turns.gates import BUSY, CHAT_PERMISSION, NO_PERMISSION
 from bridge.turns.listen import carry_limits
 from bridge.turns.ports import PlayerRef
 from bridge.turns.wake import EmptyWake, ImplicitWake
@@ -60,6 +60,8 @@ class ChatPath:
         self._output = output
         self._turns: dict[str, asyncio.Task[Any]] = {}
         self._expired: deque[str] = deque(maxlen=EXPIRED_KEPT)
+        # Lines the decision model decides after their verdict start their turns here.
+        runtime.listen_decisions.start_later = self.start_decided
 
     def expired(self, request_id: str) -> None:
         """``chat.expired``: stop the turn that request started, take it out of the wait line,
@@ -105,11 +107,53 @@ class ChatPath:
             return _refuse(
                 runtime.text("chat.empty_question", {**player, "prefix": rules.public_prefix})
             )
-        plane = runtime.plane
         implicit = isinstance(wake, ImplicitWake)
-        listen = runtime.listen
-        if implicit and listen.ignores(request.player.uuid):
-            return PASS  # opted out: their chat is never sent while listen mode is on
+        decider = runtime.listen_decisions
+        if implicit:
+            if runtime.listen.ignores(request.player.uuid):
+                return PASS  # opted out: their chat is never sent while listen mode is on
+            if CHAT_PERMISSION in request.granted:  # evidence for later decisions
+                decider.heard(request.player, wake.question)
+        refused = self._gates(request, wake.question, implicit=implicit, late=False)
+        if refused is not None:
+            return refused
+        if implicit:
+            # Which implicit lines start a turn (bridge.decisions): decided now by the
+            # classifier, or later, off this path, by the decision model.
+            decided = decider.decide_now(request, wake.question, request_id)
+            if decided is None:
+                return PASS  # the model decides after this verdict
+            if not decided:
+                self._overhear(request, wake.question)
+                return PASS
+        return self._start(request, wake.question, implicit=implicit, request_id=request_id)
+
+    def start_decided(self, request: ChatRequest, question: str, request_id: str | None) -> bool:
+        """Start the turn a decision made after the verdict asked for, if the gates still let
+        it (they are checked again: time has passed). A line that cannot start stays overheard;
+        it was public all along. True when the turn started."""
+        if request_id is not None and request_id in self._expired:
+            return False  # the plugin gave up on its verdict: nobody saw the line
+        if self._gates(request, question, implicit=True, late=True) is not None:
+            return False
+        verdict = self._start(request, question, implicit=True, request_id=None)
+        return verdict.decision == "accept"
+
+    def _overhear(self, request: ChatRequest, question: str) -> None:
+        listen = self._runtime.listen
+        listen.overheard.add(
+            request.player.name, question, carry_limits(self._runtime.plane.config.listen)
+        )
+
+    def _gates(
+        self, request: ChatRequest, question: str, *, implicit: bool, late: bool
+    ) -> ChatVerdict | None:
+        """The gates and the budgets in order; the verdict of the first that refuses, or None.
+        ``late``: a decided line whose verdict was sent long ago, which can only stay
+        overheard (``when_refused: cancel`` cannot cancel it any more)."""
+        runtime = self._runtime
+        plane = runtime.plane
+        player = {"player": request.player.name}
         lanes = runtime.lanes
         public = lanes.public
         # An explicit wake that finds the lane busy waits in its line (busy only past it); an
@@ -124,34 +168,46 @@ class ChatPath:
             busy=busy,
         )
         settings = plane.config.listen
+        keep = late or settings.when_refused == "keep"
         if refusal is not None:
-            if implicit and settings.when_refused == "keep":
+            if implicit and keep:
                 # Listen mode must never cost a player a chat line: an implicit wake a gate
                 # refuses stays ordinary public chat, without a notice (or a running turn would
                 # answer every line with "busy"). It is overheard by the next public turn,
                 # unless its player may not use the assistant at all.
                 if refusal.message_key != NO_PERMISSION:
-                    limits = carry_limits(settings)
-                    listen.overheard.add(request.player.name, wake.question, limits)
+                    self._overhear(request, question)
+                    runtime.listen_decisions.gate_refused(request.player, question, refusal)
                 return PASS
             return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
         try:
             spent = runtime.budget_refusal(
                 request.player.uuid,
                 request.granted,
-                wake.question,
+                question,
                 player_name=request.player.name,
             )
         except MineclawError as exc:  # an unreadable ledger must not stop every turn
             log.error("budget of %s not checked: %s", request.player.name, exc)
             spent = None
         if spent is not None:
-            if implicit and settings.when_refused == "keep":
+            if implicit and keep:
                 # It stays public chat, but is not carried: an overheard line goes into the
                 # next turn's request, which another player's budget would then pay for.
+                runtime.listen_decisions.budget_refused(request.player, question)
                 return PASS
             values = {**player, **spent.values()}
             return _refuse(runtime.text(spent.key(mid_turn=False), values))
+        return None
+
+    def _start(
+        self, request: ChatRequest, question: str, *, implicit: bool, request_id: str | None
+    ) -> ChatVerdict:
+        """Start (or queue) the turn of a wake that passed every gate."""
+        runtime = self._runtime
+        lanes = runtime.lanes
+        public = lanes.public
+        player = {"player": request.player.name}
         accepted = ChatVerdict(decision="accept", ai_prefix=implicit, notice=None)
         try:
             snapshot = runtime.snapshot(request.granted)
@@ -169,7 +225,7 @@ class ChatPath:
             return _refuse(line)
         turn = TurnRequest(
             player=PlayerRef(request.player.uuid, request.player.name),
-            question=wake.question,
+            question=question,
             implicit=implicit,
         )
         try:

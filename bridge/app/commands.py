@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from bridge.app.listen_optouts import ListenOptOuts
+from bridge.app.listen_why import listen_why_lines
 from bridge.app.output import LinkTurnOutput
 from bridge.app.private import PrivatePath, turn_ended
 from bridge.app.runtime import Runtime
@@ -81,7 +82,7 @@ class CommandRouter:
             "help": _Subcommand(None, "help", self._help, "help.help"),
             "listen": _Subcommand(
                 node + "listen",
-                "listen on|off|status",
+                "listen on|off|status|why",
                 self._listen,
                 "help.listen",
                 # Opting out of listen mode (or back in) is every player's own choice.
@@ -159,15 +160,19 @@ class CommandRouter:
     async def _listen(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
         choice = args[0].lower() if args else "status"
-        if choice not in {"on", "off", "status", *LISTEN_SELF} or len(args) > 1:
+        if choice not in {"on", "off", "status", "why", *LISTEN_SELF} or len(args) > 1:
             return self._usage("listen")
         if choice in LISTEN_SELF:
             return await self._listen_self(request, choice == "ignore-me")
+        if choice == "why":
+            return [self._line(line) for line in listen_why_lines(runtime)]
         if choice != "status":
             try:
                 changed = runtime.listen.set(choice == "on")
             except TurnError as exc:
                 return [runtime.text("errors.invalid_request", {"reason": str(exc)})]
+            if changed and choice == "off":
+                runtime.listen_decisions.listen_off()
             if changed:
                 await self._on_state_changed()
                 announcement = "listen.enabled" if choice == "on" else "listen.disabled"
@@ -186,6 +191,8 @@ class CommandRouter:
             return [runtime.text("commands.usage", {"usage": "listen on|off|status"})]
         listen = runtime.listen
         changed = listen.ignore(player.uuid, player.name) if ignore else listen.include(player.uuid)
+        if ignore:
+            runtime.listen_decisions.forget(player.uuid)
         if changed and self._optouts is not None:
             try:
                 await asyncio.to_thread(self._optouts.save)
@@ -416,6 +423,7 @@ class CommandRouter:
             asker_name=sender.player.name if sender.player else "console",
             granted=frozenset(sender.granted),
             target=args[0] if args else None,
+            ledger=runtime.usage,
         )
         return [runtime.text("budgets.usage_line", {"line": line}) for line in lines]
 

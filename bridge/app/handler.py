@@ -102,6 +102,7 @@ class AppHandler:
         self.link_tools.connected(link, hello)
         if self.runtime.listen.bind_instance(hello.instance_id):
             log.info("listen mode off: new server instance %s", hello.instance_id)
+            self.runtime.listen_decisions.listen_off()
         self.runtime.audit.record(
             "link.up", {"instance_id": hello.instance_id, "platform": hello.platform}
         )
@@ -135,6 +136,7 @@ class AppHandler:
 
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         self.notices.seen(request.player, request.granted)
+        self.runtime.listen_decisions.seen(request.player.name)
         return await self.chat.on_chat(request)
 
     async def on_command(self, request: CommandRequest) -> CommandReply:
@@ -144,9 +146,11 @@ class AppHandler:
         return await self.commands.on_command(request)
 
     async def on_player_join(self, player: PlayerRef) -> None:
-        pass
+        # Who is online: a question naming another player is theirs, not the assistant's.
+        self.runtime.listen_decisions.seen(player.name)
 
     async def on_player_quit(self, player: PlayerRef) -> None:
+        self.runtime.listen_decisions.left(player.name)
         self.link_tools.player_quit(player)
         self.runtime.lanes.player_quit(player.uuid)
         self.notices.quit(player)

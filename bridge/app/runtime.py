@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 
+from bridge.app.listen_decisions import ListenDecider
 from bridge.app.output import LinkTurnOutput
 from bridge.app.restart_settings import restart_needed
 from bridge.app.served import (
@@ -179,6 +180,10 @@ class Runtime:
         self.activity, self.session = public.activity, public.session
         self.engine, self.compactor = public.engine, public.compactor
         self.lanes.add_after_turn(self._close_retired_clients)
+        # Which listen-mode lines start a turn (bridge.decisions); it needs to know when the
+        # assistant last answered in public, for follow-ups.
+        self.listen_decisions = ListenDecider(self)
+        self.engine.add_after_turn(self._public_turn_ended)
         self._retired: list[ProviderClient] = []
         self._closing: set[asyncio.Task[None]] = set()
         self._warned_version: int | None = None
@@ -421,6 +426,13 @@ class Runtime:
         cooldowns."""
         return self._served.invoker(None)
 
+    def _public_turn_ended(self, snapshot: TurnSnapshot) -> None:
+        task, asker = self.turn, self.turn_player
+        if task is None or asker is None or not task.done() or task.cancelled():
+            return
+        if task.exception() is None and task.result().status == "completed":
+            self.listen_decisions.answered(asker.name)
+
     def _close_retired_clients(self, snapshot: TurnSnapshot) -> None:
         """After-turn listener: close replaced clients once nothing can be using them."""
         if self.lanes.busy or not self._retired:
@@ -435,6 +447,7 @@ class Runtime:
         """Stop the running turn (its commit finishes first), close clients and stores
         (``close_stores=False``: the archive and audit log stay open for the other servers of
         a network that share them)."""
+        await self.listen_decisions.aclose()
         await self.lanes.aclose()
         await self.functions.aclose()
         for client in [*self._served.clients, *self._retired]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 
 import httpx
@@ -43,8 +43,9 @@ from bridge.link.messages import Text
 from bridge.policy.budgets import Budgets, is_guest
 from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.providers.client import ProviderClient
+from bridge.providers.events import StreamEvent
 from bridge.providers.identity import IdentitySettings
-from bridge.providers.items import ToolSpec
+from bridge.providers.items import ProviderRequest, ToolSpec
 from bridge.providers.settings import ProviderSettings
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
@@ -68,6 +69,8 @@ MAX_MEMOISED = 64
 version keeps; players share a handful in practice."""
 MAX_MEMOISED_TEXTS = 1024
 
+ModelStream = Callable[[ProviderRequest], AsyncGenerator[StreamEvent, None]]
+"""Sends one request to a model and yields its events (`ServedConfig.model_stream`)."""
 PluginFeatures = tuple[bool, frozenset[str] | None]
 """What the offered tools depend on: (no plugin is tracked, the linked plugin's features or
 None while it is not linked)."""
@@ -298,6 +301,15 @@ class ServedConfig:
             output_cap=resolved.model.limits.max_output_tokens,
         )
 
+    def model_stream(self, ref: str) -> ModelStream:
+        """A one-off request stream of model ``ref`` (listen decisions): the provider's client
+        with the model's settings, no tools, no retries. ``NotConfiguredError`` when it cannot
+        be called."""
+        resolved, client = self._route(ref)
+        return functools.partial(
+            client.stream, model=model_settings(resolved.model_name, resolved.model)
+        )
+
     def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:
         """The model ``ref`` and its provider's client; ``NotConfiguredError`` when it cannot
         be called."""
@@ -362,6 +374,12 @@ def build_served(
         registry = _registry(plane, {**handlers, **web})
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
+    decision_model = plane.config.listen.decision_model
+    if decision_model:  # a typo must not silently leave every line to the classifier
+        try:
+            plane.providers.resolve(decision_model)
+        except ConfigError as exc:
+            raise ConfigError(f"config.yml: listen.decision_model: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)
     providers, unusable = _providers(plane, parts, previous)
     return ServedConfig(

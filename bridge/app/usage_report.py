@@ -2,16 +2,18 @@
 
 Anyone may see their own; another player's needs ``mineclaw.usage.others`` (the console holds
 every node). Another player is found by the name they last used the assistant with; their tier
-is known only from their own permission facts, so it is shown for the asker alone.
+is known only from their own permission facts, so it is shown for the asker alone. The tokens
+listen decisions spent are part of the server's and shown beneath it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from bridge.control.budgets_config import BudgetsConfig
-from bridge.policy.budgets import USAGE_OTHERS, Budgets, UsageLine
-from bridge.store.usage import Totals
+from bridge.app.listen_decisions import DECISION_PURPOSE
+from bridge.control.budgets_config import BudgetsConfig, TokenLimits
+from bridge.policy.budgets import USAGE_OTHERS, Budgets, UsageLine, periods_at
+from bridge.store.usage import SERVER, Totals, UsageLedger
 
 
 def _amount(totals: Totals, limit: int | None) -> str:
@@ -36,8 +38,10 @@ def usage_lines(
     asker_name: str,
     granted: Collection[str],
     target: str | None,
+    ledger: UsageLedger | None = None,
 ) -> list[str]:
-    """The report's lines, or one line saying why there is none. Reads the store (blocking)."""
+    """The report's lines, or one line saying why there is none. Reads the store (blocking).
+    ``ledger``: where the server's listen decisions are read from (by their purpose)."""
     lines: list[str] = []
     if target is not None and target.lower() != asker_name.lower():
         if USAGE_OTHERS not in granted:
@@ -54,6 +58,12 @@ def usage_lines(
         if uuid_or_none is not None:
             lines.append(_line(f"{asker_name} ({report.tier})", report.player))
     lines.append(_line("server", report.server))
+    if ledger is not None:  # listen decisions: the server's cost (inside its totals above)
+        periods = periods_at(budgets.now(), config.zone())
+        decisions = ledger.by_purpose(SERVER, periods).get(DECISION_PURPOSE)
+        if decisions is not None and decisions.month.tokens:
+            shown = UsageLine(decisions, TokenLimits())
+            lines.append(_line("of which listen decisions", shown))
     state = "on" if config.enabled else "off (usage is counted, nothing is refused)"
     lines.append(
         f"budgets {state}; the day resets {report.day_resets}, the month {report.month_resets}"

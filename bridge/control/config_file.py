@@ -130,6 +130,37 @@ class ListenConfig(StrictModel):
     # keep: a refused implicit line stays public, silently; cancel: Mineclaw's behaviour, the
     # line is cancelled and only its sender is told why.
     when_refused: Literal["keep", "cancel"] = "keep"
+    # Which lines start a turn (bridge.decisions): the embedded classifier by default; a cheap
+    # decision model when one is named (the classifier is its fallback); or every line.
+    decision_model: str | None = Field(default=None, min_length=3, max_length=200)
+    decision_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    answer_every_line: bool = False
+    # Names the classifier also takes as addressing the assistant, besides identity.name.
+    aliases: list[str] = Field(default_factory=list, max_length=16)
+    # A player's line this soon after the assistant answered them may be a follow-up.
+    reply_window_ms: int = Field(default=30_000, ge=0, le=600_000)
+
+    @field_validator("decision_model")
+    @classmethod
+    def _decision_model(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[^/\s]+/\S+", value):
+            raise ValueError("must be provider/model as in providers.yml")
+        return value
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, value: list[str]) -> list[str]:
+        for alias in value:
+            if not 1 <= len(alias.strip()) <= 32:
+                raise ValueError("each alias must be 1-32 characters")
+            _plain_text(alias)
+        return value
+
+    @model_validator(mode="after")
+    def _one_decider(self) -> ListenConfig:
+        if self.decision_model and self.answer_every_line:
+            raise ValueError("decision_model and answer_every_line: true exclude each other")
+        return self
 
 
 class LoggingConfig(StrictModel):

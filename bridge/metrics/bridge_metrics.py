@@ -103,6 +103,21 @@ class BridgeMetrics:
             ["tool", "outcome"],
             registry=registry,
         )
+        self.decisions = Counter(
+            "mineclaw_listen_decisions",
+            "Listen-mode lines decided, by who decided (classifier, model, fallback: the"
+            " classifier when the model could not) and whether a turn was to start.",
+            ["decided_by", "start"],
+            registry=registry,
+        )
+        self.decision_tokens = Counter(
+            "mineclaw_listen_decision_tokens",
+            "Tokens of listen decision requests by kind (input, output) and model; source says"
+            " whether the provider reported them or the bridge estimated them. Counted to the"
+            " server's budget, never a player's, and not in mineclaw_tokens.",
+            ["kind", "model", "source"],
+            registry=registry,
+        )
         self.queue = Gauge(
             "mineclaw_queue_length",
             "Wakes waiting in line for a lane or for the cap on running turns.",
@@ -187,3 +202,14 @@ class BridgeMetrics:
         """A turn refused before it started, or stopped between tool rounds, by a budget.
         ``budget``: the refusal's ``message.yml`` key (``budget.player_day``, ...)."""
         self.budget_refusals.labels(budget, tier).inc()
+
+    def listen_decision(self, *, decided_by: str, started: bool) -> None:
+        self.decisions.labels(decided_by, "yes" if started else "no").inc()
+
+    def listen_decision_tokens(
+        self, *, model: str, input_tokens: int, output_tokens: int, estimated: bool
+    ) -> None:
+        source = "estimated" if estimated else "reported"
+        for kind, count in (("input", input_tokens), ("output", output_tokens)):
+            if count > 0:
+                self.decision_tokens.labels(kind, model, source).inc(count)

@@ -124,7 +124,7 @@ async def test_listen_mode_makes_every_message_an_implicit_wake_until_a_new_inst
     announcement = app.link.of("output.chat")[-1]
     assert "listening to public chat" in rendered(announcement.text)
     app.provider.answer("Sure.")
-    verdict = await app.chat("anyone know the time?")
+    verdict = await app.chat("what time is it in the game?")  # a question for nobody else
     assert (verdict.decision, verdict.ai_prefix) == ("accept", True)
     await app.turn_done()
     explicit = await app.chat("@ai and you?", granted=[])  # gates apply to listen mode too

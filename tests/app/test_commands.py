@@ -287,7 +287,7 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
     ]
     operator = " | ".join(await app.command("help"))
     for usage in (
-        "listen on|off|status",
+        "listen on|off|status|why",
         "reload",
         "model [list|default|provider/model]",
         "stop [private]",
