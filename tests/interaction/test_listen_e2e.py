@@ -80,7 +80,7 @@ async def test_cancel_mode_cancels_the_line_and_tells_only_its_sender(tmp_path: 
         await listening(w, ("Steve", OP), ("Alex", CHAT_ONLY))
         held = w.provider.held("Busy ", "now.")
         since = w.mark()
-        await w.chat("Steve", "tell me a story")
+        await w.chat("Steve", "Mineclaw, tell me a story")
         await held.streaming.wait()
         cancelled = await w.chat("Alex", "a castle!")
         assert (cancelled["outcome"], cancelled["shown"]) == ("cancelled", None)
@@ -120,8 +120,8 @@ async def test_a_player_who_ignores_listen_mode_is_never_sent_even_after_a_resta
         assert any("again" in line for line in await w.command("Alex", "listen", "include-me"))
         w.provider.answer("Welcome back, Alex.")
         since = w.mark()
-        back = await w.chat("Alex", "hello again")
-        assert back["shown"] == "[AI] <Alex> hello again"
+        back = await w.chat("Alex", "hello again, Mineclaw")
+        assert back["shown"] == "[AI] <Alex> hello again, Mineclaw"
         await w.message("*", "Welcome back", since)
         assert "100 64" not in json.dumps(w.provider.bodies())
 
@@ -229,3 +229,51 @@ async def test_help_lists_what_the_sender_may_use_and_model_list_and_default(
         await w.chat("Steve", "@ai which model?")
         await w.message("*", "From m1.", since)
         assert w.provider.bodies()[-1]["model"] == "m1"
+
+
+DECIDING = NO_COOLDOWNS + "listen:\n  decision_model: local/m2\n"
+
+
+def decision(yes: bool, reason: str) -> str:
+    return json.dumps({"answer": yes, "confidence": 0.9, "reason": reason})
+
+
+async def test_a_decision_model_starts_a_turn_for_a_question_and_not_for_banter(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, DECIDING) as w:
+        await listening(w, ("Steve", OP), ("Alex", CHAT_ONLY))
+        held = w.provider.held(decision(False, "banter")[:20], decision(False, "banter")[20:])
+        since = w.mark()
+        banter = await w.chat("Alex", "lol nice house Steve")
+        # The verdict never waits for the decision: public at once, no AI prefix.
+        assert (banter["outcome"], banter["shown"]) == ("public", "<Alex> lol nice house Steve")
+        await held.streaming.wait()
+        held.release.set()
+
+        w.provider.answer(decision(True, "asks how to build a portal"))
+        w.provider.answer("Ten obsidian make a portal frame.")
+        asked = await w.chat("Alex", "how many obsidian for a nether portal")
+        assert asked["shown"] == "<Alex> how many obsidian for a nether portal"
+        reply = await w.message("*", "Ten obsidian", since)
+        assert reply == asked_by("Alex") + "Ten obsidian make a portal frame."
+
+        bodies = w.provider.bodies()
+        assert [body["model"] for body in bodies] == ["m2", "m2", "m1"]
+        document = json.loads(bodies[1]["messages"][-1]["content"])
+        assert document["line_to_decide"] == {
+            "player": "Alex",
+            "text": "how many obsidian for a nether portal",
+            "seconds_ago": 0,
+        }
+        # The banter started no turn: it reached the model only as overheard, with the question.
+        assert spoken(bodies[2])[-2:] == [
+            ("Alex", "lol nice house Steve"),
+            ("Alex", "how many obsidian for a nether portal"),
+        ]
+        why = " | ".join(await w.command("Steve", "listen", "why"))
+        assert '"lol nice house Steve" -> overheard (model: no at 0.90: banter)' in why
+        assert "-> turn (model: yes at 0.90: asks how to build a portal)" in why
+        # Only operators may ask why.
+        denied = " | ".join(await w.command("Alex", "listen", "why"))
+        assert "mineclaw.command.listen" in denied

@@ -155,12 +155,12 @@ async def test_explicit_wake_is_answered_publicly_and_listen_mode_wakes_on_every
 
         w.provider.answer("Fine, thanks.")
         since = w.mark()
-        implicit = await w.chat("Steve", "how are you")
+        implicit = await w.chat("Steve", "how are you, Mineclaw")  # named: a turn starts
         assert implicit["outcome"] == "public"
-        assert implicit["shown"] == "[AI] <Steve> how are you"
+        assert implicit["shown"] == "[AI] <Steve> how are you, Mineclaw"
         assert await w.message("*", REPLY_PREFIX, since) == asked_by("Steve") + "Fine, thanks."
         # The second request replays the first turn: the session holds completed turns.
-        assert user_texts(w.provider.bodies()[-1]) == ["what is up", "how are you"]
+        assert user_texts(w.provider.bodies()[-1]) == ["what is up", "how are you, Mineclaw"]
 
         assert await w.command("Steve", "reload") != []
         assert any("is on" in line for line in await w.command("Steve", "listen", "status"))
