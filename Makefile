@@ -27,7 +27,7 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run test install postgres java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
+.PHONY: run test install postgres seccomp java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
@@ -38,11 +38,11 @@ run: $(STAMP)
 # sqlite_only are about SQLite files and ran in the first pass.
 PG_SUITES := tests/app tests/interaction tests/turns tests/policy
 
-test: $(STAMP) java postgres model-servers
+test: $(STAMP) java postgres seccomp model-servers
 	$(BIN)/pytest
 	$(BIN)/pytest $(PG_SUITES) --storage=postgresql -m "not sqlite_only"
 
-install: $(STAMP) postgres
+install: $(STAMP) postgres seccomp
 
 # The storage tests and the store bench start a PostgreSQL server of their own (initdb in a
 # temporary folder, see tests/postgres_server.py); they need the server's binaries, not a
@@ -58,6 +58,22 @@ postgres:
 	      || { echo "apt-get install postgresql failed" >&2; exit 1; }; \
 	  else \
 	    echo "PostgreSQL is not installed; the storage tests need it: sudo apt-get install -y postgresql" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# Function workers load libseccomp (Debian's libseccomp2, through ctypes) for their seccomp
+# filter; without it the layer is reported unavailable and the confinement tests fail.
+SECCOMP_FOUND ?= ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'
+seccomp:
+	@if ! { $(SECCOMP_FOUND); }; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing libseccomp2 (the Function workers' seccomp filter)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends libseccomp2 >/dev/null \
+	      || { echo "apt-get install libseccomp2 failed" >&2; exit 1; }; \
+	  else \
+	    echo "libseccomp2 is not installed; Function workers need it: sudo apt-get install -y libseccomp2" >&2; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -23,6 +23,7 @@ from bridge.app.usage_report import usage_lines
 from bridge.control import ConfigLoadError
 from bridge.errors import ConfigError, MineclawError, StoreError, TurnError
 from bridge.functions.review import review_catalogue, review_lines, skill_texts
+from bridge.functions.worker_confinement import BRIDGE_LAYERS, describe
 from bridge.link.messages import CommandReply, CommandRequest, Text
 from bridge.turns.compaction import CompactionOutcome
 from bridge.turns.gates import PRIVATE_PERMISSION
@@ -398,6 +399,7 @@ class CommandRouter:
             web_line,
             text("status.session_summarised" if state.summary else "status.session", session),
             text("status.activity", activity),
+            text("status.sandbox", {"layers": sandbox_layers(runtime.functions.pool.confinement)}),
             text(
                 "status.audit",
                 {
@@ -454,3 +456,12 @@ class CommandRouter:
         if self.approval_handler is None:
             return [self._runtime.text("commands.not_available", {"what": "Approvals"})]
         return await self.approval_handler(request)
+
+
+def sandbox_layers(workers: dict[str, str] | None) -> str:
+    """The Function sandbox's OS layers for `/mineclaw status`: the workers' (once the pool has
+    started) and the bridge's own."""
+    bridge = describe(BRIDGE_LAYERS) or "not_dumpable unavailable: not set (not serving)"
+    if workers is None:
+        return f"workers not started yet (they start with the first call); {bridge}"
+    return f"{describe(workers)}; {bridge}"

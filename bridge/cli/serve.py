@@ -29,6 +29,7 @@ from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
+from bridge.functions.worker_confinement import not_dumpable
 from bridge.link.auth import ensure_token_file
 from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings
@@ -122,6 +123,9 @@ def run_serve(args: argparse.Namespace) -> int:
     # itself; its warnings and errors still show.
     logging.getLogger("websockets").setLevel(logging.WARNING)
     raise_open_file_limit()
+    # Same-user processes (a Function worker after a V8 escape, when the bridge does not run
+    # as root) cannot read this process's environment (the provider keys) through /proc.
+    logging.getLogger(__name__).info("bridge process not dumpable: %s", not_dumpable())
     config_dir: Path = args.config
     # Without --init, a folder that is not a configuration folder (a mistyped --config) is
     # refused rather than filled with new files and a token.

@@ -133,6 +133,7 @@ _declare("status.listen_off", "player name")
 _declare("status.web_on", "player name tools", "tools")
 _declare("status.web_off", "player name")
 _declare("status.audit", "player name dropped lost", "dropped lost")
+_declare("status.sandbox", "player name layers", "layers")
 _STATUS_SESSION = "player name turns messages tokens"
 _declare("status.session", _STATUS_SESSION, "turns messages tokens")
 _declare("status.session_summarised", _STATUS_SESSION, "turns messages tokens")
@@ -340,6 +341,8 @@ class StatusMessages(_Section):
     # Audit events not written since start: dropped on a full queue, or refused by the table
     # (each is counted in an audit.dropped or audit.lost record once the table takes rows).
     audit: str = "<gray>audit log: <dropped> events dropped, <lost> lost since start"
+    # The OS confinement of Function workers, each layer "on" or "unavailable: why".
+    sandbox: str = "<gray>Function sandbox: <layers>"
     session: str = "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens"
     session_summarised: str = (
         "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens, summarised"

@@ -45,6 +45,13 @@ class LivePool:
         self._closed = False
 
     @property
+    def confinement(self) -> dict[str, str] | None:
+        """The OS confinement layers of the pool in force; None before the first start."""
+        if self._active is None or not isinstance(self._active.engine, WorkerEngine):
+            return None
+        return self._active.engine.confinement
+
+    @property
     def settings(self) -> PoolSettings | None:
         """The settings of the pool new calls use; None before the first start."""
         return None if self._active is None else self._active.settings

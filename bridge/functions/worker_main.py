@@ -21,11 +21,15 @@ bridge used in-process before, and serves `worker_protocol` frames on the engine
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import json
 import os
+import pwd
 import resource
 import sys
 from typing import TYPE_CHECKING
 
+from bridge.functions import worker_confinement as confinement
 from bridge.functions.worker_protocol import (
     HEADER_BYTES,
     Answer,
@@ -146,7 +150,12 @@ class _Server:
             await sandbox.dispose()
 
 
-async def _main() -> int:
+async def _main(
+    layers: dict[str, str],
+    nobody: pwd.struct_passwd | None,
+    libseccomp: ctypes.CDLL | None,
+    probe: str | None,
+) -> int:
     # Imported here, not at the top: the OS limits are set before V8 is loaded.
     from bridge.functions.engine import SandboxError
     from bridge.functions.v8_engine import V8Engine
@@ -167,7 +176,16 @@ async def _main() -> int:
     for thread_id in os.listdir("/proc/self/task"):
         # Threads V8 and the engine already started keep their own priority on Linux.
         os.setpriority(os.PRIO_PROCESS, int(thread_id), 19)
-    _send(Ready(pid=os.getpid()))
+    # The layers that need V8 up first (see `worker_confinement`); the order matters: the
+    # descriptors are listed through /proc before seccomp, which forbids opening it.
+    layers["user"] = confinement.drop_user(nobody)
+    layers["descriptors"] = confinement.close_descriptors()
+    if probe is not None:
+        _run_probe(probe, "before_seccomp", layers)
+    layers["seccomp"] = confinement.seccomp(libseccomp)
+    if probe is not None:
+        _run_probe(probe, "confined", layers)
+    _send(Ready(pid=os.getpid(), confinement=layers))
     try:
         await engine.run(_Server(engine).serve())
     except FrameError as exc:
@@ -178,12 +196,45 @@ async def _main() -> int:
     return 0
 
 
+PROBE_ENV = "MINECLAW_TEST_WORKER_PROBE"
+"""Tests only: a Python file the worker runs once it is confined, the stand-in for native code
+after a V8 escape. Honoured only when this variable names it AND the file sits in the
+repository's `tests/` folder; the bridge starts every worker with an empty environment, so
+neither a Function (JavaScript in the isolate) nor `config.yml` can set it."""
+
+
+def _probe_source() -> str | None:
+    path = os.environ.get(PROBE_ENV)
+    if not path:
+        return None
+    tests = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "tests")
+    if os.path.commonpath([os.path.realpath(path), os.path.realpath(tests)]) != os.path.realpath(
+        tests
+    ):
+        return None
+    with open(path, encoding="utf-8") as probe:  # read before Landlock hides it
+        return probe.read()
+
+
+def _run_probe(source: str, stage: str, layers: dict[str, str]) -> None:
+    results: dict[str, str] = {}
+    scope = {"results": results, "stage": stage, "layers": dict(layers)}
+    exec(compile(source, "<probe>", "exec"), scope)  # noqa: S102 - tests only
+    print(f"PROBE {stage} " + json.dumps(results), file=sys.stderr, flush=True)
+
+
 def main(argv: list[str]) -> int:
     data_mb, cpu_s = int(argv[0]), int(argv[1])
     set_os_limits(data_mb, cpu_s)
     # Anything printed by mistake must not corrupt the protocol on stdout.
     sys.stdout = sys.stderr
-    return asyncio.run(_main())
+    # The layers that must come before any thread starts (every thread inherits them).
+    nobody = confinement.unprivileged_user()
+    libseccomp = confinement.load_libseccomp()
+    probe = _probe_source()
+    layers = {"no_new_privs": confinement.no_new_privs()}
+    layers["landlock"] = confinement.landlock()
+    return asyncio.run(_main(layers, nobody, libseccomp, probe))
 
 
 if __name__ == "__main__":

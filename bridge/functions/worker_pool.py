@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
 from bridge.functions.engine import EngineUnavailable, SandboxProtocolError, WorkersBusy
+from bridge.functions.worker_confinement import ON, describe
 from bridge.functions.worker_process import WorkerLimits, WorkerProcess
 from bridge.functions.worker_protocol import MAX_VALUE_CHARS
 
@@ -201,6 +202,8 @@ class WorkerEngine:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last_failure = ""
         self._backoff_s = _RESPAWN_BACKOFF_S[0]
+        self.confinement: dict[str, str] = {}
+        """The OS confinement layers of the first worker started, as it reported them."""
         self.replaced = 0
         """Workers started to replace one that died or was killed (benchmarks, tests)."""
 
@@ -299,6 +302,12 @@ class WorkerEngine:
             self._changed = asyncio.Event()
 
     def _adopt(self, worker: WorkerProcess) -> None:
+        if not self.confinement:
+            self.confinement = dict(worker.confinement)
+            logger.info("Function worker confinement: %s", describe(self.confinement))
+            for name, state in self.confinement.items():
+                if state != ON and not state.startswith(ON + " "):
+                    logger.warning("Function worker confinement layer %s is %s", name, state)
         self._live.add(worker)
         self._idle.append(worker)
         self._track(self._watch(worker))

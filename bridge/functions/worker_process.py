@@ -77,6 +77,12 @@ class WorkerLimits:
     cpu_s: int = 600
 
 
+def worker_argv(limits: WorkerLimits) -> list[str]:
+    """The command line of a worker (its environment is always empty: see `spawn`)."""
+    module = "bridge.functions.worker_main"
+    return [sys.executable, "-I", "-m", module, str(limits.data_mb), str(limits.cpu_s)]
+
+
 class _WorkerDied(Exception):
     pass
 
@@ -92,6 +98,8 @@ class WorkerProcess:
         """An isolate in it was stopped at a limit: V8 may still be busy finishing a builtin
         (and may yet abort), so the worker must not serve another call."""
         self.killed_for: str | None = None
+        self.confinement: dict[str, str] = {}
+        """Each OS confinement layer, as the worker reported it at `ready`."""
         self.retiring = False
         """Closed on purpose (retired, surplus, shutdown): its exit is not a loss."""
         self._seq = itertools.count()
@@ -106,12 +114,7 @@ class WorkerProcess:
     async def spawn(cls, limits: WorkerLimits) -> WorkerProcess:
         """Start a worker and wait for its `ready`; `EngineUnavailable` if it never comes."""
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-m",
-            "bridge.functions.worker_main",
-            str(limits.data_mb),
-            str(limits.cpu_s),
+            *worker_argv(limits),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -137,6 +140,7 @@ class WorkerProcess:
             worker.kill("start failed")
             reason = first.message if isinstance(first, Fatal) else "it did not say ready"
             raise EngineUnavailable(f"a Function worker did not start: {reason}")
+        worker.confinement = dict(first.confinement)
         worker._track(worker._read_answers())
         return worker
 

@@ -86,6 +86,8 @@ class Ready(_Frame):
 
     type: Literal["ready"] = "ready"
     pid: int
+    confinement: dict[str, str] = Field(default_factory=dict, max_length=16)
+    """Each OS confinement layer: "on", or "unavailable: why" (`worker_confinement`)."""
 
 
 class Answer(_Frame):

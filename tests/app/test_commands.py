@@ -60,6 +60,7 @@ async def test_status_is_open_to_everyone_and_the_console(app: App) -> None:
     assert "0 turns" in joined
     assert "web tools: off" in joined
     assert "audit log: 0 events dropped, 0 lost since start" in joined
+    assert "Function sandbox: workers not started yet" in joined
 
 
 async def test_status_says_which_web_tools_are_on_after_a_reload(app: App) -> None:
