@@ -64,7 +64,7 @@ final class TestkitRegistry implements GameRegistry {
             throw new BadCommand("recipe.add: unknown kind '" + kindName + "'");
         }
         String result = optional(op, "result");
-        int count = op.has("count") ? op.get("count").getAsInt() : 1;
+        int count = (int) number(op, "count", 1);
         List<String> shape = op.has("shape") ? strings(op, "shape") : List.of();
         List<RecipeFacts.Ingredient> ingredients = new ArrayList<>();
         if (op.has("ingredients")) {
@@ -82,8 +82,8 @@ final class TestkitRegistry implements GameRegistry {
                         strings(ingredient, "items")));
             }
         }
-        int cookTicks = op.has("cook_ticks") ? op.get("cook_ticks").getAsInt() : -1;
-        double experience = op.has("experience") ? op.get("experience").getAsDouble() : 0;
+        int cookTicks = (int) number(op, "cook_ticks", -1);
+        double experience = number(op, "experience", 0);
         this.added.add(new RecipeFacts(key, kind, result, count, shape, ingredients, cookTicks, experience));
         reload();
     }
@@ -122,6 +122,17 @@ final class TestkitRegistry implements GameRegistry {
                         "minecraft:iron_ingot", 1, List.of("minecraft:raw_iron"), 200, 0.7),
                 RecipeFacts.single("minecraft:stone_slab_from_stonecutting", RecipeFacts.Kind.STONECUTTING,
                         "minecraft:stone_slab", 2, List.of("minecraft:stone"), 0, 0));
+    }
+
+    private static double number(JsonObject object, String name, double absent) {
+        JsonElement value = object.get(name);
+        if (value == null) {
+            return absent;
+        }
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
+            throw new BadCommand("recipe.add: " + name + " must be a number");
+        }
+        return value.getAsDouble();
     }
 
     private static String field(JsonObject object, String name) {
