@@ -20,7 +20,9 @@ import org.mockbukkit.mockbukkit.ServerMock;
  */
 final class PluginHarness implements AutoCloseable {
     static final String TOKEN = "mockbukkit-harness-token-0123456789";
-    private static final long WAIT_SECONDS = 10;
+    // A bound on waits for events, not a timing check: generous because the machines that run
+    // the suites are shared and often loaded (10 s was seen to run out while linking).
+    private static final long WAIT_SECONDS = 60;
 
     final ServerMock server;
     final TestBridge bridge;
@@ -43,10 +45,23 @@ final class PluginHarness implements AutoCloseable {
         ServerMock server = MockBukkit.mock();
         // A long verdict wait unless the test sets its own, so a verdict is never late by accident.
         String verdict = extraYaml.contains("verdict-timeout-ms") ? "" : "verdict-timeout-ms: 2000\n";
-        PluginHarness harness = new PluginHarness(server, bridge, "bridge-url: " + bridge.url() + "\n"
-                + "token: " + TOKEN + "\n" + verdict + extraYaml);
-        bridge.nextHello();
-        harness.awaitLog("linked to the bridge");
+        PluginHarness harness;
+        try {
+            harness = new PluginHarness(server, bridge, "bridge-url: " + bridge.url() + "\n"
+                    + "token: " + TOKEN + "\n" + verdict + extraYaml);
+        } catch (Exception | Error e) {
+            // Unmock here, or every later test of the run fails with "Already mocking".
+            MockBukkit.unmock();
+            bridge.close();
+            throw e;
+        }
+        try {
+            bridge.nextHello();
+            harness.awaitLog("linked to the bridge");
+        } catch (Exception | Error e) {
+            harness.close();
+            throw e;
+        }
         return harness;
     }
 
