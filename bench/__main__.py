@@ -23,6 +23,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.store_bench",
     "bench.prefix_bench",
     "bench.network_bench",
+    "bench.listen_bench",
     "bench.web_bench",
     "bench.game_facts_bench",
 )
