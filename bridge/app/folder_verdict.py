@@ -9,7 +9,9 @@ here, on the loaded plane, and each is an error for all four:
   one is still refused, so the owner hears of it before a player asks for the tool);
 - a Function source that does not compile (a warning for a disabled Function);
 - a Function capability naming a native tool that is not configured;
-- a skill naming a Function that does not exist.
+- a skill naming a Function that does not exist;
+- a ``listen.decision_model`` that ``providers.yml`` does not define (a typo would otherwise
+  leave every listen-mode line to the classifier without a word).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridge.control import ConfigLoadError, ControlPlane, Problem, load_control_plane
-from bridge.control.layout import FUNCTIONS_FILE, TOOLS_FILE
+from bridge.control.layout import CONFIG_FILE, FUNCTIONS_FILE, TOOLS_FILE
 from bridge.control.problems import format_path
 from bridge.functions.review import review_catalogue, skill_texts, unknown_tool_problems
 from bridge.functions.syntax_problems import function_syntax_problems
@@ -65,6 +67,10 @@ def plane_problems(plane: ControlPlane) -> list[Problem]:
         plane.functions, plane.config.functions, skills=skill_texts(plane.skills)
     )
     problems += [missing.problem() for missing in review.missing_references]
+    decision_model = plane.config.listen.decision_model
+    if decision_model is not None and decision_model not in plane.providers.models:
+        message = f"model {decision_model!r} is not configured in providers.yml"
+        problems.append(Problem(CONFIG_FILE, None, None, "listen.decision_model", message))
     return problems
 
 

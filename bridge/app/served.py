@@ -374,12 +374,6 @@ def build_served(
         registry = _registry(plane, {**handlers, **web})
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
-    decision_model = plane.config.listen.decision_model
-    if decision_model:  # a typo must not silently leave every line to the classifier
-        try:
-            plane.providers.resolve(decision_model)
-        except ConfigError as exc:
-            raise ConfigError(f"config.yml: listen.decision_model: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)
     providers, unusable = _providers(plane, parts, previous)
     return ServedConfig(

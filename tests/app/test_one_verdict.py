@@ -108,6 +108,14 @@ CORPUS: dict[str, tuple[Mistake, bool]] = {
         ),
         False,
     ),
+    "decision-model-not-in-providers-yml": (
+        lambda folder: _replace(
+            folder / "config.yml",
+            "  when_refused: keep\n",
+            "  when_refused: keep\n  decision_model: a/b\n",
+        ),
+        False,
+    ),
     "unknown-field-in-message-yml": (
         lambda folder: _append(folder / "message.yml", "unknown_field: 1\n"),
         False,
