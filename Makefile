@@ -44,39 +44,34 @@ test: $(STAMP) java postgres seccomp model-servers
 
 install: $(STAMP) postgres seccomp
 
-# The storage tests and the store bench start a PostgreSQL server of their own (initdb in a
-# temporary folder, see tests/postgres_server.py); they need the server's binaries, not a
-# running service. Debian keeps them in /usr/lib/postgresql/<version>/bin, off PATH. Where none
-# is found, root installs the distribution's package; anyone else is told the command.
-PG_FOUND ?= command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
-postgres:
-	@if ! { $(PG_FOUND); }; then \
+# $(call distribution_package,FOUND,PACKAGE,WHAT NEEDS IT): when the FOUND command fails, root
+# installs the distribution's PACKAGE; anyone else is told the command.
+define distribution_package
+	@if ! { $(1); }; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing PostgreSQL from the distribution (the storage tests start their own server)"; \
+	    echo "installing $(2) from the distribution ($(3))"; \
 	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql >/dev/null \
-	      || { echo "apt-get install postgresql failed" >&2; exit 1; }; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $(2) >/dev/null \
+	      || { echo "apt-get install $(2) failed" >&2; exit 1; }; \
 	  else \
-	    echo "PostgreSQL is not installed; the storage tests need it: sudo apt-get install -y postgresql" >&2; \
+	    echo "$(2) is not installed ($(3)): sudo apt-get install -y $(2)" >&2; \
 	    exit 1; \
 	  fi; \
 	fi
+endef
+
+# The storage tests and the store bench start a PostgreSQL server of their own (initdb in a
+# temporary folder, see tests/postgres_server.py); they need the server's binaries, not a
+# running service. Debian keeps them in /usr/lib/postgresql/<version>/bin, off PATH.
+PG_FOUND ?= command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+postgres:
+	$(call distribution_package,$(PG_FOUND),postgresql,the storage tests start their own server)
 
 # Function workers load libseccomp (Debian's libseccomp2, through ctypes) for their seccomp
 # filter; without it the layer is reported unavailable and the confinement tests fail.
 SECCOMP_FOUND ?= ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'
 seccomp:
-	@if ! { $(SECCOMP_FOUND); }; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing libseccomp2 (the Function workers' seccomp filter)"; \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get update -qq && apt-get install -y -qq --no-install-recommends libseccomp2 >/dev/null \
-	      || { echo "apt-get install libseccomp2 failed" >&2; exit 1; }; \
-	  else \
-	    echo "libseccomp2 is not installed; Function workers need it: sudo apt-get install -y libseccomp2" >&2; \
-	    exit 1; \
-	  fi; \
-	fi
+	$(call distribution_package,$(SECCOMP_FOUND),libseccomp2,the Function workers' seccomp filter)
 
 # The real model servers of tests/realserver (llama-cpp-python's server and llama.cpp's
 # llama-server, built from source once per version into ~/.cache/mineclaw/model-servers; root
