@@ -30,8 +30,7 @@ functions:
     parameters: {type: object}
     on_call: |
       async function onCall(ctx, api) {
-        const s = "a".repeat(2 ** 27);
-        s.replace(/a/g, () => "bb");
+        "a".repeat(2 ** 28).split("");
         return {status: "ok", output: {}};
       }
 """
