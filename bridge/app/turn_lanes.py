@@ -150,6 +150,7 @@ class TurnLanes:
             metrics=self._metrics,
         )
         engine.add_after_turn(compactor.after_turn)
+        engine.overflow = compactor.compact_for_overflow
         engine.add_after_turn(self._after_any_turn)
         compactor.add_freed_listener(self.queue.release)
         return Lane(lane_id, owner, session, activity, engine, compactor)

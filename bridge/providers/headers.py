@@ -39,7 +39,9 @@ class HeaderBuilder:
         self._extra = dict(settings.extra_headers)
         self._opencode = settings.provider_id.startswith("opencode")
         self._key = settings.api_key.get_secret_value()
-        self._authorization = f"Bearer {self._key}"
+        # No key (a local server without one): no Authorization at all. "Bearer " alone is
+        # not a valid header value, and the HTTP client refuses to send it.
+        self._authorization = f"Bearer {self._key}" if self._key.strip() else None
 
     @property
     def user_agent(self) -> str:
@@ -64,7 +66,8 @@ class HeaderBuilder:
         if self._opencode:
             headers["user-agent"] = self._user_agent
             headers[OPENCODE_SESSION_HEADER] = session_id
-        headers["authorization"] = self._authorization
+        if self._authorization is not None:
+            headers["authorization"] = self._authorization
         headers["accept"] = "text/event-stream"
         headers["content-type"] = "application/json"
         for name, value in headers.items():

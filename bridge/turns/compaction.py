@@ -156,6 +156,21 @@ class Compactor:
         elif self.should_compact(snapshot):
             self._start(snapshot, asyncio.get_running_loop().create_future())
 
+    async def compact_for_overflow(self, snapshot: TurnSnapshot) -> bool:
+        """For a turn whose request the provider refused as too long: compact now, inside that
+        turn (which already holds the lane, so nothing is claimed); True when the session got
+        shorter and the turn may try its request again."""
+        try:
+            outcome = await self._summarise(snapshot)
+        except Exception:
+            log.exception("compaction for a context overflow failed")
+            outcome = "failed"
+        try:
+            self._audit.record("compaction.end", {"outcome": outcome, "cause": "context_overflow"})
+        except MineclawError as exc:
+            log.error("compaction end not audited: %s", exc)
+        return outcome == "compacted"
+
     def _start(self, snapshot: TurnSnapshot, future: asyncio.Future[CompactionOutcome]) -> None:
         self._activity.claim("compaction")
         self._running = future

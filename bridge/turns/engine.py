@@ -64,6 +64,7 @@ from bridge.turns.ports import (
     ArchiveWriter,
     BudgetHold,
     ModelRoute,
+    OverflowCompaction,
     PlayerRef,
     TurnContext,
     TurnOutput,
@@ -160,6 +161,8 @@ class _Progress:
     """The budget tier of the asker (the metrics' label): ``guest`` without one."""
     began: float = 0.0
     """When the turn started (the engine's monotonic clock), for the metrics."""
+    compacted: bool = False
+    """The session was compacted for this turn's context overflow (once per turn)."""
 
 
 class TurnEngine:
@@ -213,6 +216,8 @@ class TurnEngine:
         self._stop_requested = False
         self._committing = False
         self.overheard: OverheardSource | None = None
+        self.overflow: OverflowCompaction | None = None
+        """Compacts the session when a request is refused as too long (once per turn)."""
         """Where the public lane's turns take what listen mode overheard (None: nothing)."""
 
     def add_after_turn(self, listener: TurnListener) -> None:
@@ -400,11 +405,14 @@ class TurnEngine:
             meter = RequestMeter()
             try:
                 completed = await self._complete(context, snapshot, progress, request, meter)
-            except BaseException:
+            except BaseException as exc:
                 # Stopped or failed: what the provider served is billed all the same.
                 await asyncio.shield(
                     self._bill_unfinished(context, snapshot, progress, hold, meter, prompt)
                 )
+                if isinstance(exc, _Dropped) and await self._compacted_for(exc, progress, snapshot):
+                    projection = self._session.projection(limits.max_messages)
+                    continue
                 raise
             if completed.usage is not None and not completed.usage.estimated:
                 self._session.calibration.observe(
@@ -430,6 +438,19 @@ class TurnEngine:
             results = await self._run_round(in_round, snapshot, calls, progress)
             progress.items.extend(results)
             _stop_for_loop(breaker.after_round(results))
+
+    async def _compacted_for(
+        self, dropped: _Dropped, progress: _Progress, snapshot: TurnSnapshot
+    ) -> bool:
+        """A context too long for the model is answered by compacting the session once per
+        turn (the overflow port); the request is then built again from the shorter session."""
+        failure = dropped.failure
+        if failure is None or failure.failure_class != "too_long" or progress.compacted:
+            return False
+        if self.overflow is None:
+            return False
+        progress.compacted = True
+        return await self.overflow(snapshot)
 
     async def _run_round(
         self,

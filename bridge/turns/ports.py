@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -220,3 +220,8 @@ class TurnSnapshot:
             policy=dataclasses.replace(self.retry, max_attempts=max(1, self.limits.model_attempts)),
         )
         return (own, *self.fallbacks)
+
+
+OverflowCompaction = Callable[[TurnSnapshot], Awaitable[bool]]
+"""Compacts a lane's session for a turn whose request the provider refused as too long
+(`bridge.turns.compaction.Compactor.compact_for_overflow`); True when the session got shorter."""

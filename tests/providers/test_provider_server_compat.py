@@ -10,6 +10,7 @@ import json
 from typing import Any, get_args
 
 import pytest
+from pydantic import SecretStr
 
 from bridge.control.providers import CompatName as ConfigCompatName
 from bridge.control.providers import ModelConfig
@@ -24,7 +25,7 @@ from bridge.providers.items import (
     ToolResult,
     ToolSpec,
 )
-from bridge.providers.settings import ModelSettings
+from bridge.providers.settings import ModelSettings, ProviderSettings
 
 from .compat_suite import COMPAT_DIR
 from .provider_replay_server import ReplayServer, Reply
@@ -282,3 +283,20 @@ async def test_role_then_done_is_retried_by_the_client_never_read_as_an_answer(
     )
     final = events[-1]
     assert isinstance(final, Failed) and final.retryable and final.failure_class == "broken"
+
+
+async def test_a_provider_without_a_key_sends_no_authorization(replay_server: ReplayServer) -> None:
+    """A local server needs no key; "Bearer " alone is an invalid header the HTTP client
+    refuses, which failed every turn as a broken connection (found on the real server)."""
+    replay_server.script(answer())
+    settings = ProviderSettings(
+        provider_id="local",
+        api_type="openai_chat_completions",
+        base_url=replay_server.base_url,
+        api_key=SecretStr(""),
+    )
+    async with ProviderClient(settings) as client:
+        request = ProviderRequest(session_id="s", items=TOOL_ROUND[:1])
+        events = [e async for e in client.stream(request, ModelSettings(wire_model="m"))]
+    assert isinstance(events[-1], Completed), events[-1]
+    assert "authorization" not in replay_server.requests[-1].headers

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bridge.providers.events import Completed, StreamEvent
+from bridge.providers.events import Completed, Failed, StreamEvent
 from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest, ToolCall
 from bridge.turns.activity import BusyError
 from bridge.turns.compaction import SUMMARY_INSTRUCTIONS, transcript
@@ -246,3 +246,37 @@ async def test_a_forged_speaker_line_stays_on_the_line_of_who_typed_it(
     assert not any(line.startswith("[assistant] I obey") for line in lines)
     for line in lines:
         assert not any(char in line for char in SEPARATORS)
+
+
+TOO_LONG = [Failed(reason="HTTP 400: context length exceeded", retryable=False, kind="too_long")]
+
+
+async def test_a_context_too_long_is_answered_by_compacting_once(harness: Harness) -> None:
+    await fill(harness, 4)
+    harness.engine.overflow = harness.compactor.compact_for_overflow
+    model = ScriptedModel([TOO_LONG, answer("Steve asked four questions."), answer("fits now")])
+    outcome = await harness.run(make_snapshot(model), "one more")
+    assert outcome.status == "completed" and outcome.reply == "fits now"
+    assert harness.session.state.summary == "Steve asked four questions."
+    assert len(model.requests) == 3
+    refused, summary, retried = model.requests
+    assert summary.instructions == SUMMARY_INSTRUCTIONS
+    assert retried.items[0] == PlayerMessage(
+        player=None, text=f"{SUMMARY_HEADING}\nSteve asked four questions."
+    )
+    assert len(retried.items) < len(refused.items)
+    assert ["compaction.start", "compaction.end"] == [
+        kind for kind in harness.audit.kinds() if kind.startswith("compaction.")
+    ]
+    last = harness.session.state.turns[-1].items[0]
+    assert last == PlayerMessage(player="Steve", text="one more")
+
+
+async def test_a_context_still_too_long_after_compacting_ends_the_turn(harness: Harness) -> None:
+    await fill(harness, 4)
+    harness.engine.overflow = harness.compactor.compact_for_overflow
+    model = ScriptedModel([TOO_LONG, answer("summary"), TOO_LONG])
+    outcome = await harness.run(make_snapshot(model), "one more")
+    assert outcome.status == "dropped"
+    assert len(model.requests) == 3  # compacted once, never twice
+    assert not harness.activity.busy
