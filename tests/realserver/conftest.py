@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.interaction.processes import free_port
+
 from .model_servers import (
     LLAMA_CPP_PYTHON_READY,
     ModelServer,
-    free_port,
     llama_cpp_python,
     llama_cpp_python_command,
     llama_server,

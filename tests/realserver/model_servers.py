@@ -15,7 +15,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -57,13 +56,6 @@ def make_model(python: Path, out: Path, *, endless: bool = False) -> Path:
         command.append("--endless")
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     return out
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -153,7 +145,7 @@ async def running(
 
 
 LLAMA_CPP_PYTHON_READY = r"Uvicorn running on"
-LLAMA_SERVER_READY = r"all slots are idle"
+LLAMA_SERVER_READY = r"listening on"
 
 
 def llama_cpp_python_command(python: Path, model: Path, port: int) -> list[str]:

@@ -15,11 +15,11 @@ from pathlib import Path
 from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
 from bridge.providers.settings import ModelSettings
+from tests.interaction.processes import free_port
 
 from .model_servers import (
     LLAMA_CPP_PYTHON_READY,
     ModelServer,
-    free_port,
     llama_cpp_python,
     llama_cpp_python_command,
     running,
@@ -105,6 +105,17 @@ async def test_a_server_killed_mid_answer_breaks_the_stream(endless_model: Path)
     outcome = rest[-1]
     assert isinstance(outcome, Failed) and outcome.retryable, rest
     assert outcome.failure_class in ("broken", "busy"), outcome
+
+
+async def test_a_prompt_past_the_context_ends_the_stream_empty(lcp_server: ModelServer) -> None:
+    """Streaming, llama-cpp-python raises its "exceed context window" inside the stream and
+    ends the body without a word: a broken stream to the client (so retried, never compacted;
+    docs/providers.md). llama-server says it with a status (test_llama_server_wire)."""
+    long = request(PlayerMessage(player="Steve", text="a" * 12_000))
+    async with client(lcp_server.base_url, "llama-cpp-python") as the_client:
+        refused = final(await events_of(the_client, long, MODEL))
+    assert isinstance(refused, Failed), refused
+    assert refused.failure_class == "broken" and refused.retryable, refused
 
 
 def test_no_player_message_is_needed_to_shape_a_request() -> None:
