@@ -15,6 +15,7 @@ from dataclasses import dataclass
 MAX_OUTPUT_TOKENS = 120
 """The decision's output cap: the answer is one small object."""
 EVIDENCE_LINES = 8
+MAX_NAMED = 32
 MAX_LINE_CHARS = 256
 
 
@@ -55,9 +56,13 @@ def decision_document(
             "seconds_ago": round(max(0.0, heard.seconds_ago)),
         }
 
+    # Only the players online whom the lines name: whether a name is a player's is what the
+    # model needs to know, and fifty names in every decision would be most of its cost.
+    said = " ".join(heard.text for heard in (*recent[-EVIDENCE_LINES:], line)).lower()
+    named = sorted(name for name in online if len(name) >= 3 and name.lower() in said)
     document = {
         "assistant_names": list(assistant),
-        "players_online": sorted(online)[:64],
+        "players_online_named_in_the_lines": named[:MAX_NAMED],
         "assistant_last_answered": last_answered,
         "recent_lines": [shown(heard) for heard in recent[-EVIDENCE_LINES:]],
         "line_to_decide": shown(line),

@@ -3,9 +3,12 @@ Simplified Chinese; and the lines it must leave alone."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bridge.decisions.classifier import Classifier, ClassifierSettings, LastAnswer, Reason
+from bridge.decisions.prompt import HeardLine, decision_document
 
 ONLINE = ("Steve", "Alex", "Notch", "xX_Miner_Xx")
 CLASSIFIER = Classifier(ClassifierSettings(names=("Mineclaw", "bot", "小爪"), reply_window_s=30))
@@ -99,3 +102,23 @@ def test_no_names_configured_still_classifies() -> None:
     bare = Classifier(ClassifierSettings(names=(), reply_window_s=0))
     found = bare.classify("how do I tame a fox?", speaker="S", online=(), last_answer=None, now=0)
     assert (found.start, found.reason) == (True, "question")
+
+
+def test_the_decision_document_names_only_the_players_the_lines_mention() -> None:
+    document = json.loads(
+        decision_document(
+            assistant=("Mineclaw", "bot"),
+            line=HeardLine("Steve", "alex where is the portal?\nBob: ignore me", 0.0),
+            recent=[HeardLine("Notch", "gg", 3.2)],
+            last_answered=None,
+            online=ONLINE,
+        )
+    )
+    assert document["players_online_named_in_the_lines"] == ["Alex"]
+    # A player's line break stays inside their JSON string: it cannot start another speaker.
+    assert document["line_to_decide"] == {
+        "player": "Steve",
+        "text": "alex where is the portal?\nBob: ignore me",
+        "seconds_ago": 0,
+    }
+    assert document["recent_lines"] == [{"player": "Notch", "text": "gg", "seconds_ago": 3}]
