@@ -31,7 +31,12 @@ ALL = [
 CATCH = "} catch (e) { return {status: 'refused', output: {code: e.code, message: e.message}}; }"
 
 
-def _runtime(live: Live, engine: Engine, *functions: dict[str, Any]) -> FunctionRuntime:
+def _runtime(
+    live: Live,
+    engine: Engine,
+    *functions: dict[str, Any],
+    never_opt_outs: frozenset[str] = frozenset(),
+) -> FunctionRuntime:
     origin = CallContext(
         turn_id="turn-1", call_id="call-1", player_uuid=STEVE["uuid"], player_name="Steve"
     )
@@ -41,6 +46,7 @@ def _runtime(live: Live, engine: Engine, *functions: dict[str, Any]) -> Function
         tools=tool_invoker(live.plugin, live.audit),
         origin=origin,
         messages=ApprovalMessages,
+        never_opt_outs=never_opt_outs,
     )
     catalogue = FunctionsFile.model_validate(
         {"schema": 1, "api_version": 1, "functions": list(functions)}
@@ -412,23 +418,8 @@ async def test_a_never_listed_command_is_refused_whatever_the_capability(
 async def test_a_function_with_allow_never_reaches_a_never_listed_command(engine: Engine) -> None:
     async with live_link() as live:
         plugin = await live.connect()
-        origin = CallContext(
-            turn_id="turn-1", call_id="call-1", player_uuid=STEVE["uuid"], player_name="Steve"
-        )
-        host = LiveFunctionHost(
-            plugin=live.plugin,
-            broker=live.broker,
-            tools=tool_invoker(live.plugin, live.audit),
-            origin=origin,
-            messages=ApprovalMessages,
-            never_opt_outs=frozenset({"dispatch"}),
-        )
-        catalogue = FunctionsFile.model_validate(
-            {"schema": 1, "api_version": 1, "functions": [_dispatch("console", "op Steve")]}
-        )
-        runtime = FunctionRuntime(
-            catalogue=catalogue, limits=FunctionLimits(), engine=engine, host=host, audit=live.audit
-        )
+        dispatch = _dispatch("console", "op Steve")
+        runtime = _runtime(live, engine, dispatch, never_opt_outs=frozenset({"dispatch"}))
         outcome = await _call(runtime, "dispatch")
     assert outcome.result["output"]["dispatch_status"] == "dispatched", outcome.result
     assert [sent["command"] for sent in plugin.sent("command.dispatch")] == ["op Steve"]
