@@ -1,4 +1,4 @@
-"""A Function worker process: `python -I -m bridge.functions.worker_main DATA_MB CPU_S`.
+"""A Function worker process: `python -I -m bridge.functions.worker_main DATA_MB CPU_S NICE`.
 
 Started by `worker_pool.py` with a clean environment and only its three standard descriptors
 (stdin and stdout are the protocol pipe, stderr diagnostics). Before anything loads V8 it sets
@@ -225,7 +225,12 @@ def _run_probe(source: str, stage: str, layers: dict[str, str]) -> None:
 
 def main(argv: list[str]) -> int:
     data_mb, cpu_s = int(argv[0]), int(argv[1])
+    start_nice = int(argv[2]) if len(argv) > 2 else 0
     set_os_limits(data_mb, cpu_s)
+    if start_nice:
+        # A spare started in the background (see `WorkerProcess.spawn`): every thread V8
+        # starts inherits this.
+        os.setpriority(os.PRIO_PROCESS, 0, start_nice)
     # Anything printed by mistake must not corrupt the protocol on stdout.
     sys.stdout = sys.stderr
     # The layers that must come before any thread starts (every thread inherits them).

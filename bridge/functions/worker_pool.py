@@ -355,8 +355,11 @@ class WorkerEngine:
             if self._closed:
                 self._spawning -= 1
                 return
+        # Only a call waiting for a worker makes a start urgent; a spare refilled while enough
+        # are idle starts at the lowest priority, beside the calls running.
+        background = not self._wanting and len(self._idle) >= self._settings.spare
         try:
-            worker = await WorkerProcess.spawn(self._settings.limits)
+            worker = await WorkerProcess.spawn(self._settings.limits, background=background)
         except EngineUnavailable as exc:
             # Logged once per distinct failure; retried less and less often.
             if str(exc) != self._last_failure:

@@ -77,10 +77,11 @@ class WorkerLimits:
     cpu_s: int = 600
 
 
-def worker_argv(limits: WorkerLimits) -> list[str]:
+def worker_argv(limits: WorkerLimits, *, start_nice: int = 0) -> list[str]:
     """The command line of a worker (its environment is always empty: see `spawn`)."""
     module = "bridge.functions.worker_main"
-    return [sys.executable, "-I", "-m", module, str(limits.data_mb), str(limits.cpu_s)]
+    sizes = [str(limits.data_mb), str(limits.cpu_s), str(start_nice)]
+    return [sys.executable, "-I", "-m", module, *sizes]
 
 
 class _WorkerDied(Exception):
@@ -111,10 +112,13 @@ class WorkerProcess:
         self._tasks: set[asyncio.Task[None]] = set()
 
     @classmethod
-    async def spawn(cls, limits: WorkerLimits) -> WorkerProcess:
-        """Start a worker and wait for its `ready`; `EngineUnavailable` if it never comes."""
+    async def spawn(cls, limits: WorkerLimits, *, background: bool = False) -> WorkerProcess:
+        """Start a worker and wait for its `ready`; `EngineUnavailable` if it never comes.
+
+        `background`: nothing waits for this one (it refills the spares), so it starts at the
+        lowest priority and takes no CPU from calls running meanwhile."""
         process = await asyncio.create_subprocess_exec(
-            *worker_argv(limits),
+            *worker_argv(limits, start_nice=19 if background else 0),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -9,6 +9,8 @@ gets no worker in time ends with its own code."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -173,3 +175,32 @@ def test_replacements_back_off_in_a_run_of_losses() -> None:
     assert delays[:2] == [0.0, 0.0]  # a crash now and then is replaced at once
     assert delays[2:6] == [0.25, 0.5, 1.0, 2.0]
     assert max(delays) == 15.0 and delays == sorted(delays)
+
+
+async def test_a_spare_refilled_in_the_background_starts_at_the_lowest_priority() -> None:
+    pool = await WorkerEngine.start(PoolSettings(workers=1, spare=1, wait_s=WAIT_S))
+    try:
+        await asyncio.wait_for(pool.wait_ready(), WAIT_S)
+
+        def start_nice(pid: int) -> str:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                return cmdline.read().split(b"\0")[-2].decode()
+
+        pids = await pool.worker_pids()
+        # The first worker was waited for: it started at normal priority.
+        assert sorted(start_nice(pid) for pid in pids) == ["0", "19"]
+        # One lost while the other is idle: its successor is not urgent.
+        os.kill(pids[0], signal.SIGKILL)
+
+        async def replaced() -> list[int]:
+            while True:
+                now = await pool.worker_pids()
+                if len(now) == 2 and pids[0] not in now:
+                    return now
+                await asyncio.sleep(0.01)
+
+        now = await asyncio.wait_for(replaced(), WAIT_S)
+        [successor] = [pid for pid in now if pid not in pids]
+        assert start_nice(successor) == "19"
+    finally:
+        await asyncio.wait_for(pool.aclose(), WAIT_S)
