@@ -83,7 +83,7 @@ class CommandTest {
                     List.copyOf(command.suggest(source(steve), new String[0])));
             assertEquals(List.of("reload"), List.copyOf(command.suggest(source(alex), new String[] {"re"})));
             assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
-            assertEquals(List.of("on", "off", "status", "ignore-me", "include-me"),
+            assertEquals(List.of("on", "off", "status", "why", "ignore-me", "include-me"),
                     List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
             assertEquals(List.of("ignore-me", "include-me"),
                     List.copyOf(command.suggest(source(steve), new String[] {"listen", ""})));

@@ -68,7 +68,7 @@ final class MineclawCommand implements BasicCommand {
         if (args.length == 2) {
             List<String> second = new ArrayList<>();
             if (allowed(sender, args[0])) {
-                second.addAll("listen".equals(args[0]) ? List.of("on", "off", "status")
+                second.addAll("listen".equals(args[0]) ? List.of("on", "off", "status", "why")
                         : "model".equals(args[0]) ? List.of("list", "default")
                         : VALIDATED.contains(args[0]) ? List.of("validate") : List.of());
             }
