@@ -20,7 +20,7 @@ from bridge.errors import LinkError, MineclawError
 from bridge.functions.suspensions import Suspension
 from bridge.link.messages import OutputChat, PlayerRef, Text
 from bridge.providers.errors import clip
-from bridge.store.audit_sink import AuditSink
+from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.failure_lines import ProviderFailureNotice
 
 log = logging.getLogger(__name__)
@@ -80,39 +80,20 @@ class OperatorNotices:
         last = self._last_told.get(notice.failure_class)
         if last is not None and now - last < self._interval_s:
             return
-        recipients = list(self._operators)
-        if not recipients:
+        if not self._operators:
             return  # nobody to tell now: the next failure of this kind may be told
         error = clip(self._redact(notice.error), MAX_ERROR_CHARS)
         line = self._host.text(
             "errors.operator_notice",
             {"model": notice.model_ref, "kind": notice.failure_class, "error": error},
         )
-        try:
-            self._send(
-                *(OutputChat(target="player", player=uuid, text=line) for uuid in recipients)
-            )
-        except LinkError as exc:
-            log.info("operator notice not sent: %s", exc)
-            return
-        self._last_told[notice.failure_class] = now
-        try:
-            self._audit.record(
-                "operator.notice",
-                {
-                    "turn_id": notice.turn_id,
-                    "class": notice.failure_class,
-                    "recipients": [self._operators[uuid] for uuid in recipients],
-                },
-            )
-        except MineclawError as exc:
-            log.error("operator notice not audited: %s", exc)
+        if self._tell(line, {"turn_id": notice.turn_id, "class": notice.failure_class}):
+            self._last_told[notice.failure_class] = now
 
     def function_suspended(self, suspension: Suspension) -> None:
         """A Function's calls kept killing their worker: the operators online hear it at once
         (a suspension happens at most once per `suspend_minutes` per Function)."""
-        recipients = list(self._operators)
-        if not recipients:
+        if not self._operators:
             return
         line = self._host.text(
             "errors.function_suspended",
@@ -122,21 +103,22 @@ class OperatorNotices:
                 "minutes": str(suspension.minutes),
             },
         )
+        self._tell(line, {"class": "function_suspended", "function": suspension.function})
+
+    def _tell(self, line: Text, fields: dict[str, JSONValue]) -> bool:
+        """Send `line` to every operator online and audit it with `fields`; False when the
+        link is down (not sent)."""
+        recipients = list(self._operators)
         try:
             self._send(
                 *(OutputChat(target="player", player=uuid, text=line) for uuid in recipients)
             )
         except LinkError as exc:
             log.info("operator notice not sent: %s", exc)
-            return
+            return False
+        names: list[JSONValue] = [self._operators[uuid] for uuid in recipients]
         try:
-            self._audit.record(
-                "operator.notice",
-                {
-                    "class": "function_suspended",
-                    "function": suspension.function,
-                    "recipients": [self._operators[uuid] for uuid in recipients],
-                },
-            )
+            self._audit.record("operator.notice", {**fields, "recipients": names})
         except MineclawError as exc:
             log.error("operator notice not audited: %s", exc)
+        return True

@@ -207,17 +207,22 @@ def test_a_failing_sink_recovers_and_records_how_many_events_it_lost(backend: Ba
     log.close()
 
 
+def wait_until_taken(log: AuditLog) -> None:
+    """The writer has taken everything queued (it then stalls on the lock the test holds)."""
+    for _ in range(3000):
+        if not log._queue:
+            break
+        time.sleep(0.01)
+    assert not log._queue
+
+
 def test_a_full_queue_never_waits_and_the_drops_are_summarised(backend: Backend) -> None:
     log = open_log(backend, queue_size=3, write_interval=3600.0)
     # The writer cannot take the lock it writes under, so nothing drains while the test holds
     # it: a `record` that waited for room would wait for good (the old one raised after 2 s).
     with log._read_lock:
         log.record("turn.start", {"n": 0})  # wakes the writer, which takes it and then stalls
-        for _ in range(3000):
-            if not log._queue:
-                break
-            time.sleep(0.01)
-        assert not log._queue
+        wait_until_taken(log)
         for n in range(1, 4):
             log.record("turn.start", {"n": n})
         for n in range(4, 9):
@@ -244,11 +249,7 @@ def test_on_a_full_disk_every_event_is_counted_exactly_once(backend: Backend) ->
     set_broken(backend, True)
     with log._read_lock:
         log.record("turn.start", {"n": 0})  # the writer takes it, then stalls on the lock
-        for _ in range(3000):
-            if not log._queue:
-                break
-            time.sleep(0.01)
-        assert not log._queue
+        wait_until_taken(log)
         for n in range(1, 21):
             log.record("tool.call", {"n": n})  # three queued, seventeen dropped
     log.flush()
