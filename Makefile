@@ -27,10 +27,15 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run test install postgres seccomp java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
+.PHONY: run try test install postgres seccomp java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
+
+# The playground: chat as a player on a simulated server linked to a real bridge; offline, the
+# scripted model answers (docs/install.md#try-it-offline).
+try: $(STAMP)
+	$(BIN)/mineclaw-bridge try --config $(CONFIG)
 
 # The second pass runs the suites that open stores through a config folder (or the run's
 # chosen storage) again with every folder on a fresh database of the tests' own PostgreSQL

@@ -47,9 +47,11 @@ LAYERS: dict[str, int] = {
     "turns": 6,
     # Wiring: builds what a control-plane version serves and runs it.
     "app": 7,
+    # The playground: a simulated server and a scripted model around the wired application.
+    "playground": 8,
     # The command line and the entry point.
-    "cli": 8,
-    "__main__": 9,
+    "cli": 9,
+    "__main__": 10,
 }
 
 # Edges the layers allow but the design does not: building provider client settings from

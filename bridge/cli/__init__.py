@@ -17,6 +17,7 @@ from bridge import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.config_commands",
     "bridge.cli.serve",
+    "bridge.cli.try_command",
     "bridge.cli.provider_commands",
     "bridge.cli.function_commands",
     "bridge.cli.tool_commands",

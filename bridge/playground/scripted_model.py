@@ -1,0 +1,244 @@
+"""The scripted offline model: a tiny OpenAI-compatible Chat Completions server on loopback.
+
+It answers from a small fixed set chosen by keywords of the player's last line, so the tools,
+a confirmation prompt and the gates can be tried with no key and no network. Every text it
+writes starts with ``LABEL``, so nobody takes it for a real model. Answers are streamed as
+Server-Sent Events with a usage chunk, like OpenAI's, so the bridge's real client reads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+LABEL = "[scripted offline model]"
+MODEL_NAME = "playground/scripted"
+_MAX_BODY = 8 << 20
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Script:
+    """What one answer says: a text, or one tool call."""
+
+    text: str | None = None
+    call: ToolCall | None = None
+
+
+# (keywords, tool, arguments): the first whose keyword is in the player's line and whose tool
+# the bridge offers this turn is called.
+_TRIGGERS: tuple[tuple[tuple[str, ...], str, dict[str, Any]], ...] = (
+    (("where am i", "where", "snapshot"), "player_snapshot", {}),
+    (("inventory", "items", "holding"), "item_inspect", {}),
+    (("looking at", "block"), "block_inspect", {}),
+    (("who is online", "online", "players"), "online_players", {}),
+    (
+        ("day", "time"),
+        "run_command",
+        {"command": "time set day", "intent": "make it day", "player": ""},
+    ),
+    (("ask me", "confirm", "question"), "ask_player", {"question": "Shall I go on?"}),
+)
+
+HELP = (
+    f"{LABEL} I answer from a fixed set. Try: 'where am I' (player_snapshot), 'what am I "
+    "holding' (item_inspect), 'what block is that' (block_inspect), 'who is online', "
+    "'make it day' (run_command, which the whitelist decides), 'ask me first' (ask_player: a "
+    "confirmation prompt, answer y or n)."
+)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _offered(body: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+            names.add(str(tool["function"].get("name", "")))
+    return names
+
+
+def _called_tool(messages: list[Any], call_id: str) -> str:
+    for message in reversed(messages):
+        for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
+            if isinstance(call, dict) and call.get("id") == call_id:
+                return str(call.get("function", {}).get("name", "a tool"))
+    return "a tool"
+
+
+def _summary(result: str) -> str:
+    """A tool result in one short line (the whole of it is in the audit column)."""
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("result"), dict):
+        parsed = parsed["result"]  # the bridge's envelope: {"tool", "ok", "result"}
+    if isinstance(parsed, dict):
+        if isinstance(parsed.get("position"), dict):
+            p = parsed["position"]
+            return (
+                f"you are in {parsed.get('world')} at x={p.get('x')} y={p.get('y')} "
+                f"z={p.get('z')}, health {parsed.get('health')}, food {parsed.get('food')}"
+            )
+        if "answer" in parsed:
+            return f"your answer was {json.dumps(parsed['answer'])}"
+        if "status" in parsed or "error" in parsed:
+            said = parsed.get("status") or parsed.get("error")
+            why = parsed.get("reason") or parsed.get("message") or ""
+            return f"the bridge answered {said}" + (f": {why}" if why else "")
+    flat = " ".join(result.split())
+    return flat if len(flat) <= 200 else flat[:199] + "…"
+
+
+def choose(body: dict[str, Any]) -> Script:
+    """The scripted answer to one Chat Completions request body."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    if messages and messages[-1].get("role") == "tool":
+        last = messages[-1]
+        tool = _called_tool(messages, str(last.get("tool_call_id", "")))
+        return Script(text=f"{LABEL} {tool} said: {_summary(_text_of(last.get('content')))}")
+    said = ""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            said = _text_of(message.get("content")).lower()
+            break
+    offered = _offered(body)
+    for keywords, tool, arguments in _TRIGGERS:
+        if any(word in said for word in keywords):
+            if tool in offered:
+                return Script(call=ToolCall(tool, dict(arguments)))
+            return Script(text=f"{LABEL} I would call {tool}, but it is not offered to you.")
+    return Script(text=HELP)
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def sse_body(script: Script, prompt_chars: int) -> bytes:
+    """``script`` as a Chat Completions stream: deltas, a finish, a usage chunk, ``[DONE]``."""
+    events: list[dict[str, Any]] = []
+    if script.call is not None:
+        arguments = json.dumps(script.call.arguments)
+        delta: dict[str, Any] = {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_scripted",
+                    "type": "function",
+                    "function": {"name": script.call.name, "arguments": arguments},
+                }
+            ]
+        }
+        events.append({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        finish, written = "tool_calls", arguments
+    else:
+        text = script.text or ""
+        words = text.split(" ")
+        for i, word in enumerate(words):  # word by word, so the action bar has frames to show
+            part = word if i == 0 else " " + word
+            events.append(
+                {"choices": [{"index": 0, "delta": {"content": part}, "finish_reason": None}]}
+            )
+        finish, written = "stop", text
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    prompt, completion = max(1, prompt_chars // 4), _tokens(written)
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+    events.append({"choices": [], "usage": {**usage, "total_tokens": prompt + completion}})
+    lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+def wire_note(body: dict[str, Any], script: Script) -> list[str]:
+    """What the model read and wrote in one request, for the bridge column: the tool result it
+    was given (the audit log keeps only its size) and the call it asked for, with arguments."""
+    notes: list[str] = []
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    if messages and messages[-1].get("role") == "tool":
+        result = " ".join(_text_of(messages[-1].get("content")).split())
+        notes.append(f"model read the tool result: {result}")
+    if script.call is not None:
+        notes.append(f"model asked for {script.call.name} {json.dumps(script.call.arguments)}")
+    return notes
+
+
+class ScriptedModelServer:
+    """Serves ``POST …/chat/completions`` on 127.0.0.1 (one request per connection).
+
+    ``noted`` gets ``wire_note``'s lines for every request answered."""
+
+    def __init__(self, noted: Callable[[str], None] | None = None) -> None:
+        self._server: asyncio.Server | None = None
+        self._noted = noted
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            status, body = await self._answer(reader)
+        except (ValueError, asyncio.IncompleteReadError, ConnectionError):
+            status, body = 400, b'{"error": {"message": "bad request"}}'
+        kind = "text/event-stream" if status == 200 else "application/json"
+        head = (
+            f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
+            f"content-type: {kind}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        with contextlib.suppress(ConnectionError):
+            writer.write(head.encode("latin-1") + body)
+            await writer.drain()
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[int, bytes]:
+        request_line = (await reader.readline()).decode("latin-1")
+        length = 0
+        while True:
+            line = (await reader.readline()).decode("latin-1").strip()
+            if not line:
+                break
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if length > _MAX_BODY:
+            raise ValueError("body too large")
+        raw = await reader.readexactly(length)
+        if not request_line.startswith("POST ") or "/chat/completions" not in request_line:
+            return 404, b'{"error": {"message": "only POST /v1/chat/completions is served"}}'
+        body = json.loads(raw)
+        if not isinstance(body, dict):
+            raise ValueError("body is not a JSON object")
+        script = choose(body)
+        if self._noted is not None:
+            for note in wire_note(body, script):
+                self._noted(note)
+        return 200, sse_body(script, len(raw))

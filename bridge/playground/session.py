@@ -1,0 +1,152 @@
+"""The playground's parts, started together in one process and closed together.
+
+A copy of the owner's configuration folder (its archive and link token left behind, so a
+rehearsal never writes to the real folder's data), the real bridge application serving it on a
+loopback link, the simulated server linked to it, and, when asked for, the scripted offline
+model with the copy's ``providers.yml`` pointed at it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridge.app.network import Network
+from bridge.control import init_config_dir, load_control_plane
+from bridge.control.layout import PROVIDERS_FILE
+from bridge.link.auth import ensure_token_file, read_token
+from bridge.link.server import LinkServer, LinkSettings
+from bridge.playground.audit_tail import follow
+from bridge.playground.scripted_model import MODEL_NAME, ScriptedModelServer
+from bridge.playground.simulated_server import Show, SimulatedServer
+from bridge.store.archive import DATA_DIR_NAME
+from bridge.store.audit import AUDIT_JSONL_FILE_NAME
+
+LOG_FILE = "playground.log"
+_LEFT_BEHIND = (DATA_DIR_NAME, "link.token")
+
+
+def missing_key(config_dir: Path, environ: Mapping[str, str] | None = None) -> str | None:
+    """The variable the default model's key refers to when it is unset (None: a key is there,
+    or the provider needs none). ``environ`` stands in for the process environment."""
+    plane = load_control_plane(config_dir, environ=environ)
+    providers = plane.providers
+    for provider_id in sorted(providers.providers_in_use()):
+        provider = providers.providers.get(provider_id)
+        if provider is not None and provider.api_key_missing:
+            return provider.api_key_env
+    return None
+
+
+def scripted_providers_yml(base_url: str) -> str:
+    """A ``providers.yml`` whose only model is the scripted one at ``base_url``."""
+    return (
+        "schema: 1\n"
+        f"default: {MODEL_NAME}\n"
+        "providers:\n"
+        "  playground:\n"
+        "    api:\n"
+        "      type: openai_chat_completions\n"
+        f"      base_url: {base_url}\n"
+        "    api_key: sk-playground-scripted-no-key-needed\n"
+        "    retry: {max_attempts: 1, initial_backoff_ms: 0, max_backoff_ms: 0}\n"
+        "models:\n"
+        f"  {MODEL_NAME}:\n"
+        "    limits: {context_window: 100000, max_output_tokens: 1000}\n"
+    )
+
+
+def copy_folder(config_dir: Path, into: Path) -> Path:
+    """``config_dir`` copied to ``into/config`` without its data and link token."""
+    copy = into / "config"
+    shutil.copytree(
+        config_dir,
+        copy,
+        ignore=lambda _dir, names: [
+            name for name in names if _dir == str(config_dir) and name in _LEFT_BEHIND
+        ],
+        symlinks=True,
+    )
+    return copy
+
+
+@dataclass
+class Playground:
+    """Everything that runs; ``close`` stops it in the reverse order."""
+
+    folder: Path
+    """The copy the bridge serves (in a temporary directory, removed by ``close``)."""
+    network: Network
+    link: LinkServer
+    server: SimulatedServer
+    model: ScriptedModelServer | None
+    audit: asyncio.Task[None]
+    scratch: Path
+
+    @classmethod
+    async def open(cls, config_dir: Path, *, scripted: bool, show: Show, said: Show) -> Playground:
+        """``show`` gets what players see; ``said`` gets what the bridge did (kind "server")."""
+        init_config_dir(config_dir)  # as `serve --init` does
+        scratch = Path(tempfile.mkdtemp(prefix="mineclaw-try-"))
+        model: ScriptedModelServer | None = None
+        try:
+            folder = copy_folder(config_dir, scratch)
+            _log_to(scratch / LOG_FILE)
+            if scripted:
+                model = ScriptedModelServer(lambda note: said("server", "", note))
+                await model.start()
+                (folder / PROVIDERS_FILE).write_text(scripted_providers_yml(model.base_url))
+            token = read_token(ensure_token_file(folder))
+            network = await asyncio.to_thread(Network.open, folder, default_token=token)
+        except BaseException:
+            if model is not None:
+                await model.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        link = LinkServer(servers=network, settings=LinkSettings(host="127.0.0.1", port=0))
+        audit_path = folder / DATA_DIR_NAME / AUDIT_JSONL_FILE_NAME
+        audit = asyncio.create_task(follow(audit_path, lambda text: said("server", "", text)))
+        try:
+            await link.start()
+        except BaseException:
+            audit.cancel()
+            await network.aclose()
+            if model is not None:
+                await model.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        server = SimulatedServer(link.url, token, show)
+        playground = cls(folder, network, link, server, model, audit, scratch)
+        try:
+            await server.connect()
+        except BaseException:
+            await playground.close()
+            raise
+        return playground
+
+    async def close(self) -> None:
+        self.audit.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.audit
+        await self.server.close()
+        await self.link.close()
+        await self.network.aclose()
+        if self.model is not None:
+            await self.model.close()
+        logging.getLogger().handlers.clear()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _log_to(path: Path) -> None:
+    """The bridge's log lines go to a file, so they do not break into the conversation."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)

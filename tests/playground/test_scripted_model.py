@@ -1,0 +1,105 @@
+"""The scripted offline model: its fixed answers, and its wire (real HTTP on loopback)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from bridge.playground.scripted_model import (
+    HELP,
+    LABEL,
+    ScriptedModelServer,
+    choose,
+    sse_body,
+    wire_note,
+)
+
+
+def tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {}}}
+
+
+def asked(text: str, *offered: str) -> dict[str, Any]:
+    return {
+        "messages": [{"role": "system", "content": "x"}, {"role": "user", "content": text}],
+        "tools": [tool(name) for name in offered],
+    }
+
+
+def test_a_keyword_calls_its_tool_when_it_is_offered() -> None:
+    script = choose(asked("Steve: where am I?", "player_snapshot", "run_command"))
+    assert script.call is not None and script.call.name == "player_snapshot"
+    day = choose(asked("make it day please", "run_command"))
+    assert day.call is not None and day.call.arguments["command"] == "time set day"
+    confirm = choose(asked("ask me first", "ask_player"))
+    assert confirm.call is not None and confirm.call.name == "ask_player"
+
+
+def test_a_tool_not_offered_is_not_called_and_the_answer_says_so() -> None:
+    script = choose(asked("where am I", "run_command"))
+    assert script.call is None
+    assert script.text is not None and script.text.startswith(LABEL)
+    assert "player_snapshot" in script.text and "not offered" in script.text
+
+
+def test_anything_else_gets_the_labelled_list_of_what_it_can_do() -> None:
+    assert choose(asked("hello")).text == HELP
+    assert HELP.startswith(LABEL)
+    assert choose({}).text == HELP  # no messages at all
+
+
+def test_a_tool_result_is_answered_with_a_labelled_summary() -> None:
+    result = {"tool": "ask_player", "ok": True, "result": {"status": "answered", "answer": "yes"}}
+    body = {
+        "messages": [
+            {"role": "user", "content": "ask me first"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "ask_player"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(result)},
+        ]
+    }
+    script = choose(body)
+    assert script.text == f'{LABEL} ask_player said: your answer was "yes"'
+    assert wire_note(body, script) == [f"model read the tool result: {json.dumps(result)}"]
+
+
+def test_the_stream_is_chat_completions_with_usage_and_done() -> None:
+    script = choose(asked("who is online", "online_players"))
+    events = [
+        line.removeprefix("data: ") for line in sse_body(script, 400).decode().split("\n\n") if line
+    ]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(event) for event in events[:-1]]
+    call = chunks[0]["choices"][0]["delta"]["tool_calls"][0]
+    assert call["function"]["name"] == "online_players"
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["usage"]["prompt_tokens"] == 100
+
+
+async def test_the_server_answers_chat_completions_and_refuses_the_rest() -> None:
+    notes: list[str] = []
+    server = ScriptedModelServer(notes.append)
+    await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.base_url) as client:
+            answer = await client.post(
+                "/chat/completions", json=asked("where am I", "player_snapshot")
+            )
+            assert answer.status_code == 200
+            assert answer.headers["content-type"] == "text/event-stream"
+            assert '"player_snapshot"' in answer.text and answer.text.endswith("[DONE]\n\n")
+            assert notes == ["model asked for player_snapshot {}"]
+            other = await client.get("/models")
+            assert other.status_code == 404
+            broken = await client.post("/chat/completions", content=b"[1, 2")
+            assert broken.status_code == 400
+            not_object = await client.post("/chat/completions", content=b"[1, 2]")
+            assert not_object.status_code == 400
+    finally:
+        await server.close()

@@ -1,0 +1,118 @@
+"""``mineclaw-bridge try`` driven as a person would: type a line, read what comes back.
+
+The real command in its own process: the real bridge, the simulated server over a loopback
+WebSocket, the scripted offline model over loopback HTTP. Each step waits for the line it
+expects (one generous bound each), never for a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bridge.control import init_config_dir
+
+from .try_process import TryProcess
+
+NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """An owner's folder with no key and no cooldowns (so one player may ask again at once)."""
+    config = tmp_path / "mineclaw-config"
+    init_config_dir(config)
+    (config / "config.yml").write_text(NO_COOLDOWNS)
+    return config
+
+
+@pytest.fixture
+def started(folder: Path) -> Iterator[TryProcess]:
+    playground = TryProcess(folder.parent)
+    try:
+        yield playground
+    finally:
+        playground.kill()
+
+
+def test_a_conversation_a_tool_call_a_confirmation_and_a_switch_offline(
+    started: TryProcess, folder: Path
+) -> None:
+    p = started
+    p.expect(r"no provider key: put OPENAI_API_KEY=\.\.\. in mineclaw-config/\.env.*Ollama")
+    p.expect(r"start a line with @ai")
+
+    p.type("@ai hello there")
+    p.expect(r"^\[chat\] <Steve> @ai hello there$")
+    p.expect(r"^\[chat\] \[Mineclaw\] @Steve \[scripted offline model\] I answer")
+    p.expect(r"┊ bridge: turn\.end .*outcome=\"completed\" .*tokens=\d+")
+
+    p.type("@ai where am I")
+    p.expect(r"^\[action bar → Steve\] .*player_snapshot")
+    p.expect(r"┊ bridge: model asked for player_snapshot \{\}")
+    p.expect(r"┊ bridge: tool\.call .*name=\"player_snapshot\"")
+    p.expect(r"┊ bridge: model read the tool result: .*\"world\": \"world\"")
+    p.expect(r"\[scripted offline model\] player_snapshot said: you are in world at x=10\.5")
+    p.expect(r"┊ bridge: turn\.end .*tool_calls=1")
+
+    p.type("@ai ask me first")
+    p.expect(r"^\[prompt → Steve\] .*Shall I go on\? \[\[Yes\]\] \[\[No\]\]")
+    p.type("y")
+    p.expect(r"┊ bridge: approval\.answer .*verdict=\"approved\"")
+    p.expect(r'\[scripted offline model\] ask_player said: your answer was "yes"')
+    p.expect(r"┊ bridge: turn\.end")
+
+    p.type("@ai make it day")
+    p.expect(r"┊ bridge: run_command\.decision .*command=\"time set day\".*status=\"refused\"")
+    p.expect(r"\[scripted offline model\] run_command said: the bridge")
+    p.expect(r"┊ bridge: turn\.end")
+
+    p.type("/as Alex")
+    p.expect(r"^» you are Alex now$")
+    p.type("y")
+    p.expect(r"^» Alex has no confirmation prompt to answer$")
+    p.type("/mineclaw clear")  # an operator's command: not for Alex
+    p.expect(r"^\[private → Alex\] You may not use /mineclaw clear\.$")
+    p.type("/as Alex op")
+    p.expect(r"^» you are Alex \(op\) now$")
+    p.type("/mineclaw status")
+    p.expect(r"^\[private → Alex\] model: playground/scripted$")
+    p.type("/ai who is online")
+    p.expect(r"\[private → Alex\] .*\[scripted offline model\] online_players said")
+
+    p.type("/quit")
+    p.expect(r"^» bye$")
+    assert p.wait() == 0
+    # A rehearsal: the owner's own folder got no archive, audit or token from it.
+    assert not (folder / "data").exists()
+    assert not (folder / "link.token").exists()
+
+
+def test_lines_the_playground_cannot_do_are_said_so(started: TryProcess) -> None:
+    p = started
+    p.expect(r"start a line with @ai")
+    p.type("/as Not A Name")
+    p.expect(r"^» usage: /as NAME or /as NAME op$")
+    p.type("/as bad-name!")
+    p.expect(r"^» bad-name! is not a player name: 1-16 of A-Z, a-z, 0-9 and _$")
+    p.type("/gamemode creative")
+    p.expect(r"^» not simulated: /gamemode")
+    p.type("n")
+    p.expect(r"^» Steve has no confirmation prompt to answer$")
+    p.proc.stdin.close()  # type: ignore[union-attr]  # end of input leaves like /quit
+    assert p.wait() == 0
+
+
+def test_a_broken_folder_is_refused_with_its_file_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "mineclaw-config"
+    init_config_dir(config)
+    (config / "config.yml").write_text("schema: 1\nrate_limits: [\n")
+    p = TryProcess(tmp_path)
+    try:
+        p.expect(r"^mineclaw-bridge: 2 configuration problems:$")
+        p.expect(r"^  config\.yml:3:1: rate_limits: YAML syntax error")
+        assert p.wait() == 1
+    finally:
+        p.kill()
