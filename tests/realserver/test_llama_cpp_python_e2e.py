@@ -46,18 +46,20 @@ tools:
 MARKERS = ("functions.", "<tool_call>", "[TOOL_CALLS]")
 
 
-def providers_yml(base_url: str, tool_choice: str) -> str:
+def providers_yml(
+    base_url: str, tool_choice: str, compat: str = "llama-cpp-python", max_output: int = 64
+) -> str:
     return f"""schema: 1
 default: local/tiny
 providers:
   local:
     api: {{type: openai_chat_completions, base_url: "{base_url}"}}
-    compat: llama-cpp-python
+    compat: {compat}
     timeout: {{read_s: 300}}
     retry: {{max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 100}}
 models:
   local/tiny:
-    limits: {{context_window: 8192, max_output_tokens: 64}}
+    limits: {{context_window: 8192, max_output_tokens: {max_output}}}
     request: {{tool_choice: {tool_choice}}}
 """
 
@@ -86,27 +88,39 @@ class World(TestkitPlayers):
 async def world(
     tmp_path: Path, model: Path, *, tool_choice: str = "online_players"
 ) -> AsyncIterator[World]:
-    require_testkit_jar()
+    """The bridge and the testkit in front of llama-cpp-python's server."""
     python = llama_cpp_python()
     assert python is not None
     port = free_port()
     command = llama_cpp_python_command(python, model, port)
     async with running("llama-cpp-python", command, port, LLAMA_CPP_PYTHON_READY) as server:
-        config = tmp_path / "config"
-        config.mkdir()
-        (config / "config.yml").write_text(CONFIG)
-        (config / "providers.yml").write_text(providers_yml(server.base_url, tool_choice))
-        (config / "tools.yml").write_text(TOOLS)
-        bridge = await BridgeProcess.start(config, port=free_port())
-        testkit: TestkitProcess | None = None
-        try:
-            testkit = await TestkitProcess.start(bridge.url, bridge.token_file)
-            await testkit.wait_event(lambda e: e.get("event") == "link.up")
-            yield World(config, bridge, testkit, server)
-        finally:
-            if testkit is not None:
-                await testkit.shutdown()
-            await bridge.kill()
+        async with bridge_world(tmp_path, server, tool_choice, "llama-cpp-python") as w:
+            yield w
+
+
+@contextlib.asynccontextmanager
+async def bridge_world(
+    tmp_path: Path, server: ModelServer, tool_choice: str, compat: str, max_output: int = 64
+) -> AsyncIterator[World]:
+    """The bridge (configured for ``server``) and the testkit JVM linked to it."""
+    require_testkit_jar()
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.yml").write_text(CONFIG)
+    (config / "providers.yml").write_text(
+        providers_yml(server.base_url, tool_choice, compat, max_output)
+    )
+    (config / "tools.yml").write_text(TOOLS)
+    bridge = await BridgeProcess.start(config, port=free_port())
+    testkit: TestkitProcess | None = None
+    try:
+        testkit = await TestkitProcess.start(bridge.url, bridge.token_file)
+        await testkit.wait_event(lambda e: e.get("event") == "link.up")
+        yield World(config, bridge, testkit, server)
+    finally:
+        if testkit is not None:
+            await testkit.shutdown()
+        await bridge.kill()
 
 
 # A real model on a shared 2-core machine: a prompt of a few thousand byte tokens takes a while.
