@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +29,11 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Script:
-    """What one answer says: a text, or one tool call."""
+    """What one answer says: a text, one tool call, or a failure status (429, 500)."""
 
     text: str | None = None
     call: ToolCall | None = None
+    status: int | None = None
 
 
 # (keywords, tool, arguments): the first whose keyword is in the player's line and whose tool
@@ -49,11 +51,15 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], str, dict[str, Any]], ...] = (
     (("ask me", "confirm", "question"), "ask_player", {"question": "Shall I go on?"}),
 )
 
+_MAKE_WAVE = re.compile(r"\bmake ([A-Za-z0-9_]{1,16}) wave\b", re.IGNORECASE)
+_FAILURES = {"provider 429": 429, "provider 500": 500}
+
 HELP = (
     f"{LABEL} I answer from a fixed set. Try: 'where am I' (player_snapshot), 'what am I "
     "holding' (item_inspect), 'what block is that' (block_inspect), 'who is online', "
     "'make it day' (run_command, which the whitelist decides), 'ask me first' (ask_player: a "
-    "confirmation prompt, answer y or n)."
+    "confirmation prompt, answer y or n), 'make Alex wave' (a command for another player, who "
+    "must accept it), 'provider 429' or 'provider 500' (a failing provider)."
 )
 
 
@@ -98,8 +104,8 @@ def _summary(result: str) -> str:
             )
         if "answer" in parsed:
             return f"your answer was {json.dumps(parsed['answer'])}"
-        if "status" in parsed or "error" in parsed:
-            said = parsed.get("status") or parsed.get("error")
+        if "status" in parsed or "error" in parsed or "error_code" in parsed:
+            said = parsed.get("status") or parsed.get("error") or parsed.get("error_code")
             why = parsed.get("reason") or parsed.get("message") or ""
             return f"the bridge answered {said}" + (f": {why}" if why else "")
     flat = " ".join(result.split())
@@ -113,12 +119,20 @@ def choose(body: dict[str, Any]) -> Script:
         last = messages[-1]
         tool = _called_tool(messages, str(last.get("tool_call_id", "")))
         return Script(text=f"{LABEL} {tool} said: {_summary(_text_of(last.get('content')))}")
-    said = ""
+    typed = ""
     for message in reversed(messages):
         if message.get("role") == "user":
-            said = _text_of(message.get("content")).lower()
+            typed = _text_of(message.get("content"))
             break
+    said = typed.lower()
+    for words, status in _FAILURES.items():
+        if words in said:
+            return Script(status=status)
     offered = _offered(body)
+    wave = _MAKE_WAVE.search(typed)
+    if wave is not None and "run_command" in offered:
+        arguments = {"command": "me waves", "intent": "wave hello", "player": wave.group(1)}
+        return Script(call=ToolCall("run_command", arguments))
     for keywords, tool, arguments in _TRIGGERS:
         if any(word in said for word in keywords):
             if tool in offered:
@@ -173,6 +187,8 @@ def wire_note(body: dict[str, Any], script: Script) -> list[str]:
     if messages and messages[-1].get("role") == "tool":
         result = " ".join(_text_of(messages[-1].get("content")).split())
         notes.append(f"model read the tool result: {result}")
+    if script.status is not None:
+        notes.append(f"model server answers HTTP {script.status} (scripted)")
     if script.call is not None:
         notes.append(f"model asked for {script.call.name} {json.dumps(script.call.arguments)}")
     return notes
@@ -241,4 +257,7 @@ class ScriptedModelServer:
         if self._noted is not None:
             for note in wire_note(body, script):
                 self._noted(note)
+        if script.status is not None:
+            failure = {"error": {"message": f"{LABEL} a scripted {script.status}"}}
+            return script.status, json.dumps(failure).encode()
         return 200, sse_body(script, len(raw))

@@ -37,6 +37,21 @@ def test_a_keyword_calls_its_tool_when_it_is_offered() -> None:
     assert confirm.call is not None and confirm.call.name == "ask_player"
 
 
+def test_a_command_for_another_player_keeps_the_name_as_typed() -> None:
+    script = choose(asked("Steve: please make Alex_2 wave", "run_command"))
+    assert script.call is not None
+    assert script.call.arguments == {
+        "command": "me waves",
+        "intent": "wave hello",
+        "player": "Alex_2",
+    }
+
+
+def test_a_failing_provider_is_a_status_not_an_answer() -> None:
+    assert choose(asked("provider 429 please", "run_command")).status == 429
+    assert choose(asked("Provider 500")).status == 500
+
+
 def test_a_tool_not_offered_is_not_called_and_the_answer_says_so() -> None:
     script = choose(asked("where am I", "run_command"))
     assert script.call is None
@@ -69,6 +84,17 @@ def test_a_tool_result_is_answered_with_a_labelled_summary() -> None:
     assert wire_note(body, script) == [f"model read the tool result: {json.dumps(result)}"]
 
 
+def test_a_refused_call_is_summarised_by_its_code() -> None:
+    refused = {"tool": "run_command", "ok": False, "error_code": "cooldown", "message": "wait"}
+    body = {
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "x"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": json.dumps(refused)},
+        ]
+    }
+    assert choose(body).text == f"{LABEL} x said: the bridge answered cooldown: wait"
+
+
 def test_the_stream_is_chat_completions_with_usage_and_done() -> None:
     script = choose(asked("who is online", "online_players"))
     events = [
@@ -95,6 +121,9 @@ async def test_the_server_answers_chat_completions_and_refuses_the_rest() -> Non
             assert answer.headers["content-type"] == "text/event-stream"
             assert '"player_snapshot"' in answer.text and answer.text.endswith("[DONE]\n\n")
             assert notes == ["model asked for player_snapshot {}"]
+            failing = await client.post("/chat/completions", json=asked("provider 429"))
+            assert failing.status_code == 429
+            assert LABEL in failing.json()["error"]["message"]
             other = await client.get("/models")
             assert other.status_code == 404
             broken = await client.post("/chat/completions", content=b"[1, 2")

@@ -16,12 +16,16 @@ from bridge.control import init_config_dir
 
 from .try_process import TryProcess
 
-NO_COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+NO_COOLDOWNS = (
+    "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+    "environment:\n  tool_cooldown_ms: 0\n"
+)
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """An owner's folder with no key and no cooldowns (so one player may ask again at once)."""
+    """An owner's folder with no key and no cooldowns (so one may ask and call tools again at
+    once; the cooldowns are gates the playground shows, not what this test is about)."""
     config = tmp_path / "mineclaw-config"
     init_config_dir(config)
     (config / "config.yml").write_text(NO_COOLDOWNS)
@@ -73,6 +77,27 @@ def test_a_conversation_a_tool_call_a_confirmation_and_a_switch_offline(
     p.expect(r"^» you are Alex now$")
     p.type("y")
     p.expect(r"^» Alex has no confirmation prompt to answer$")
+
+    # A command for another player runs only once that player accepts it.
+    p.type("/as Steve")
+    p.expect(r"^» you are Steve now$")
+    p.type("@ai make Alex wave")
+    p.expect(r"^\[prompt → Alex\] .*on behalf of Steve, to run me waves as you.*\[\[Accept\]\]")
+    p.type("y")  # Steve has no prompt: his key answers nothing of Alex's
+    p.expect(r"^» Steve has no confirmation prompt to answer$")
+    p.type("/as Alex")
+    p.expect(r"^» you are Alex now$")
+    p.type("y")
+    p.expect(r"┊ server: Alex ran /me waves \(simulated: nothing changes\)")
+    p.expect(
+        r"┊ bridge: run_command\.decision .*confirmed=true .*player=\"Alex\" requester=\"Steve\""
+    )
+    p.expect(r"┊ bridge: turn\.end")
+
+    p.type("@ai provider 429")  # a provider that fails: the player is told, the turn dropped
+    p.expect(r"^\[private → Alex\] The assistant's model provider is busy")
+    p.expect(r"┊ bridge: provider\.failure .*HTTP 429")
+    p.expect(r"┊ bridge: turn\.end .*outcome=\"dropped\"")
     p.type("/mineclaw clear")  # an operator's command: not for Alex
     p.expect(r"^\[private → Alex\] You may not use /mineclaw clear\.$")
     p.type("/as Alex op")
