@@ -181,6 +181,7 @@ class ProviderClient:
         self._detected: CompatName | None = (
             compat_for_url(settings.base_url) if settings.compat == "auto" else None
         )
+        self._empty_replay_content = False
         timeouts = settings.timeouts
         self._http = httpx.AsyncClient(
             transport=transport,
@@ -215,7 +216,23 @@ class ProviderClient:
         """The server family requests are shaped for: as configured, or what ``auto`` found."""
         if self.settings.compat != "auto":
             return COMPAT[self.settings.compat]
-        return COMPAT[self._detected or "auto"]
+        found = COMPAT[self._detected or "auto"]
+        if self._empty_replay_content and found.tool_replay_content != "empty":
+            return dataclasses.replace(found, tool_replay_content="empty")
+        return found
+
+    def _learn_replay_content(self, error: ProviderTransportError, body: bytes) -> bool:
+        """``auto``: a server that refused a request replaying ``content: null`` on a tool
+        call (llama-cpp-python answers HTTP 500, it sends no header naming itself) is sent
+        ``""`` from then on; True when that changes the next body."""
+        if self.settings.compat != "auto" or self._empty_replay_content:
+            return False
+        if not isinstance(error, ProviderStatusError) or error.status not in (400, 422, 500):
+            return False
+        if b'"content": null' not in body or self.compat.tool_replay_content == "empty":
+            return False
+        self._empty_replay_content = True
+        return True
 
     def _notice_server(self, response: httpx.Response) -> None:
         if self.settings.compat == "auto":
@@ -303,7 +320,12 @@ class ProviderClient:
             except (httpx.HTTPError, ProviderTransportError) as raw:
                 error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
                 failed = self._scrubbed(error, retryable=error.retryable)
-                delay = None if received > 0 else retry_delay(policy, attempt, failed)
+                delay: float | None
+                if received == 0 and self._learn_replay_content(error, body):
+                    # The same request in the shape the server takes: not another attempt.
+                    body, attempt, delay = self.encoded_body(request, model), attempt - 1, 0.0
+                else:
+                    delay = None if received > 0 else retry_delay(policy, attempt, failed)
                 if delay is None:
                     yield failed
                     return

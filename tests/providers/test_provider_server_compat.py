@@ -300,3 +300,41 @@ async def test_a_provider_without_a_key_sends_no_authorization(replay_server: Re
         events = [e async for e in client.stream(request, ModelSettings(wire_model="m"))]
     assert isinstance(events[-1], Completed), events[-1]
     assert "authorization" not in replay_server.requests[-1].headers
+
+
+async def test_auto_sends_empty_content_after_a_refusal_of_null(
+    replay_server: ReplayServer,
+) -> None:
+    """llama-cpp-python names itself nowhere; its HTTP 500 to ``content: null`` on a replayed
+    call is what tells ``auto``: the same request goes again with ``""`` (not an attempt), and
+    later requests keep that shape."""
+    refusal = Reply(
+        status=500,
+        content_type="application/json",
+        chunks=[b'{"error": {"message": "validation error", "type": "internal_server_error"}}'],
+    )
+    replay_server.script(refusal, answer(), answer())
+    request = ProviderRequest(session_id="s", items=TOOL_ROUND, tools=(TOOL,))
+    settings = make_settings("openai_chat_completions", replay_server.base_url, max_attempts=1)
+    async with ProviderClient(settings) as client:
+        for _ in range(2):
+            events = [e async for e in client.stream(request, ModelSettings(wire_model="m"))]
+            assert isinstance(events[-1], Completed), events[-1]
+    contents = [
+        next(m for m in r.json()["messages"] if m["role"] == "assistant")["content"]
+        for r in replay_server.requests
+    ]
+    assert contents == [None, "", ""]
+
+
+async def test_a_refusal_without_a_null_replay_is_not_sent_again(
+    replay_server: ReplayServer,
+) -> None:
+    refusal = Reply(status=500, content_type="application/json", chunks=[b'{"error": "x"}'])
+    replay_server.script(refusal)
+    events = await send(
+        replay_server,
+        ProviderRequest(session_id="s", items=TOOL_ROUND[:1]),
+        ModelSettings(wire_model="m"),
+    )
+    assert isinstance(events[-1], Failed) and len(replay_server.requests) == 1

@@ -63,6 +63,12 @@ async def test_a_tool_round_replays_content_as_the_server_needs(lcp_server: Mode
     assert [type(item) for item in answer.items] == [AssistantText]
 
 
+async def test_auto_learns_the_replay_shape_from_the_refusal(lcp_server: ModelServer) -> None:
+    """First contact without ``compat``: the 500 to ``content: null`` switches to ``""``."""
+    answer = await tool_round(lcp_server, "auto")
+    assert isinstance(answer, Completed), answer
+
+
 async def test_the_openai_shape_of_the_same_round_is_refused(lcp_server: ModelServer) -> None:
     """What issue 28 saw: ``content: null`` on the replayed call gets HTTP 500."""
     refused = await tool_round(lcp_server, "openai")
