@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import websockets
 
@@ -41,9 +41,11 @@ from bridge.link.messages import (
     Hello,
     HelloChallenge,
     LinkState,
+    MovementState,
     OutputActionbar,
     OutputChat,
     OutputChatResult,
+    Permission,
     PlayerEvent,
     PlayerRef,
     PlayersListResult,
@@ -55,13 +57,17 @@ from bridge.link.messages import (
     Text,
     WireModel,
 )
+from bridge.tools.command_judge import RESOLVE
+from bridge.tools.plugin_access import APPROVALS, SNAPSHOTS
 
 ShowKind = Literal["public", "private", "actionbar", "prompt", "notice", "game", "server"]
 Show = Callable[[ShowKind, str, str], None]
 """``show(kind, player name or "", text)``: what a player would see (``game``: what the
 simulated server itself did; ``server``: what the bridge did)."""
 
-FEATURES = ["snapshots", "approvals", "command.resolve"]
+FEATURES = [SNAPSHOTS, APPROVALS, RESOLVE]
+"""The plugin features it announces: the snapshot tools, approval prompts, command resolution
+(without which the bridge dispatches nothing)."""
 PLAYER_NODES = [
     "mineclaw.command.chat",
     "mineclaw.command.approve",
@@ -69,19 +75,7 @@ PLAYER_NODES = [
     "mineclaw.tool.run_command",
 ]
 """What plugin.yml grants everyone (``default: true``)."""
-OP_NODES = [
-    *PLAYER_NODES,
-    "mineclaw.command.listen",
-    "mineclaw.command.reload",
-    "mineclaw.command.compact",
-    "mineclaw.command.clear",
-    "mineclaw.command.stop",
-    "mineclaw.command.model",
-    "mineclaw.command.tools",
-    "mineclaw.command.functions",
-    "mineclaw.approve.console",
-    "mineclaw.usage.others",
-]
+OP_NODES = [node for node in get_args(Permission) if node != "mineclaw.bypass.ratelimit"]
 """What plugin.yml grants operators (``default: op``; the rate-limit bypass is nobody's)."""
 WAIT_S = 60.0
 """How long a request to the bridge may take; a bound, not a speed."""
@@ -350,21 +344,7 @@ def _snapshot(kind: str, player: Player | None) -> WireModel:
             "saturation": 5.0,
             "level": 7,
             "game_mode": "survival",
-            "state": dict.fromkeys(
-                [
-                    "on_ground",
-                    "sneaking",
-                    "sprinting",
-                    "swimming",
-                    "gliding",
-                    "flying",
-                    "in_water",
-                    "in_lava",
-                    "sleeping",
-                ],
-                False,
-            )
-            | {"on_ground": True},
+            "state": dict.fromkeys(MovementState.model_fields, False) | {"on_ground": True},
             "environment": {
                 "time_of_day": 6000,
                 "weather": "clear",
