@@ -45,7 +45,10 @@ def no_key_line(config_dir: Path, variable: str) -> str:
     )
 
 
-def _read_line() -> str:
+def _read_line(prompt: str) -> str:
+    """A line from a terminal after ``prompt`` (with line editing), or from a pipe as it is."""
+    if sys.stdin.isatty():
+        return input(prompt)
     line = sys.stdin.readline()
     if not line:
         raise EOFError

@@ -67,7 +67,8 @@ class Conversation:
 
     server: SimulatedServer
     screen: Screen
-    read_line: Callable[[], str]
+    read_line: Callable[[str], str]
+    """Reads one typed line, given the prompt to show (``EOFError`` at the end of input)."""
     player: Player = field(default_factory=lambda: Player("Steve"))
 
     async def run(self) -> None:
@@ -77,7 +78,7 @@ class Conversation:
         self.screen.say(f"to ask the assistant in public chat, start a line with {prefix}")
         while True:
             try:
-                line = await asyncio.to_thread(self.read_line)
+                line = await asyncio.to_thread(self.read_line, f"{self._who()}> ")
             except EOFError:
                 return
             if not await self.handle(line.strip()):

@@ -7,6 +7,10 @@ expects (one generous bound each), never for a time.
 
 from __future__ import annotations
 
+import os
+import select
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +18,7 @@ import pytest
 
 from bridge.control import init_config_dir
 
-from .try_process import TryProcess
+from .try_process import WAIT_S, TryProcess
 
 NO_COOLDOWNS = (
     "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
@@ -141,3 +145,47 @@ def test_a_broken_folder_is_refused_with_its_file_and_line(tmp_path: Path) -> No
         assert p.wait() == 1
     finally:
         p.kill()
+
+
+def test_on_a_terminal_it_prompts_as_the_player_and_dims_the_bridge(folder: Path) -> None:
+    """Through a pseudo-terminal, as a person types: the prompt names who you are, the bridge
+    column is dimmed (SGR 2), players' lines are not."""
+    controller, terminal = os.openpty()
+    environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bridge", "try"],
+        cwd=folder.parent,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env={**environ, "PYTHONPATH": str(Path(__file__).parents[2]), "TERM": "xterm"},
+    )
+    os.close(terminal)
+    seen = b""
+
+    def until(wanted: bytes) -> None:
+        nonlocal seen
+        while wanted not in seen:
+            ready, _, _ = select.select([controller], [], [], WAIT_S)
+            assert ready, f"no {wanted!r} within {WAIT_S} s; got {seen[-2000:]!r}"
+            try:
+                seen += os.read(controller, 65536)
+            except OSError:  # the terminal closed: the process ended
+                raise AssertionError(f"ended before {wanted!r}; got {seen[-2000:]!r}") from None
+
+    try:
+        until(b"Steve> ")
+        os.write(controller, b"/as Alex op\n")
+        until(b"Alex (op)> ")
+        os.write(controller, b"@ai where am I\n")
+        until(b"player_snapshot said")
+        until(b"\x1b[2m    \xe2\x94\x8a bridge: turn.end")  # "┊ bridge:" dimmed
+        assert b"\x1b[2m[action bar" not in seen
+        os.write(controller, b"/quit\n")
+        until(b"bye")
+        assert proc.wait(timeout=WAIT_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(controller)
