@@ -24,7 +24,8 @@ from bridge.playground.simulated_server import Player, ShowKind, SimulatedServer
 HELP = (
     "type a chat line as the player (the wake prefix asks the assistant); /ai <question> asks "
     "privately; /mineclaw ... runs a bridge command; y / n (or 1-5) answer your confirmation "
-    "prompt; /as NAME [op] switches player; /quit leaves"
+    "prompt; /as NAME [op] switches player; /disconnect and /connect drop and restore the "
+    "server's link; /quit leaves"
 )
 
 _STYLES: dict[ShowKind, tuple[str, str]] = {
@@ -96,6 +97,13 @@ class Conversation:
                 await self._switch(line[3:].split())
             elif line.lower() in ("y", "n") or line.isdigit():
                 await self._answer(line.lower())
+            elif line == "/disconnect":
+                await self.server.close()
+                self.screen.say("the server's link to the bridge is closed; /connect links again")
+            elif line == "/connect":
+                if not self.server.linked:
+                    await self.server.connect()
+                self.screen.say("the server is linked to the bridge")
             elif line == "/help":
                 self.screen.say(HELP)
             elif line.startswith("/ai"):

@@ -158,19 +158,28 @@ class SimulatedServer:
         self._reader = asyncio.create_task(self._read(), name="simulated server link")
         await self.request("hello", hello)
 
+    @property
+    def linked(self) -> bool:
+        return self._ws is not None
+
     async def close(self) -> None:
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            self._reader.cancel()
+        """Closes the link (1000, as a server stopping does); ``connect`` links again."""
+        ws, reader = self._ws, self._reader
+        self._ws = self._reader = None
+        if ws is not None:
+            await ws.close()
+        if reader is not None:
+            reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+                await reader
 
     async def request(self, name: str, data: WireModel) -> Any:
         frame_id = f"p-{next(self._ids)}"
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = answer
         try:
+            if self._ws is None:
+                raise ConnectionError("the server is not linked to the bridge (/connect)")
             await self._ws.send(encode_frame(id=frame_id, type=name, data=data))
             async with asyncio.timeout(WAIT_S):
                 return await answer
@@ -178,11 +187,14 @@ class SimulatedServer:
             self._pending.pop(frame_id, None)
 
     async def event(self, name: str, data: WireModel) -> None:
+        if self._ws is None:
+            return  # the bridge learns who is online from the next chat or command
         await self._ws.send(encode_frame(id=f"p-{next(self._ids)}", type=name, data=data))
 
     async def _read(self) -> None:
+        ws = self._ws
         try:
-            async for raw in self._ws:
+            async for raw in ws:
                 frame = decode_frame(raw, Direction.BRIDGE_TO_PLUGIN)
                 if isinstance(frame, DecodeFault):
                     self._show("server", "", f"link: a frame did not decode: {frame.message}")
@@ -197,7 +209,7 @@ class SimulatedServer:
                     continue
                 answer = self._answer(frame.type, frame.data)
                 if answer is not None:
-                    await self._ws.send(
+                    await ws.send(
                         encode_frame(
                             id=f"p-{next(self._ids)}",
                             type=f"{frame.type}.result",
@@ -211,7 +223,7 @@ class SimulatedServer:
             for waiting in self._pending.values():
                 if not waiting.done():
                     waiting.set_exception(ConnectionError("the link closed"))
-            self._show("server", "", "link closed")
+            self._show("game", "", "link closed")
 
     # ---- what players do
 

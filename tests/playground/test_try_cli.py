@@ -111,6 +111,15 @@ def test_a_conversation_a_tool_call_a_confirmation_and_a_switch_offline(
     p.type("/ai who is online")
     p.expect(r"\[private → Alex\] .*\[scripted offline model\] online_players said")
 
+    p.type("/disconnect")  # the server's link drops: the bridge sees it go, nothing is sent
+    p.expect(r"┊ bridge: link\.down")
+    p.type("@ai hello")
+    p.expect(r"^» not sent: the server is not linked to the bridge \(/connect\)$")
+    p.type("/connect")
+    p.expect(r"┊ bridge: link\.up")
+    p.type("@ai hello again")
+    p.expect(r"^\[chat\] \[Mineclaw\] @Alex \[scripted offline model\] I answer")
+
     p.type("/quit")
     p.expect(r"^» bye$")
     assert p.wait() == 0
