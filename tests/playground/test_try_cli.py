@@ -7,16 +7,19 @@ expects (one generous bound each), never for a time.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import select
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bridge.control import init_config_dir
+from bridge.playground.scripted_model import ScriptedModelServer
 
 from .try_process import WAIT_S, TryProcess
 
@@ -198,3 +201,35 @@ def test_on_a_terminal_it_prompts_as_the_player_and_dims_the_bridge(folder: Path
             proc.kill()
             proc.wait()
         os.close(controller)
+
+
+def test_with_a_key_the_owners_own_model_answers(folder: Path) -> None:
+    """A folder whose default model needs no missing key is served as it is: no key line, and
+    turns go to the owner's provider (here a loopback server of the test's own)."""
+    loop = asyncio.new_event_loop()
+    model = ScriptedModelServer()
+    loop.run_until_complete(model.start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    (folder / "providers.yml").write_text(
+        "schema: 1\ndefault: owner/own-model\nproviders:\n  owner:\n    api:\n"
+        f"      type: openai_chat_completions\n      base_url: {model.base_url}\n"
+        "    api_key: sk-owner-literal-key-0123\n"
+        "models:\n  owner/own-model:\n"
+        "    limits: {context_window: 100000, max_output_tokens: 500}\n"
+    )
+    p = TryProcess(folder.parent)
+    try:
+        p.expect(r"^» a simulated server is linked .* answering with your default model$")
+        p.type("@ai hello")
+        p.expect(r"┊ bridge: turn\.start .*model=\"owner/own-model\"")
+        p.expect(r"┊ bridge: turn\.end .*outcome=\"completed\"")
+        assert not any("no provider key" in line for line in p.lines)
+        p.type("/quit")
+        assert p.wait() == 0
+    finally:
+        p.kill()
+        asyncio.run_coroutine_threadsafe(model.close(), loop).result(WAIT_S)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(WAIT_S)
+        loop.close()
