@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.mockbukkit.mockbukkit.MockBukkit;
 import org.mockbukkit.mockbukkit.ServerMock;
 
@@ -23,6 +24,7 @@ final class PluginHarness implements AutoCloseable {
     // A bound on waits for events, not a timing check: generous because the machines that run
     // the suites are shared and often loaded (10 s was seen to run out while linking).
     private static final long WAIT_SECONDS = 60;
+    private static final Logger ROOT_LOGGER = Logger.getLogger("");
 
     final ServerMock server;
     final TestBridge bridge;
@@ -35,8 +37,17 @@ final class PluginHarness implements AutoCloseable {
         Path folder = dataFolder(server);
         Files.createDirectories(folder);
         Files.writeString(folder.resolve("plugin-link.yml"), linkYaml, StandardCharsets.UTF_8);
-        this.plugin = MockBukkit.load(MineclawPlugin.class);
-        this.log = LogLines.on(this.plugin.getLogger());
+        // Listen before the plugin is loaded: enabling it starts the link on its own thread,
+        // which could log "linked" before a handler on the plugin's logger was attached (the
+        // line was then missed and the wait ran out on an idle machine). The plugin's records
+        // reach the root logger through its parents.
+        this.log = LogLines.on(ROOT_LOGGER);
+        try {
+            this.plugin = MockBukkit.load(MineclawPlugin.class);
+        } catch (RuntimeException | Error e) {
+            ROOT_LOGGER.removeHandler(this.log);
+            throw e;
+        }
     }
 
     /** A server with the plugin linked to a fresh bridge (waits until the link is up). */
@@ -123,6 +134,7 @@ final class PluginHarness implements AutoCloseable {
 
     @Override
     public void close() {
+        ROOT_LOGGER.removeHandler(this.log);
         try {
             MockBukkit.unmock();
         } finally {
