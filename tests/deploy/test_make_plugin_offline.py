@@ -1,4 +1,4 @@
-"""`make plugin` where paper-api cannot be had (no PaperMC repository, no ../shared/paper-api,
+"""`make plugin` where paper-api cannot be had (no PaperMC repository, no shared jar folder,
 nothing in the local Maven repository) says so in one line, as `make java` does, instead of
 Maven's raw resolution error. The "PaperMC repository" here is a closed loopback port."""
 
