@@ -148,6 +148,13 @@ def _translate(exc: httpx.HTTPError) -> ProviderTransportError:
     return ProviderStreamError(f"connection to the provider broke ({type(exc).__name__})")
 
 
+def _closed_before_answering(raw: Exception, response: httpx.Response | None) -> bool:
+    """The connection closed before a status line came back: what a pooled connection does
+    when the server closed it idle. A fresh connection that breaks the same way is one more
+    ordinary failure (this is only ever forgiven once per request)."""
+    return response is None and isinstance(raw, httpx.RemoteProtocolError)
+
+
 class ProviderClient:
     """Talks to one provider. Use as ``async with`` or call ``aclose`` when done.
 
@@ -279,6 +286,7 @@ class ProviderClient:
             await asyncio.wait(self._draining, timeout=DRAIN_GRACE_S)
         policy = self.settings.retry
         attempt = 0
+        reconnected = False
         while True:
             attempt += 1
             reader = self._protocol.new_reader(model)
@@ -324,6 +332,11 @@ class ProviderClient:
                 if received == 0 and self._learn_replay_content(error, body):
                     # The same request in the shape the server takes: not another attempt.
                     body, attempt, delay = self.encoded_body(request, model), attempt - 1, 0.0
+                elif not reconnected and _closed_before_answering(raw, response):
+                    # A kept-alive connection the server had closed as it was handed to us
+                    # (llama-server does so now and then): the server never saw the request,
+                    # so it is sent once more at once on a new connection, not as an attempt.
+                    reconnected, attempt, delay = True, attempt - 1, 0.0
                 else:
                     delay = None if received > 0 else retry_delay(policy, attempt, failed)
                 if delay is None:

@@ -94,6 +94,9 @@ class Reply:
     stall: str | None = None
     hold_open: bool = False
     """Send every chunk, then keep the body open (no last chunk) until the server stops."""
+    close_unanswered: bool = False
+    """Read the request, then close the connection without a status line: what a server
+    does to a kept-alive connection it closed idle as the client reused it."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,8 @@ class ReplayServer:
 
     async def _answer(self, request: ReceivedRequest, writer: asyncio.StreamWriter) -> bool:
         reply = self._reply_for(request)
+        if reply.close_unanswered:
+            return False
         if reply.stall == "headers":
             await self._stop.wait()
             return False

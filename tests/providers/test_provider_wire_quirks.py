@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -51,6 +52,40 @@ async def test_connection_is_still_reused_after_an_early_final_event(
             events = [e async for e in client.stream(REQUEST, MODEL)]
             assert isinstance(events[-1], Completed)
     assert replay_server.connections == 1
+
+
+async def test_a_kept_alive_connection_closed_unanswered_is_sent_again_on_a_new_one(
+    replay_server: ReplayServer,
+) -> None:
+    """llama-server now and then closes a kept-alive connection as the client reuses it: the
+    request never reached a handler, so it goes once more on a new connection at once, even
+    where the policy allows one attempt only, and with no backoff."""
+    replay_server.script(ok_reply(CHAT), Reply(close_unanswered=True), ok_reply(CHAT))
+    delays: list[float] = []
+    settings = make_settings(CHAT, replay_server.base_url, max_attempts=1)
+    async with ProviderClient(settings, sleep=_recorded(delays)) as client:
+        for _ in range(2):
+            events = [e async for e in client.stream(REQUEST, MODEL)]
+            assert isinstance(events[-1], Completed), events[-1]
+    assert len(replay_server.requests) == 3 and replay_server.connections == 2
+    assert delays == [0.0]
+
+
+async def test_a_server_that_never_answers_is_reconnected_to_once_only(
+    replay_server: ReplayServer,
+) -> None:
+    replay_server.script(*(Reply(close_unanswered=True) for _ in range(5)))
+    settings = make_settings(CHAT, replay_server.base_url, max_attempts=1)
+    final = failed(await collect(settings))
+    assert "RemoteProtocolError" in final.reason and final.retryable
+    assert len(replay_server.requests) == 2
+
+
+def _recorded(delays: list[float]) -> Callable[[float], Awaitable[None]]:
+    async def sleep(delay: float) -> None:
+        delays.append(delay)
+
+    return sleep
 
 
 async def test_event_stream_labelled_text_plain_is_read(replay_server: ReplayServer) -> None:

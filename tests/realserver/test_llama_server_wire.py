@@ -27,7 +27,8 @@ from .model_servers import (
 from .wire_support import ONLINE, SNAPSHOT, client, events_of, final, request, shown
 
 MODEL = ModelSettings(wire_model="tiny", max_output_tokens=64)
-REQUIRED = ModelSettings(wire_model="tiny", max_output_tokens=256, tool_choice="required")
+# Room for grammar-forced calls: the random weights choose how many and how they are spaced.
+REQUIRED = ModelSettings(wire_model="tiny", max_output_tokens=1024, tool_choice="required")
 
 
 @contextlib.asynccontextmanager
