@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError, ToolError
-from bridge.metrics import NO_TIER, BridgeMetrics
-from bridge.providers.events import Completed, Failed, Usage
+from bridge.metrics import BridgeMetrics
+from bridge.providers.events import Completed, Failed
 from bridge.providers.failures import FALLBACK_CLASSES
 from bridge.providers.items import (
     AssistantText,
@@ -42,13 +42,7 @@ from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.attempts import AttemptsSpent, complete
-from bridge.turns.billing import (
-    ANSWERED,
-    FAILED,
-    STOPPED,
-    RequestMeter,
-    estimated_cost,
-)
+from bridge.turns.billing import RequestMeter
 from bridge.turns.entry_redaction import redacted_answer, redacted_player
 from bridge.turns.failure_lines import (
     PROVIDER_FAILURE,
@@ -62,7 +56,6 @@ from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
     PUBLIC_LANE,
     ArchiveWriter,
-    BudgetHold,
     ModelRoute,
     OverflowCompaction,
     PlayerRef,
@@ -74,8 +67,8 @@ from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
 from bridge.turns.throttle import ActionBarStream
-from bridge.turns.tokens import raw_tokens
 from bridge.turns.tool_status import THINKING, TOOLS, tool_status
+from bridge.turns.turn_ledger import BudgetRefused, TurnLedger
 from bridge.unicode_text import valid_text
 
 log = logging.getLogger(__name__)
@@ -145,20 +138,17 @@ class _Dropped(Exception):
 @dataclass(slots=True)
 class _Progress:
     items: list[Item]
+    ledger: TurnLedger
+    """What the turn's requests cost."""
     rounds: int = 0
     tool_calls: int = 0
     reply: str = ""
     ended: bool = False
     overheard: tuple[OverheardLine, ...] = ()
     """The overheard lines this turn carries, handed on when it does not complete."""
-    tokens: int = 0
-    """Tokens the turn's model responses used (reported, or estimated where not)."""
-    estimated_tokens: int = 0
     route: int = 0
     """Which of the snapshot's routes (the model, then its fallbacks) the turn is on: once a
     fallback answered, the rest of the turn stays with it."""
-    tier: str = NO_TIER
-    """The budget tier of the asker (the metrics' label): ``guest`` without one."""
     began: float = 0.0
     """When the turn started (the engine's monotonic clock), for the metrics."""
     compacted: bool = False
@@ -269,7 +259,7 @@ class TurnEngine:
         progress = _Progress(
             items=[*(redacted_player(line, redact) for line in overheard_items(heard)), asked],
             overheard=heard,
-            tier=snapshot.budget.tier if snapshot.budget is not None else NO_TIER,
+            ledger=TurnLedger(context, snapshot, self._metrics),
             began=self._monotonic(),
         )
         try:
@@ -400,16 +390,19 @@ class TurnEngine:
             # Before every request (a turn that waited in a lane's line may find the budget
             # spent by then; between tool rounds a turn may have spent it itself) its worst
             # case is reserved: a request that could pass a budget is never sent.
+            ledger = progress.ledger
             prompt = self._session.calibration.calibrated(estimate)
-            hold = await self._reserve(context, snapshot, prompt + _output_cap(snapshot, request))
+            try:
+                hold = await ledger.reserve(prompt + _output_cap(snapshot, request))
+            except BudgetRefused as refused:
+                raise _Dropped(str(refused), key=refused.key, values=refused.values) from None
             meter = RequestMeter()
             try:
                 completed = await self._complete(context, snapshot, progress, request, meter)
             except BaseException as exc:
                 # Stopped or failed: what the provider served is billed all the same.
-                await asyncio.shield(
-                    self._bill_unfinished(context, snapshot, progress, hold, meter, prompt)
-                )
+                model_ref = snapshot.routes[progress.route].model_ref
+                await asyncio.shield(ledger.unfinished(hold, meter, prompt, model_ref))
                 if isinstance(exc, _Dropped) and await self._compacted_for(exc, progress, snapshot):
                     projection = self._session.projection(limits.max_messages)
                     continue
@@ -418,7 +411,8 @@ class TurnEngine:
                 self._session.calibration.observe(
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
-            await self._spend(context, snapshot, progress, completed, estimate, hold, meter)
+            model_ref = snapshot.routes[progress.route].model_ref
+            await ledger.answered(completed, prompt, hold, meter, model_ref)
             redact = snapshot.redactor.redact_text
             progress.items.extend(redacted_answer(item, redact) for item in completed.items)
             answered = progress.items[len(progress.items) - len(completed.items) :]
@@ -493,125 +487,6 @@ class TurnEngine:
             results[index] = await self._run_tool(context, snapshot, call)
         await run_reads()
         return [result for result in results if result is not None]
-
-    async def _spend(
-        self,
-        context: TurnContext,
-        snapshot: TurnSnapshot,
-        progress: _Progress,
-        completed: Completed,
-        estimate: int,
-        hold: BudgetHold,
-        meter: RequestMeter,
-    ) -> None:
-        """Count what one response used: the provider's report, or an estimate marked so; and
-        every attempt before it that failed after it began to stream."""
-        prompt = self._session.calibration.calibrated(estimate)
-        for streamed in meter.served_failures:
-            await self._bill(context, snapshot, progress, *estimated_cost(prompt, streamed), FAILED)
-        usage = completed.usage
-        if usage is not None and usage.total_tokens > 0 and not usage.estimated:
-            await self._bill(
-                context,
-                snapshot,
-                progress,
-                usage.input_tokens,
-                usage.output_tokens,
-                ANSWERED,
-                hold=hold,
-                reported=usage,
-            )
-            return
-        output = raw_tokens(completed.items)
-        await self._bill(context, snapshot, progress, prompt, output, ANSWERED, hold=hold)
-
-    async def _bill_unfinished(
-        self,
-        context: TurnContext,
-        snapshot: TurnSnapshot,
-        progress: _Progress,
-        hold: BudgetHold,
-        meter: RequestMeter,
-        prompt: int,
-    ) -> None:
-        """A request that ended without an answer: its served failed attempts, and the attempt
-        a stop cut short (its prompt was sent, whatever it streamed), are billed."""
-        for streamed in meter.served_failures:
-            await self._bill(context, snapshot, progress, *estimated_cost(prompt, streamed), FAILED)
-        running = meter.running
-        if running is not None:
-            input_tokens, output = estimated_cost(prompt, running)
-            await self._bill(context, snapshot, progress, input_tokens, output, STOPPED, hold=hold)
-        else:
-            await self._bill(context, snapshot, progress, 0, 0, FAILED, hold=hold)
-
-    async def _bill(
-        self,
-        context: TurnContext,
-        snapshot: TurnSnapshot,
-        progress: _Progress,
-        input_tokens: int,
-        output_tokens: int,
-        purpose: str,
-        *,
-        hold: BudgetHold | None = None,
-        reported: Usage | None = None,
-    ) -> None:
-        """One request's tokens in the turn's count, the metrics and the budgets (settling
-        ``hold``); estimated unless ``reported``. Nothing to count still settles the hold."""
-        tokens = input_tokens + output_tokens
-        estimated = reported is None
-        progress.tokens += tokens
-        if estimated:
-            progress.estimated_tokens += tokens
-        if self._metrics is not None and tokens > 0:
-            self._metrics.tokens_used(
-                tier=progress.tier,
-                model=snapshot.routes[progress.route].model_ref,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                cached_input_tokens=0 if reported is None else reported.cached_input_tokens,
-                estimated=estimated,
-            )
-        budget = snapshot.budget
-        if budget is None:
-            return
-        try:
-            if hold is None:
-                if tokens > 0:
-                    await asyncio.to_thread(
-                        budget.spend, context.player, tokens, estimated=estimated, purpose=purpose
-                    )
-            else:
-                await asyncio.to_thread(
-                    budget.settle,
-                    hold,
-                    context.player,
-                    tokens,
-                    estimated=estimated,
-                    purpose=purpose,
-                )
-        except StoreError as exc:
-            log.error("usage of turn %s not counted: %s", context.turn_id, exc)
-
-    async def _reserve(
-        self, context: TurnContext, snapshot: TurnSnapshot, worst: int
-    ) -> BudgetHold:
-        budget = snapshot.budget
-        if budget is None:
-            return BudgetHold()
-        try:
-            hold = await asyncio.to_thread(budget.reserve, context.player, worst)
-        except StoreError as exc:  # an unreadable ledger must not stop every turn
-            log.error("budget of turn %s not checked: %s", context.turn_id, exc)
-            return BudgetHold()
-        if hold.refusal is not None:
-            key, values = hold.refusal
-            if self._metrics is not None:
-                self._metrics.budget_refusal(budget=key, tier=budget.tier)
-            reason = f"budget: {key} ({values.get('used', '?')}/{values.get('limit', '?')})"
-            raise _Dropped(reason, key=key, values=values)
-        return hold
 
     async def _complete(
         self,
@@ -783,10 +658,11 @@ class TurnEngine:
             "rounds": progress.rounds,
             "tool_calls": progress.tool_calls,
         }
-        if progress.tokens:
-            fields["tokens"] = progress.tokens
-            if progress.estimated_tokens:
-                fields["estimated_tokens"] = progress.estimated_tokens
+        ledger = progress.ledger
+        if ledger.tokens:
+            fields["tokens"] = ledger.tokens
+            if ledger.estimated_tokens:
+                fields["estimated_tokens"] = ledger.estimated_tokens
         if reason:
             fields["reason"] = reason
         if failure_class is not None:
@@ -798,7 +674,7 @@ class TurnEngine:
             self._metrics.turn_ended(
                 outcome=outcome,
                 lane="public" if self._lane_id == PUBLIC_LANE else "private",
-                tier=progress.tier,
+                tier=progress.ledger.tier,
                 seconds=self._monotonic() - progress.began,
             )
         # Never raises: by now the turn is archived and published, or dropped, and the player
