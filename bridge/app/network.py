@@ -239,6 +239,7 @@ class Network:
                 usage=shared.usage,
                 clock=shared.clock,
                 web_network=shared.web_network,
+                reviews=shared.reviews,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging

@@ -33,12 +33,13 @@ from bridge.app.served import (
     build_served,
     retired_clients,
 )
-from bridge.app.storage_settings import open_storage, open_usage
+from bridge.app.storage_settings import open_storage, open_usage, storage_target
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
 from bridge.errors import MineclawError
 from bridge.functions.live_tool import LiveFunctions
+from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.metrics import BridgeMetrics
@@ -114,8 +115,12 @@ class Runtime:
         usage: UsageLedger | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         web_network: TestNetwork | None = None,
+        reviews: ReviewBook | None = None,
     ) -> None:
         self.store = store
+        self.reviews = reviews or ReviewBook()
+        """The reviewed Function sources (``functions.require_review``); shared by the
+        servers of a network."""
         self.web_network = web_network
         """The end-to-end tests' network for the web tools (``bridge.web.seam``), or None."""
         # What this runtime serves of each published plane: all of it, or one server's view
@@ -197,6 +202,7 @@ class Runtime:
             budgets=self.budgets,
             web_counted=self.metrics.web_request,
             web_network=web_network,
+            reviews=self.reviews,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -204,6 +210,7 @@ class Runtime:
             native_tools=self.function_tools,
             audit=audit,
             pool=lambda: self.served.function_pool,  # a reload that changes it: a new pool
+            reviews=self.reviews,
         )
         self.extra_tool_handlers.update(self.functions.handlers())
         self._served = build_served(
@@ -239,6 +246,13 @@ class Runtime:
             archive.close()
             raise
         try:
+            reviews = ReviewBook(storage_target(store.current, config_dir).open_reviews())
+        except MineclawError:
+            usage.close()
+            audit.close()
+            archive.close()
+            raise
+        try:
             records = SessionRecords(archive.database)
             runtime = cls(
                 store=store,
@@ -250,10 +264,12 @@ class Runtime:
                 usage=usage,
                 clock=clock,
                 web_network=web_network,
+                reviews=reviews,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
+            reviews.close()
             usage.close()
             audit.close()
             archive.close()
@@ -281,6 +297,7 @@ class Runtime:
         built: list[ServedConfig] = []
 
         def build(candidate: ControlPlane) -> None:
+            self.reviews.refresh()  # reviews made by the command line meanwhile
             built.append(
                 build_served(
                     self._view(candidate),
@@ -318,6 +335,18 @@ class Runtime:
             )
         )
         self.restart_pending = restart_needed(self.started_with, plane)
+
+    def republish(self) -> None:
+        """Build the plane in force again and publish it: after a review in the console, so
+        the Function menu the next turn takes offers what was just reviewed. Blocking."""
+        self._publish(
+            build_served(
+                self._view(self.store.current),
+                parts=self._parts,
+                handlers=self.extra_tool_handlers,
+                previous=self._served,
+            )
+        )
 
     def _publish(self, served: ServedConfig) -> None:
         old, self._served = self._served, served
@@ -460,6 +489,7 @@ class Runtime:
             self.archive.close()
             if self.usage is not None:
                 self.usage.close()
+            self.reviews.close()
 
     def _price_of(self, model_ref: str) -> ModelPrice | None:
         """The configured price of a model now (``providers.yml``), for the cost estimate."""

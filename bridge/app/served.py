@@ -38,6 +38,7 @@ from bridge.control import ControlPlane
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled_functions
+from bridge.functions.review_state import ReviewBook
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
 from bridge.policy.budgets import Budgets, is_guest
@@ -108,6 +109,8 @@ class ProcessParts:
     web_network: TestNetwork | None = None
     """The test network of ``MINECLAW_TEST_WEB_NETWORK`` (end-to-end tests only); None: the
     real resolver and connections."""
+    reviews: ReviewBook = dataclasses.field(default_factory=ReviewBook)
+    """The reviewed Function sources (``functions.require_review``: only those are offered)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -371,7 +374,7 @@ def build_served(
         plane, audit=parts.audit, counted=parts.web_counted, network=parts.web_network
     )
     try:
-        registry = _registry(plane, {**handlers, **web})
+        registry = _registry(plane, {**handlers, **web}, parts.reviews)
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)
@@ -397,10 +400,12 @@ def retired_clients(old: ServedConfig, new: ServedConfig) -> list[ProviderClient
     return [client for client in old.clients if id(client) not in kept]
 
 
-def _registry(plane: ControlPlane, handlers: Mapping[str, HandlerFn]) -> ToolRegistry:
+def _registry(
+    plane: ControlPlane, handlers: Mapping[str, HandlerFn], reviews: ReviewBook
+) -> ToolRegistry:
     notes: dict[str, str] = {}
-    if has_enabled_functions(plane):  # the model learns what it may call, never how
-        notes[CALL_FUNCTION] = function_menu(plane)
+    if has_enabled_functions(plane, reviews):  # the model learns what it may call, never how
+        notes[CALL_FUNCTION] = function_menu(plane, reviews)
     else:  # nothing to call: call_function is not offered
         handlers = {name: h for name, h in handlers.items() if name != CALL_FUNCTION}
     return registry_for(plane, extra_handlers=handlers, notes=notes)

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bridge.app.folder_verdict import FolderVerdict, folder_verdict
+from bridge.cli import review_command
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, refuse_folder
 from bridge.control import ConfigLoadError, Problem
 from bridge.control.config_file import ConfigFile
@@ -76,6 +77,8 @@ def register(subparsers: Any) -> None:
     run.add_argument("--approve", choices=("yes", "no", "timeout"), default="yes")
     run.add_argument("--config", type=Path, default=DEFAULT_CONFIG_DIR, metavar="DIR")
     run.set_defaults(handler=run_dry_run)
+
+    review_command.register(actions)
 
 
 def run_validate(args: argparse.Namespace) -> int:

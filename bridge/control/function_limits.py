@@ -15,6 +15,10 @@ class FunctionLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    require_review: bool = False
+    """Offer a Function to the model only once its current source hash has a review record
+    (`mineclaw-bridge functions review NAME` or the console); a changed file needs one again."""
+
     source_chars: int = Field(default=65_536, ge=64, le=1_048_576)
     """Largest `on_call` source accepted when the catalogue is loaded."""
 

@@ -24,6 +24,7 @@ from bridge.functions.engine import Engine
 from bridge.functions.live_host import LiveFunctionHost
 from bridge.functions.live_pool import LivePool
 from bridge.functions.results import ErrorCode, error_result
+from bridge.functions.review_state import ReviewBook
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.functions.tool import call_function_handler
@@ -44,18 +45,18 @@ MENU_PARAMETERS_CHARS = 600
 """How much of a Function's parameter schema the menu shows; the call still validates it all."""
 
 
-def has_enabled_functions(plane: ControlPlane) -> bool:
-    """Whether `call_function` is worth offering: some Function of the catalogue is enabled."""
-    return any(spec.enabled for spec in plane.functions.functions)
+def has_enabled_functions(plane: ControlPlane, book: ReviewBook | None = None) -> bool:
+    """Whether `call_function` is worth offering: some Function of the catalogue is enabled
+    (and reviewed, when ``functions.require_review`` is on)."""
+    book = book or ReviewBook()
+    return any(book.may_offer(spec, plane.config.functions) for spec in plane.functions.functions)
 
 
-def function_menu(plane: ControlPlane) -> str:
-    """What the model reads about the enabled Functions, added to `call_function`'s description:
-    name, the owner's description and the argument schema. Never the source."""
+def function_menu(plane: ControlPlane, book: ReviewBook | None = None) -> str:
+    """What the model reads about the Functions it may call, added to `call_function`'s
+    description: name, the owner's description and the argument schema. Never the source."""
     lines = ["Functions you can call (name: what it does; arguments as JSON Schema):"]
-    for spec in plane.functions.functions:
-        if not spec.enabled:
-            continue
+    for spec in (book or ReviewBook()).offered(plane.functions, plane.config.functions):
         schema = json.dumps(spec.parameters, separators=(",", ":"), sort_keys=True)
         if len(schema) > MENU_PARAMETERS_CHARS:
             schema = schema[:MENU_PARAMETERS_CHARS] + "…"
@@ -74,8 +75,10 @@ class LiveFunctions:
         native_tools: Callable[[CallContext], ToolInvoker],
         audit: AuditSink,
         pool: Callable[[], PoolSettings] | None = None,
+        reviews: ReviewBook | None = None,
     ) -> None:
-        """`pool`: the worker pool settings in force (default: from `plane()`'s `functions`)."""
+        """`pool`: the worker pool settings in force (default: from `plane()`'s `functions`);
+        `reviews`: the reviewed sources (``functions.require_review``)."""
         self._plane = plane
         self._native_tools = native_tools
         self._audit = audit
@@ -83,6 +86,7 @@ class LiveFunctions:
         self.broker = ApprovalBroker()
         self.pool = LivePool(pool or (lambda: pool_settings(plane().config.functions)))
         self.suspensions = Suspensions()
+        self.reviews = reviews or ReviewBook()
         self.suspension_listener: Callable[[Suspension], None] | None = None
         """Told when a Function is suspended (the operators' notice, wired by the app)."""
 
@@ -132,6 +136,7 @@ class LiveFunctions:
                 audit=self._audit,
                 suspensions=self.suspensions,
                 on_suspended=self._suspended,
+                reviewed=self.reviews.is_reviewed,
             )
             return await call_function_handler(runtime)(arguments, context)
 

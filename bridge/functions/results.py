@@ -22,6 +22,8 @@ class ErrorCode:
     """No enabled Function has exactly this name."""
     FUNCTION_DISABLED = "function_disabled"
     """The Function exists but `enabled` is false."""
+    FUNCTION_UNREVIEWED = "function_unreviewed"
+    """`functions.require_review` is on and this source hash has no review record."""
     FUNCTION_SUSPENDED = "function_suspended"
     """Its calls kept killing their worker: suspended for `suspend_minutes`."""
     INVALID_ARGUMENTS = "invalid_arguments"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.control.function_limits import FunctionLimits
-from bridge.control.functions_file import FunctionsFile
+from bridge.control.functions_file import FunctionsFile, FunctionSpec
 from bridge.functions.arguments import InvalidArguments, validate_arguments
 from bridge.functions.engine import Engine
 from bridge.functions.host import FunctionHost, InvocationInfo
@@ -55,9 +55,12 @@ class FunctionRuntime:
         audit: AuditSink,
         suspensions: Suspensions | None = None,
         on_suspended: Callable[[Suspension], None] | None = None,
+        reviewed: Callable[[FunctionSpec], bool] | None = None,
     ) -> None:
         """`suspensions`: the bridge's count of lost workers per Function (none: never
-        suspended); `on_suspended` hears of each suspension (the operators' notice)."""
+        suspended); `on_suspended` hears of each suspension (the operators' notice);
+        `reviewed`: whether a Function's source has a review record (asked only when
+        ``require_review`` is on; None: not checked, as in the owner's dry run)."""
         self._catalogue = catalogue
         self._limits = limits
         self._engine = engine
@@ -65,6 +68,7 @@ class FunctionRuntime:
         self._audit = audit
         self._suspensions = suspensions
         self._on_suspended = on_suspended
+        self._reviewed = reviewed
 
     async def call_function(
         self,
@@ -99,6 +103,13 @@ class FunctionRuntime:
             refusal = error_result(ErrorCode.UNKNOWN_FUNCTION, f"no Function named {name!r}")
         elif not spec.enabled:
             refusal = error_result(ErrorCode.FUNCTION_DISABLED, f"Function {name!r} is disabled")
+        elif (
+            self._limits.require_review and self._reviewed is not None and not self._reviewed(spec)
+        ):
+            refusal = error_result(
+                ErrorCode.FUNCTION_UNREVIEWED,
+                f"Function {name!r} changed since the owner last reviewed it",
+            )
         elif left_s := self._suspended_s(spec.name, spec.source_sha256):
             refusal = error_result(
                 ErrorCode.FUNCTION_SUSPENDED,

@@ -19,6 +19,7 @@ from bridge.errors import StoreError
 from bridge.store.archive import ARCHIVE_FILE_NAME, TurnArchive
 from bridge.store.audit import AUDIT_DB_FILE_NAME, AUDIT_JSONL_FILE_NAME, AuditLog
 from bridge.store.database import Database, PostgresDatabase, SqliteDatabase
+from bridge.store.reviews import FunctionReviews
 from bridge.store.usage import USAGE_FILE_NAME, UsageLedger
 
 Backend = Literal["sqlite", "postgresql"]
@@ -75,6 +76,14 @@ class StorageTarget:
         except StoreError as exc:
             raise StoreError(f"cannot open the usage ledger: {exc}") from exc
         return UsageLedger(database)
+
+    def open_reviews(self) -> FunctionReviews:
+        """The Function reviews (the state database: ``archive.sqlite3`` or PostgreSQL)."""
+        try:
+            database = self.open_state()
+        except StoreError as exc:
+            raise StoreError(f"cannot open the function reviews: {exc}") from exc
+        return FunctionReviews(database)
 
     def _postgres(self, *, synchronous_commit: bool) -> PostgresDatabase:
         assert self.dsn is not None  # checked in __post_init__
