@@ -44,13 +44,17 @@ class PlayerBudget:
             return NO_TIER
         return tier_of(self.granted, self.config) or (GUEST if self.config.enabled else NO_TIER)
 
-    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+    def reserve(self, player: PlayerRef | None, worst: int, least: int | None = None) -> BudgetHold:
         held = self.budgets.reserve(
-            player_uuid=self._payer(player), granted=self.granted, config=self.config, worst=worst
+            player_uuid=self._payer(player),
+            granted=self.granted,
+            config=self.config,
+            worst=worst,
+            least=least,
         )
         if isinstance(held, BudgetRefusal):
             return BudgetHold(refusal=(held.key(mid_turn=True), held.values()))
-        return BudgetHold(handle=held)
+        return BudgetHold(handle=held, tokens=None if held is NOTHING_HELD else held.tokens)
 
     def settle(
         self,

@@ -196,6 +196,30 @@ def _refusal(
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Standing:
+    """One holder's use, limits and what its requests in flight hold."""
+
+    scope: Scope
+    usage: HolderUsage
+    limits: TokenLimits
+    held: int
+
+
+def _room(standing: list[_Standing]) -> int | None:
+    """The most one more request may hold under every limit (None when nothing limits)."""
+    rooms = [
+        limit - used - one.held
+        for one in standing
+        for used, limit in (
+            (one.usage.day.tokens, one.limits.day_tokens),
+            (one.usage.month.tokens, one.limits.month_tokens),
+        )
+        if limit is not None
+    ]
+    return min(rooms) if rooms else None
+
+
 class Budgets:
     """The budgets of one process: the ledger and the clock; the settings come with each call
     (the plane in force then), so a reload applies to the next check."""
@@ -245,16 +269,25 @@ class Budgets:
         granted: Collection[str] | None,
         config: BudgetsConfig,
         worst: int,
+        least: int | None = None,
     ) -> Reservation | BudgetRefusal:
         """Hold ``worst`` tokens (a request's prompt and its output cap) from the player and
-        the server, or the budget that cannot hold them. Settle or release it after."""
+        the server, or the budget that cannot hold them. Settle or release it after.
+
+        ``least``: where ``worst`` does not fit but this does, hold all the room there is
+        instead (the reservation's ``tokens`` says how much), so a budget's last tokens buy
+        a shorter answer rather than a refusal."""
         if not config.enabled:
             return NOTHING_HELD
         worst = max(0, worst)
         with self._lock:
-            refusal = self._check(player_uuid, granted, config, worst)
+            standing = self._standing(player_uuid, granted, config)
+            refusal = self._first_refusal(standing, config, worst)
             if refusal is not None:
-                return refusal
+                room = _room(standing)
+                if least is None or room is None or room < max(1, least):
+                    return refusal
+                worst = room
             holders = (SERVER,) if player_uuid is None else (player_uuid, SERVER)
             for holder in holders:
                 self._held[holder] = self._held.get(holder, 0) + worst
@@ -308,18 +341,32 @@ class Budgets:
         config: BudgetsConfig,
         upcoming: int,
     ) -> BudgetRefusal | None:
-        now, zone = self._clock(), config.zone()
-        periods = periods_at(now, zone)
+        standing = self._standing(player_uuid, granted, config)
+        return self._first_refusal(standing, config, upcoming)
+
+    def _standing(
+        self, player_uuid: str | None, granted: Collection[str] | None, config: BudgetsConfig
+    ) -> list[_Standing]:
+        """The player's (when known) and then the server's use, limits and holds, read once."""
+        periods = periods_at(self._clock(), config.zone())
+        out: list[_Standing] = []
         if player_uuid is not None and granted is not None:
             _, limits = player_limits(granted, config)
             own = self._book.usage(player_uuid, periods)
-            held = self._held.get(player_uuid, 0)
-            refusal = _refusal("player", own, limits, upcoming, now, zone, held)
+            out.append(_Standing("player", own, limits, self._held.get(player_uuid, 0)))
+        server = self._book.usage(SERVER, periods)
+        out.append(_Standing("server", server, config.server, self._held.get(SERVER, 0)))
+        return out
+
+    def _first_refusal(
+        self, standing: list[_Standing], config: BudgetsConfig, upcoming: int
+    ) -> BudgetRefusal | None:
+        now, zone = self._clock(), config.zone()
+        for one in standing:
+            refusal = _refusal(one.scope, one.usage, one.limits, upcoming, now, zone, one.held)
             if refusal is not None:
                 return refusal
-        server = self._book.usage(SERVER, periods)
-        held = self._held.get(SERVER, 0)
-        return _refusal("server", server, config.server, upcoming, now, zone, held)
+        return None
 
     def record(
         self,

@@ -392,10 +392,13 @@ class TurnEngine:
             # case is reserved: a request that could pass a budget is never sent.
             ledger = progress.ledger
             prompt = self._session.calibration.calibrated(estimate)
+            cap = _output_cap(snapshot, request)
             try:
-                hold = await ledger.reserve(prompt + _output_cap(snapshot, request))
+                hold, fitted = await ledger.reserve(prompt, cap)
             except BudgetRefused as refused:
                 raise _Dropped(str(refused), key=refused.key, values=refused.values) from None
+            if fitted != cap:  # the budget's last tokens buy a shorter answer
+                request = request.model_copy(update={"max_output_tokens": fitted})
             meter = RequestMeter()
             try:
                 completed = await self._complete(context, snapshot, progress, request, meter)

@@ -105,6 +105,8 @@ class BudgetHold:
 
     refusal: tuple[str, dict[str, str]] | None = None
     handle: object = None
+    tokens: int | None = None
+    """What is held: less than asked when only ``least`` fitted; None when nothing limits."""
 
 
 class TurnBudget(Protocol):
@@ -119,9 +121,11 @@ class TurnBudget(Protocol):
     def tier(self) -> str:
         """The player's tier (``guest`` without one): a label of the metrics."""
 
-    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+    def reserve(self, player: PlayerRef | None, worst: int, least: int | None = None) -> BudgetHold:
         """Hold ``worst`` tokens (the request's prompt and its output cap) before a request,
-        or refuse it; every hold that is not refused is settled or released after."""
+        or refuse it; every hold that is not refused is settled or released after. With
+        ``least``, a budget with room for less than ``worst`` but at least ``least`` holds
+        what room it has (``BudgetHold.tokens``) instead of refusing."""
 
     def settle(
         self,

@@ -22,6 +22,10 @@ from bridge.turns.tokens import raw_tokens
 
 log = logging.getLogger(__name__)
 
+SHRUNK_OUTPUT_FLOOR = 256
+"""A budget with less room than a request's worst case still lets it go with its output cap
+cut to fit, as long as the answer may be at least this long (or the cap, if smaller)."""
+
 
 class BudgetRefused(Exception):
     """The reservation was refused: ``key`` names the budget line, ``values`` its figures."""
@@ -48,23 +52,29 @@ class TurnLedger:
         """Tokens the turn's model responses used (reported, or estimated where not)."""
         self.estimated_tokens = 0
 
-    async def reserve(self, worst: int) -> BudgetHold:
-        """Hold ``worst`` tokens of the asker's budgets; raises `BudgetRefused`. An unreadable
-        ledger lets the request go (it must not stop every turn) and says so in the log."""
+    async def reserve(self, prompt: int, output_cap: int) -> tuple[BudgetHold, int]:
+        """Hold a request's worst case (``prompt`` and ``output_cap``, 0 for none) from the
+        asker's budgets, and the output cap the request may then have: the same, or less where
+        only a shorter answer fits (never below `SHRUNK_OUTPUT_FLOOR`). Raises `BudgetRefused`.
+        An unreadable ledger lets the request go (it must not stop every turn) and says so."""
         budget = self._budget
         if budget is None:
-            return BudgetHold()
+            return BudgetHold(), output_cap
+        worst = prompt + output_cap
+        least = prompt + min(output_cap, SHRUNK_OUTPUT_FLOOR) if output_cap else None
         try:
-            hold = await asyncio.to_thread(budget.reserve, self._context.player, worst)
+            hold = await asyncio.to_thread(budget.reserve, self._context.player, worst, least)
         except StoreError as exc:
             log.error("budget of turn %s not checked: %s", self._context.turn_id, exc)
-            return BudgetHold()
+            return BudgetHold(), output_cap
         if hold.refusal is not None:
             key, values = hold.refusal
             if self._metrics is not None:
                 self._metrics.budget_refusal(budget=key, tier=budget.tier)
             raise BudgetRefused(key, values)
-        return hold
+        if output_cap and hold.tokens is not None and hold.tokens < worst:
+            return hold, max(1, hold.tokens - prompt)
+        return hold, output_cap
 
     async def answered(
         self,

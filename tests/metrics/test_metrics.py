@@ -42,7 +42,7 @@ class VipBudget:
     def tier(self) -> str:
         return "vip"
 
-    def reserve(self, player: PlayerRef | None, worst: int) -> BudgetHold:
+    def reserve(self, player: PlayerRef | None, worst: int, least: int | None = None) -> BudgetHold:
         refusal = ("budget.player_day", {"used": "10", "limit": "5"}) if self.refuse else None
         return BudgetHold(refusal=refusal)
 

@@ -203,6 +203,42 @@ def test_a_released_reservation_gives_its_tokens_back_once(chosen_target: Storag
         assert budgets.reserve(player_uuid=STEVE, granted=vip, config=off, worst=10**9).tokens == 0
 
 
+def test_a_budget_with_room_for_less_than_the_worst_case_holds_what_room_it_has(
+    chosen_target: StorageTarget,
+) -> None:
+    now = datetime(2026, 12, 3, 10, tzinfo=UTC)
+    member = {"mineclaw.budget.member"}  # 1000 a day; the server 5000
+    with chosen_target.open_usage() as ledger:
+        budgets = Budgets(ledger, clock=lambda: now)
+        budgets.record(
+            player_uuid=STEVE, player_name="Steve", tokens=600, estimated=False, config=CONFIG
+        )
+        # 400 left: a request of 700 at worst still goes with 400 held, if 300 would do.
+        fitted = budgets.reserve(
+            player_uuid=STEVE, granted=member, config=CONFIG, worst=700, least=300
+        )
+        assert isinstance(fitted, Reservation) and fitted.tokens == 400
+        # Everything is held now: nothing more fits, however little it asks.
+        refused = budgets.reserve(
+            player_uuid=STEVE, granted=member, config=CONFIG, worst=700, least=1
+        )
+        assert isinstance(refused, BudgetRefusal) and refused.used == 600
+        budgets.release(fitted)
+        # Less room than ``least``: refused, as without it.
+        short = budgets.reserve(
+            player_uuid=STEVE, granted=member, config=CONFIG, worst=700, least=401
+        )
+        assert isinstance(short, BudgetRefusal) and short.scope == "player"
+        # The server's room counts as well: 5000 less 4800 spent by others leaves 200.
+        budgets.record(
+            player_uuid=None, player_name=None, tokens=4200, estimated=False, config=CONFIG
+        )
+        by_server = budgets.reserve(
+            player_uuid=STEVE, granted=member, config=CONFIG, worst=700, least=100
+        )
+        assert isinstance(by_server, Reservation) and by_server.tokens == 200
+
+
 def test_guests_get_no_paid_or_side_effect_tool_unless_allowed() -> None:
     guest = GuestConfig()
     assert guest_may_use("read", handler="read", cost="free", guest=guest)

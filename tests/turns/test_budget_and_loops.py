@@ -66,6 +66,50 @@ async def test_a_round_that_would_pass_the_budget_is_not_sent_and_nothing_is_kep
     assert end["outcome"] == "dropped" and end["tokens"] == 990
 
 
+async def test_a_budget_short_of_the_worst_case_lets_a_shorter_answer_go(
+    harness: Harness, ledger: UsageLedger
+) -> None:
+    """700 of 1000 spent: a request whose prompt and 4096-token cap could pass the budget is
+    sent with its cap cut to the room left, instead of being refused."""
+    ledger.add(
+        player_uuid=STEVE.uuid,
+        player_name="Steve",
+        periods=DAY,
+        tokens=700,
+        estimated=False,
+        purpose="turn",
+        at=NOON,
+    )
+    model = ScriptedModel([used(250, AssistantText(text="short"))])
+    snapshot = make_snapshot(model, max_output_tokens=4096)
+    snapshot = dataclasses.replace(snapshot, budget=budget(ledger, day_tokens=1000))
+    assert (await harness.run(snapshot, "hi")).status == "completed"
+    cap = model.requests[0].max_output_tokens
+    assert cap is not None and 256 <= cap < 300  # 300 left, less the prompt's estimate
+    assert ledger.usage(STEVE.uuid, DAY).day.tokens == 950
+
+
+async def test_a_budget_with_room_for_less_than_a_short_answer_still_refuses(
+    harness: Harness, ledger: UsageLedger
+) -> None:
+    ledger.add(
+        player_uuid=STEVE.uuid,
+        player_name="Steve",
+        periods=DAY,
+        tokens=900,
+        estimated=False,
+        purpose="turn",
+        at=NOON,
+    )
+    model = ScriptedModel([answer("never asked")])
+    snapshot = make_snapshot(model, max_output_tokens=4096)
+    snapshot = dataclasses.replace(snapshot, budget=budget(ledger, day_tokens=1000))
+    assert (await harness.run(snapshot, "hi")).status == "dropped"
+    assert model.requests == []
+    ((_, key, _),) = harness.output.failures
+    assert key == "budgets.player_stopped"
+
+
 async def test_a_provider_without_usage_is_estimated_and_marked(
     harness: Harness, ledger: UsageLedger
 ) -> None:
