@@ -31,6 +31,8 @@ Handler = Literal[
     "ask_player",
     "recipe_lookup",
     "item_facts",
+    "list_plugins",
+    "list_commands",
     "web_fetch",
     "web_search",
 ]

@@ -668,6 +668,54 @@ class FactsItemResult(WireModel):
         return self
 
 
+# ---- bridge to plugin, minor version 1.4: server knowledge (feature "server_knowledge")
+
+KnowledgeChars = Annotated[int, Field(ge=256, le=24576)]
+DeclaredText = Annotated[str, Field(min_length=1, max_length=256)]
+PluginName = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ServerPlugins(WireModel):
+    max_chars: KnowledgeChars
+
+
+class PluginView(WireModel):
+    name: PluginName
+    version: Version | None
+    enabled: bool
+    description: DeclaredText | None
+
+
+class ServerPluginsResult(WireModel):
+    plugins: Annotated[list[PluginView], Field(max_length=256)]
+    total: Count32
+    truncated: bool
+
+
+class ServerCommands(WireModel):
+    """The commands ``player`` may run (every command for ``None``: the console), only
+    ``plugin``'s when given."""
+
+    player: Uuid | None
+    plugin: PluginName | None
+    max_chars: KnowledgeChars
+
+
+class CommandView(WireModel):
+    name: CommandName
+    plugin: PluginName | None
+    aliases: Annotated[list[CommandName], Field(max_length=16)]
+    permission: DeclaredText | None
+    usage: DeclaredText | None
+    description: DeclaredText | None
+
+
+class ServerCommandsResult(WireModel):
+    commands: Annotated[list[CommandView], Field(max_length=512)]
+    total: Count32
+    truncated: bool
+
+
 class ErrorData(WireModel):
     code: SentErrorCode
     message: Annotated[str, Field(max_length=512)]
@@ -727,6 +775,8 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("approval.show.result", _A, ApprovalShowResult),
             ("facts.recipes.result", _A, FactsRecipesResult),
             ("facts.item.result", _A, FactsItemResult),
+            ("server.plugins.result", _A, ServerPluginsResult),
+            ("server.commands.result", _A, ServerCommandsResult),
             ("error", Kind.ERROR, ErrorData),
         ],
     ),
@@ -746,6 +796,8 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("approval.show", _R, ApprovalShow),
             ("facts.recipes", _R, FactsRecipes),
             ("facts.item", _R, FactsItem),
+            ("server.plugins", _R, ServerPlugins),
+            ("server.commands", _R, ServerCommands),
             ("hello.result", _A, HelloResult),
             ("chat.result", _A, ChatVerdict),
             ("command.result", _A, CommandReply),

@@ -165,6 +165,10 @@ class Whitelist:
     def rules(self, executor: Executor) -> tuple[str, ...]:
         return self._rules[executor].patterns
 
+    def opts_out(self, executor: Executor, rule: str) -> bool:
+        """Whether ``executor``'s rule ``rule`` has ``allow_never: true``."""
+        return rule in self._rules[executor].opted_out
+
     def decide(self, executor: Executor, command: str) -> WhitelistDecision:
         """Allow only when a rule of ``executor`` matches the whole canonical command.
 

@@ -22,7 +22,7 @@ from bridge.link.messages import (
     RecipeView,
     WireModel,
 )
-from bridge.tools.plugin_access import GAME_FACTS, PluginAccess, link_failure
+from bridge.tools.plugin_access import GAME_FACTS, SERVER_KNOWLEDGE, PluginAccess, link_failure
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
 
@@ -55,6 +55,11 @@ def version_line(hello: Hello) -> str:
     )
     if GAME_FACTS in hello.features:
         line += " Look recipes and items up with the game-fact tools rather than recalling them."
+    if SERVER_KNOWLEDGE in hello.features:
+        line += (
+            " Suggest only commands this server has: list_commands names those the asker may"
+            " run, list_plugins what is installed."
+        )
     return line
 
 

@@ -31,6 +31,7 @@ from bridge.tools.game_facts import GameFactsTools
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.tools.run_command import RunCommand, RunCommandSettings
+from bridge.tools.server_knowledge import ServerKnowledgeTools
 from bridge.tools.snapshots import SnapshotLimits, SnapshotTools
 
 
@@ -109,6 +110,7 @@ class LinkTools:
             "run_command": self.run_command,
             "ask_player": self.ask.run,
             **self._game_facts(),
+            **self._server_knowledge(),
         }
 
     async def run_command(self, arguments: dict[str, Any], context: CallContext) -> Any:
@@ -154,6 +156,20 @@ class LinkTools:
             return handler
 
         return {name: bound(name) for name in ("recipe_lookup", "item_facts")}
+
+    def _server_knowledge(self) -> dict[str, HandlerFn]:
+        def bound(name: str) -> HandlerFn:
+            async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
+                # The plugins and commands of the server the player is on (as for game facts),
+                # marked with the whitelist in force when the call runs.
+                where = self.plugin_of_player
+                plugin = (None if where is None else where(context.player_uuid)) or self.plugin
+                tools = ServerKnowledgeTools(plugin, self._served().whitelist)
+                return await tools.handlers()[name](arguments, context)
+
+            return handler
+
+        return {name: bound(name) for name in ("list_plugins", "list_commands")}
 
     def _run_command_for(self, served: InForce) -> RunCommand:
         plane = served.plane

@@ -21,6 +21,7 @@ from bridge.tools.results import ErrorCode, ToolFailure
 SNAPSHOTS = "snapshots"
 APPROVALS = "approvals"
 GAME_FACTS = "game_facts"
+SERVER_KNOWLEDGE = "server_knowledge"
 
 # Handlers that need a plugin feature beyond protocol 1.0. run_command and online_players need
 # only the link; confirmations inside run_command check APPROVALS themselves.
@@ -31,6 +32,8 @@ REQUIRED_FEATURE = {
     "ask_player": APPROVALS,
     "recipe_lookup": GAME_FACTS,
     "item_facts": GAME_FACTS,
+    "list_plugins": SERVER_KNOWLEDGE,
+    "list_commands": SERVER_KNOWLEDGE,
 }
 LINK_HANDLERS = frozenset({*REQUIRED_FEATURE, "online_players", "run_command"})
 

@@ -72,6 +72,8 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "ask_player": "asks_players",
     "recipe_lookup": "reads_game",
     "item_facts": "reads_game",
+    "list_plugins": "reads_game",
+    "list_commands": "reads_game",
     "web_fetch": "reads_web",
     "web_search": "reads_web",
 }

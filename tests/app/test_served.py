@@ -161,6 +161,12 @@ async def test_the_linked_servers_game_version_is_said_once_after_the_instructio
     assert second.instructions.count("This Minecraft server runs") == 1
     assert "Minecraft 26.1 (data version 4786)" in second.instructions
     assert second.instructions.endswith("rather than recalling them.")
+    plugin.connected(app.link, hello(features=("game_facts", "server_knowledge")))
+    knowing = app.runtime.snapshot(()).instructions or ""
+    assert knowing.endswith(
+        "Suggest only commands this server has: list_commands names those the asker may run,"
+        " list_plugins what is installed."
+    )
     plugin.disconnected()
     unlinked = app.runtime.snapshot(()).instructions or ""
     assert "This Minecraft server runs" not in unlinked

@@ -9,6 +9,7 @@ import dev.mineclaw.core.chat.ChatService;
 import dev.mineclaw.core.command.CommandForwarder;
 import dev.mineclaw.core.command.CommandResolution;
 import dev.mineclaw.core.command.CommandSender;
+import dev.mineclaw.core.command.ServerKnowledge;
 import dev.mineclaw.core.gamefacts.GameFactsRequests;
 import dev.mineclaw.core.gamefacts.GameRegistry;
 import dev.mineclaw.core.gesture.GestureAnswers;
@@ -20,6 +21,7 @@ import dev.mineclaw.core.link.LinkState;
 import dev.mineclaw.core.platform.Permissions;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.platform.ServerCatalogue;
 import dev.mineclaw.core.snapshot.SnapshotRequests;
 import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
@@ -51,6 +53,10 @@ public final class MineclawCore {
         List<String> features = new ArrayList<>(settings.features());
         if (registry != null && !features.contains(GameFactsRequests.FEATURE)) {
             features.add(GameFactsRequests.FEATURE); // announced only where the registries can be read
+        }
+        ServerCatalogue catalogue = platform.serverCatalogue();
+        if (catalogue != null && !features.contains(ServerKnowledge.FEATURE)) {
+            features.add(ServerKnowledge.FEATURE); // announced only where plugins and commands can be listed
         }
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
                 platform.minecraftVersion(), platform.platformName(), features, settings.serverId(),
@@ -85,6 +91,9 @@ public final class MineclawCore {
             new GameFactsRequests(platform, registry, settings.link().requestTimeout()).register(this.link);
         }
         new CommandResolution(platform, settings.link().requestTimeout()).register(this.link);
+        if (catalogue != null) {
+            new ServerKnowledge(platform, catalogue, settings.link().requestTimeout()).register(this.link);
+        }
         // A gesture approves as the player's own click would: /mineclaw approve <token> gesture.
         this.gestures = new GestureAnswers(System::nanoTime, (player, token, gesture) -> this.commands
                 .handle(CommandSender.player(player), List.of("approve", token, GestureAnswers.OPTION)));

@@ -31,6 +31,7 @@ final class PaperPlatform implements Platform {
     private final boolean folia;
     private final SnapshotReads snapshots;
     private final PaperRegistry registry;
+    private final PaperCatalogue catalogue;
 
     PaperPlatform(Plugin plugin, RegionSchedulers schedulers, boolean folia) {
         this.plugin = plugin;
@@ -39,6 +40,7 @@ final class PaperPlatform implements Platform {
         this.folia = folia;
         this.snapshots = new SnapshotReads(this.server);
         this.registry = new PaperRegistry(this.server, plugin.getLogger());
+        this.catalogue = new PaperCatalogue(this.server);
     }
 
     @Override
@@ -54,6 +56,11 @@ final class PaperPlatform implements Platform {
     @Override
     public String minecraftVersion() {
         return this.server.getMinecraftVersion();
+    }
+
+    @Override
+    public PaperCatalogue serverCatalogue() {
+        return this.catalogue;
     }
 
     /** Also a listener: the plugin registers it so reloads move the registry's stamp. */

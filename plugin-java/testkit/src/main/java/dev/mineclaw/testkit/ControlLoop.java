@@ -99,6 +99,10 @@ final class ControlLoop {
                     this.platform.commands().register(command);
                     done("command.registered", ref);
                 }
+                case "plugin.add" -> {
+                    this.platform.commands().addPlugin(command);
+                    done("plugin.added", ref);
+                }
                 case "chat" -> chat(command, ref);
                 case "command" -> command(command, ref);
                 case "ask" -> ask(command, ref);

@@ -3,12 +3,16 @@ package dev.mineclaw.testkit;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.platform.CommandFacts;
+import dev.mineclaw.core.platform.CommandListing;
+import dev.mineclaw.core.platform.PluginFacts;
 import dev.mineclaw.testkit.ControlLoop.BadCommand;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -27,6 +31,10 @@ final class TestCommandMap {
             "schedule", "transfer", "place");
 
     private final Map<String, CommandFacts> labels = new ConcurrentHashMap<>();
+    /** Each command's declared usage and description, as a plugin.yml declares them. */
+    private final Map<CommandFacts, List<String>> texts = new ConcurrentHashMap<>();
+    /** The installed plugins by lower-cased name ({@code plugin.add} replaces one). */
+    private final Map<String, PluginFacts> plugins = new ConcurrentHashMap<>();
 
     TestCommandMap() {
         for (String name : VANILLA) {
@@ -45,11 +53,75 @@ final class TestCommandMap {
         add(new CommandFacts("plugman", "PlugManX", List.of("pm"), "plugman.admin", false), "plugmanx");
         add(new CommandFacts("warp", "Warps", List.of("go"), "warps.use", false), "warps");
         add(new CommandFacts("heal-all", null, List.of(), null, true), "bukkit");
+        describe("give", "/<command> <targets> <item> [<count>]", "A Mojang provided command.");
+        describe("time", "/<command> (add|query|set) <time>", "A Mojang provided command.");
+        describe("list", "/<command>", "A Mojang provided command.");
+        describe("warp", "/<command> <name>", "Teleports you to a warp.");
+        describe("spawn", "/<command> [player]", "Teleport to the spawnpoint.");
+        describe("sudo", "/<command> <player> <command [args]>", "Make another user perform a command.");
+        describe("luckperms", "/<command>", "Manage permissions");
+        plugin(new PluginFacts("Essentials", "2.21.0", true, "Provides an essential, core set of commands for Bukkit."));
+        plugin(new PluginFacts("LuckPerms", "5.4.131", true, "A permissions plugin"));
+        plugin(new PluginFacts("CMI", "9.7.4.1", true, "Content Management Interface"));
+        plugin(new PluginFacts("PlugManX", "2.4.1", true, "Plugin manager for Bukkit servers."));
+        plugin(new PluginFacts("Warps", "1.0.0", true, "Named places to travel to."));
     }
 
     /** What {@code label} resolves to, as Bukkit's {@code CommandMap#getCommand} would find it. */
     Optional<CommandFacts> resolve(String label) {
         return Optional.ofNullable(this.labels.get(label.toLowerCase(Locale.ROOT)));
+    }
+
+    /** Every command once, as Bukkit's {@code getKnownCommands} values hold them, with usage and description. */
+    List<CommandListing> all() {
+        Set<CommandFacts> distinct = new java.util.LinkedHashSet<>(new TreeMap<>(this.labels).values());
+        List<CommandListing> listed = new ArrayList<>();
+        for (CommandFacts facts : distinct) {
+            List<String> text = this.texts.getOrDefault(facts, java.util.Arrays.asList(null, null));
+            listed.add(new CommandListing(facts, text.get(0), text.get(1)));
+        }
+        return List.copyOf(listed);
+    }
+
+    /** Every installed plugin. */
+    List<PluginFacts> plugins() {
+        return List.copyOf(new TreeMap<>(this.plugins).values());
+    }
+
+    /**
+     * Reads a {@code plugin.add} op: {@code name}, {@code version}, {@code enabled} (default true),
+     * {@code description}; text is kept raw (bounding and cleaning it is the core's job).
+     */
+    void addPlugin(JsonObject op) {
+        String name = raw(op, "name", "plugin.add");
+        if (name == null || name.isBlank()) {
+            throw new BadCommand("plugin.add: name is required");
+        }
+        JsonElement enabled = op.get("enabled");
+        if (enabled != null && !(enabled.isJsonPrimitive() && enabled.getAsJsonPrimitive().isBoolean())) {
+            throw new BadCommand("plugin.add: enabled must be true or false");
+        }
+        plugin(new PluginFacts(name, raw(op, "version", "plugin.add"), enabled == null || enabled.getAsBoolean(),
+                raw(op, "description", "plugin.add")));
+    }
+
+    private void plugin(PluginFacts facts) {
+        this.plugins.put(facts.name().toLowerCase(Locale.ROOT), facts);
+    }
+
+    private void describe(String label, String usage, String description) {
+        this.texts.put(this.labels.get(label), java.util.Arrays.asList(usage, description));
+    }
+
+    private static String raw(JsonObject op, String field, String opName) {
+        JsonElement value = op.get(field);
+        if (value == null || value.isJsonNull()) {
+            return null;
+        }
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isString()) {
+            throw new BadCommand(opName + ": " + field + " must be a string");
+        }
+        return value.getAsString();
     }
 
     /** Reads a {@code command.register} op: {@code name}, {@code plugin}, {@code aliases}, {@code permission}. */
@@ -70,8 +142,10 @@ final class TestCommandMap {
                 aliases.add(alias.getAsString().toLowerCase(Locale.ROOT));
             }
         }
-        add(new CommandFacts(name.toLowerCase(Locale.ROOT), plugin, aliases, permission, false),
-                plugin.toLowerCase(Locale.ROOT));
+        CommandFacts facts = new CommandFacts(name.toLowerCase(Locale.ROOT), plugin, aliases, permission, false);
+        add(facts, plugin.toLowerCase(Locale.ROOT));
+        this.texts.put(facts, java.util.Arrays.asList(raw(op, "usage", "command.register"),
+                raw(op, "description", "command.register")));
     }
 
     private void add(CommandFacts facts, String namespace) {

@@ -3,6 +3,9 @@ package dev.mineclaw.testkit;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.platform.BlockLookup;
 import dev.mineclaw.core.platform.CommandFacts;
+import dev.mineclaw.core.platform.CommandListing;
+import dev.mineclaw.core.platform.PluginFacts;
+import dev.mineclaw.core.platform.ServerCatalogue;
 import dev.mineclaw.core.platform.ConsoleDispatch;
 import dev.mineclaw.core.platform.InventoryFacts;
 import dev.mineclaw.core.platform.Platform;
@@ -99,6 +102,23 @@ final class TestkitPlatform implements Platform {
     /** The command map ({@code command.register}). */
     TestCommandMap commands() {
         return this.commands;
+    }
+
+    @Override
+    public ServerCatalogue serverCatalogue() {
+        return new ServerCatalogue() {
+            @Override
+            public List<PluginFacts> plugins() {
+                TestkitPlatform.this.rules.requireGlobal("plugins");
+                return TestkitPlatform.this.commands.plugins();
+            }
+
+            @Override
+            public List<CommandListing> commands() {
+                TestkitPlatform.this.rules.requireGlobal("commands");
+                return TestkitPlatform.this.commands.all();
+            }
+        };
     }
 
     @Override

@@ -126,4 +126,13 @@ public interface Platform {
     default GameRegistry gameRegistry() {
         return null;
     }
+
+    /**
+     * The server's installed plugins and command map for {@code server.plugins} and
+     * {@code server.commands}, or null when this platform cannot list them (the plugin then does
+     * not announce {@code server_knowledge}). Any thread.
+     */
+    default ServerCatalogue serverCatalogue() {
+        return null;
+    }
 }

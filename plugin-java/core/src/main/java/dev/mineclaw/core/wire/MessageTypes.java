@@ -112,6 +112,7 @@ public final class MessageTypes {
         ToolTypes.register();
         FactsTypes.register();
         CommandTypes.register();
+        KnowledgeTypes.register();
     }
 
     private MessageTypes() {}
