@@ -15,6 +15,7 @@ from bridge.app.commands import CommandRouter
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
+from bridge.app.reported_nodes import REPORT_NODES_FEATURE, reported_nodes
 from bridge.app.runtime import Runtime
 from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
@@ -29,10 +30,8 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.store.archive import DATA_DIR_NAME
-from bridge.tools.ask_player import MAX_QUESTION_CHARS
 from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
-from bridge.tools.registry import CallContext
 from bridge.turns.listen import ListenCarry, carry_limits
 
 BUDGETS_FEATURE = "budgets"
@@ -76,24 +75,6 @@ class AppHandler:
         )
         runtime.engine.provider_failure_listener = self.notices.notify
         runtime.functions.suspension_listener = self.notices.function_suspended
-        # What remember kept is shown to the asker; a server memory from a private
-        # conversation is kept only once the asker said yes to it.
-        if runtime.memory_tools is not None:
-            runtime.memory_tools.notify = self._remembered
-            runtime.memory_tools.consent = self._consented
-
-    async def _remembered(self, context: CallContext, text: str) -> None:
-        line = self.runtime.text("memory.remembered", {"player": context.player_name}, text=text)
-        try:
-            await self.output.tell(context.player_uuid, line)
-        except MineclawError as exc:
-            log.info("remembered line not shown: %s", exc)
-
-    async def _consented(self, context: CallContext, text: str) -> bool:
-        template = self.runtime.plane.messages.memory.consent
-        question = template.replace("<text>", text)[:MAX_QUESTION_CHARS]
-        answer = await self.link_tools.ask.run({"question": question}, context)
-        return answer.get("answer") == "yes"
 
     def link_state(self) -> LinkState:
         runtime = self.runtime
@@ -101,12 +82,16 @@ class AppHandler:
         prefix, every_message = rules.public_prefix, rules.needs_every_message
         forward = runtime.listen.forward_mode(wake_pattern_set=every_message)
         plugin = runtime.plugin
-        if plugin is None or not plugin.linked or BUDGETS_FEATURE not in plugin.features:
-            return LinkState(forward=forward, public_prefix=prefix)
-        # The plugin reports a tier's node only once it is named here (and again after a
-        # reload that changes the tiers).
-        tiers = list(runtime.plane.config.budgets.tiers)
-        return LinkState(forward=forward, public_prefix=prefix, budget_tiers=tiers)
+        features = plugin.features if plugin is not None and plugin.linked else frozenset()
+        # The plugin reports a tier's node, or another node the bridge decides by, only once
+        # it is named here (and again after a reload that changes them). Each field goes only
+        # to a plugin announcing it: an older plugin refuses fields it does not know.
+        named: dict[str, list[str]] = {}
+        if BUDGETS_FEATURE in features:
+            named["budget_tiers"] = list(runtime.plane.config.budgets.tiers)
+        if REPORT_NODES_FEATURE in features:
+            named["report_nodes"] = reported_nodes(runtime.plane)
+        return LinkState(forward=forward, public_prefix=prefix, **named)
 
     async def send_link_state(self) -> None:
         link = self.runtime.link

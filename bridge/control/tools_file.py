@@ -35,12 +35,12 @@ Handler = Literal[
     "list_commands",
     "web_fetch",
     "web_search",
-    "remember",
-    "recall",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-PERMISSION_NODE = re.compile(r"[a-z0-9_\-]+(\.[a-z0-9_\-]+)*")
+# The nodes the link protocol can ask the plugin to report (its ReportNode): up to eight dotted
+# words of at most 32 characters each.
+PERMISSION_NODE = re.compile(r"[a-z0-9_-]{1,32}(\.[a-z0-9_-]{1,32}){0,7}")
 
 
 @functools.lru_cache(maxsize=512)
@@ -71,7 +71,10 @@ class ToolSpec(StrictModel):
     @classmethod
     def _node(cls, value: str | None) -> str | None:
         if value is not None and not PERMISSION_NODE.fullmatch(value):
-            raise ValueError("must be a permission node such as mineclaw.tool.run_command")
+            raise ValueError(
+                "must be a permission node such as mineclaw.tool.run_command"
+                " (up to 8 dotted words of a-z, 0-9, _ and -, each at most 32 characters)"
+            )
         return value
 
     @field_validator("parameters")

@@ -112,9 +112,16 @@ BudgetTier = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")]
 BudgetNode = Annotated[str, Field(pattern=r"^mineclaw\.budget\.[a-z0-9_-]{1,32}$")]
 """A budget tier's node: a plugin with the ``budgets`` feature reports the tiers
 ``link.state`` named."""
+REPORT_NODES_MAX = 32
+ReportNode = Annotated[
+    str,
+    Field(max_length=128, pattern=r"^[a-z0-9_-]{1,32}(\.[a-z0-9_-]{1,32}){0,7}$"),
+]
+"""Another node the bridge decides by (a tool's ``permission``): a plugin with the
+``report_nodes`` feature reports those ``link.state`` named."""
 Granted = Annotated[
-    list[Permission | BudgetNode],
-    Field(max_length=len(get_args(Permission)) + BUDGET_TIERS_MAX),
+    list[Permission | BudgetNode | ReportNode],
+    Field(max_length=len(get_args(Permission)) + BUDGET_TIERS_MAX + REPORT_NODES_MAX),
     AfterValidator(_unique),
 ]
 TextName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
@@ -206,6 +213,12 @@ class LinkState(WireModelWithOptionals):
     ) = None
     """The tiers whose ``mineclaw.budget.<tier>`` nodes the plugin reports (sent only to a
     plugin announcing the ``budgets`` feature)."""
+    report_nodes: (
+        Annotated[list[ReportNode], Field(max_length=REPORT_NODES_MAX), AfterValidator(_unique)]
+        | None
+    ) = None
+    """Other nodes the plugin reports when a sender holds them (sent only to a plugin
+    announcing the ``report_nodes`` feature)."""
 
 
 # ---- plugin to bridge

@@ -87,5 +87,4 @@ def invoker_for_player(
         cooldowns=cooldowns,
         redactor=redactor,
         audit=audit,
-        granted=granted,
     )

@@ -34,8 +34,6 @@ Effect = Literal[
     "dispatches_commands",
     "runs_functions",
     "asks_players",
-    "reads_memory",
-    "writes_memory",
 ]
 Status = Literal["available", "disabled", "not_built", "invalid"]
 
@@ -52,10 +50,6 @@ class CallContext:
     player_uuid: str
     player_name: str
     batch: str | None = None
-    lane_id: str = "public"
-    """The lane of the turn (``public``, or a private lane's id)."""
-    granted: frozenset[str] = frozenset()
-    """The asker's permission nodes (a tool that checks a node of its own: ``remember``)."""
 
 
 HandlerFn = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
@@ -82,22 +76,15 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "list_commands": "reads_game",
     "web_fetch": "reads_web",
     "web_search": "reads_web",
-    "remember": "writes_memory",
-    "recall": "reads_memory",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 
-READ_EFFECTS: frozenset[Effect] = frozenset(
-    {"reads_workspace", "reads_game", "reads_web", "reads_memory"}
-)
+READ_EFFECTS: frozenset[Effect] = frozenset({"reads_workspace", "reads_game", "reads_web"})
 """Effects that change nothing: calls with them may run side by side in one round."""
 
-PERSONAL_HANDLERS = frozenset(
-    {"player_snapshot", "item_inspect", "block_inspect", "remember", "recall"}
-)
+PERSONAL_HANDLERS = frozenset({"player_snapshot", "item_inspect", "block_inspect"})
 """Handlers whose results describe the asking player (position, health, items, what they look
-at, their memories): a later request replays the call with its result withheld, so another
-player's turn never carries it."""
+at): the session keeps such a result for that player's later turns only."""
 
 
 class RegistryError(ToolError):

@@ -29,7 +29,7 @@ public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceI
     public static final String DEFAULT_PREFIX = "@ai";
     public static final List<String> DEFAULT_FEATURES = List.of(
             "chat", "command", "output.chat", "output.actionbar", "players.list", "command.dispatch", "snapshots",
-            "approvals", "gestures", "budgets", "command.resolve");
+            "approvals", "gestures", "budgets", "command.resolve", "report_nodes");
 
     public CoreSettings {
         Objects.requireNonNull(link, "link");

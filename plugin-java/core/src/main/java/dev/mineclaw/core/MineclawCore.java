@@ -76,6 +76,7 @@ public final class MineclawCore {
             @Override
             public void linkState(LinkState state) {
                 Permissions.budgetTiers(state.budgetTiers());
+                Permissions.reportNodes(state.reportNodes());
                 chatRef[0].linkState(state);
                 observer.linkState(state);
             }

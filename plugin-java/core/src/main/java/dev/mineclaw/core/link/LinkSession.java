@@ -298,8 +298,12 @@ final class LinkSession implements WebSocket.Listener {
                 if (data.has("budget_tiers")) {
                     data.getAsJsonArray("budget_tiers").forEach(tier -> tiers.add(tier.getAsString()));
                 }
+                List<String> nodes = new ArrayList<>();
+                if (data.has("report_nodes")) {
+                    data.getAsJsonArray("report_nodes").forEach(node -> nodes.add(node.getAsString()));
+                }
                 this.client.listener().linkState(new LinkState("all".equals(data.get("forward").getAsString()),
-                        data.get("public_prefix").getAsString(), tiers));
+                        data.get("public_prefix").getAsString(), tiers, nodes));
             }
             default -> {
                 if (this.phase != Phase.UP) {

@@ -4,18 +4,24 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Which chat the bridge wants forwarded (the {@code link.state} event), and the budget tiers
- * whose {@code mineclaw.budget.<tier>} nodes the plugin reports among a player's facts.
- * Immutable.
+ * Which chat the bridge wants forwarded (the {@code link.state} event), the budget tiers whose
+ * {@code mineclaw.budget.<tier>} nodes the plugin reports among a player's facts, and the other
+ * nodes the bridge asks to be reported (its tools' permissions). Immutable.
  */
-public record LinkState(boolean forwardAll, String publicPrefix, List<String> budgetTiers) {
+public record LinkState(boolean forwardAll, String publicPrefix, List<String> budgetTiers, List<String> reportNodes) {
     public LinkState {
         Objects.requireNonNull(publicPrefix, "publicPrefix");
         budgetTiers = List.copyOf(budgetTiers);
+        reportNodes = List.copyOf(reportNodes);
+    }
+
+    /** A state naming budget tiers and no other node. */
+    public LinkState(boolean forwardAll, String publicPrefix, List<String> budgetTiers) {
+        this(forwardAll, publicPrefix, budgetTiers, List.of());
     }
 
     /** A state naming no budget tiers (before the bridge names any, or from an older bridge). */
     public LinkState(boolean forwardAll, String publicPrefix) {
-        this(forwardAll, publicPrefix, List.of());
+        this(forwardAll, publicPrefix, List.of(), List.of());
     }
 }

@@ -49,6 +49,12 @@ public final class Permissions {
      */
     private static volatile List<String> budgetNodes = List.of();
 
+    /**
+     * The other nodes the bridge's latest {@code link.state} asked to be reported (its tools'
+     * permissions), less those {@link #REPORTED} already names. Replaced whole.
+     */
+    private static volatile List<String> askedNodes = List.of();
+
     private static final Map<String, String> SUBCOMMAND_NODES = Map.of(
             "approve", APPROVE,
             "deny", APPROVE,
@@ -75,14 +81,30 @@ public final class Permissions {
         budgetNodes = List.copyOf(nodes);
     }
 
-    /** Every node to read for a player now: {@link #REPORTED}, then the budget tiers' nodes. */
+    /** The bridge named the other nodes it decides by: they are reported from now on. */
+    public static void reportNodes(List<String> nodes) {
+        List<String> asked = new ArrayList<>();
+        for (String node : nodes) {
+            if (!REPORTED.contains(node) && !node.startsWith(BUDGET_PREFIX) && !asked.contains(node)) {
+                asked.add(node);
+            }
+        }
+        askedNodes = List.copyOf(asked);
+    }
+
+    /**
+     * Every node to read for a player now: {@link #REPORTED}, then the budget tiers' nodes, then
+     * the nodes the bridge asked for.
+     */
     public static List<String> reported() {
         List<String> tiers = budgetNodes;
-        if (tiers.isEmpty()) {
+        List<String> asked = askedNodes;
+        if (tiers.isEmpty() && asked.isEmpty()) {
             return REPORTED;
         }
         List<String> all = new ArrayList<>(REPORTED);
         all.addAll(tiers);
+        all.addAll(asked);
         return List.copyOf(all);
     }
 

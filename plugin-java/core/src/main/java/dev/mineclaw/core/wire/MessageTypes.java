@@ -68,11 +68,15 @@ public final class MessageTypes {
             data.string("bridge_version", 1, 64, null);
         });
         event(toPlugin, "link.state", data -> {
-            data.only(Set.of("forward", "public_prefix", "budget_tiers"), Set.of("forward", "public_prefix"));
+            data.only(Set.of("forward", "public_prefix", "budget_tiers", "report_nodes"),
+                    Set.of("forward", "public_prefix"));
             data.oneOf("forward", Set.of("all", "prefixed"));
             data.string("public_prefix", 1, 32, null);
             if (data.has("budget_tiers")) {
                 Shapes.budgetTiers(data, "budget_tiers");
+            }
+            if (data.has("report_nodes")) {
+                Shapes.reportNodes(data, "report_nodes");
             }
         });
         request(toPlugin, "output.chat", data -> {

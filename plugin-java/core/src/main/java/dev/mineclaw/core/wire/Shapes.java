@@ -41,6 +41,10 @@ final class Shapes {
     static final Pattern BUDGET_TIER = Pattern.compile("[a-z0-9_-]{1,32}");
     static final Pattern BUDGET_NODE = Pattern.compile("mineclaw\\.budget\\.[a-z0-9_-]{1,32}");
     static final int BUDGET_TIERS = 16;
+    /** A node the bridge asks to be reported: lower-case dotted words, as permission plugins name them. */
+    static final Pattern REPORT_NODE = Pattern.compile("[a-z0-9_-]{1,32}(\\.[a-z0-9_-]{1,32}){0,7}");
+    static final int REPORT_NODES = 32;
+    static final int REPORT_NODE_MAX = 128;
 
     private static final Set<String> GRANTABLE_SET = Set.copyOf(GRANTABLE);
     private static final int TEXT_ENTRIES = 16;
@@ -56,7 +60,7 @@ final class Shapes {
     }
 
     static void granted(Fields owner, String field) {
-        JsonArray nodes = owner.array(field, GRANTABLE.size() + BUDGET_TIERS);
+        JsonArray nodes = owner.array(field, GRANTABLE.size() + BUDGET_TIERS + REPORT_NODES);
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < nodes.size(); i++) {
             JsonElement node = nodes.get(i);
@@ -65,7 +69,8 @@ final class Shapes {
                 throw owner.fail(where, "must be a string");
             }
             String name = node.getAsString();
-            if (!GRANTABLE_SET.contains(name) && !BUDGET_NODE.matcher(name).matches()) {
+            if (!GRANTABLE_SET.contains(name) && !BUDGET_NODE.matcher(name).matches()
+                    && !(name.length() <= REPORT_NODE_MAX && REPORT_NODE.matcher(name).matches())) {
                 throw owner.fail(where, "is not a known permission node: '" + node.getAsString() + "'");
             }
             if (!seen.add(node.getAsString())) {
@@ -86,6 +91,24 @@ final class Shapes {
             }
             if (!seen.add(tier.getAsString())) {
                 throw owner.fail(where, "repeats '" + tier.getAsString() + "'");
+            }
+        }
+    }
+
+    static void reportNodes(Fields owner, String field) {
+        JsonArray nodes = owner.array(field, REPORT_NODES);
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            JsonElement node = nodes.get(i);
+            String where = field + "[" + i + "]";
+            if (!node.isJsonPrimitive() || !node.getAsJsonPrimitive().isString()
+                    || node.getAsString().length() > REPORT_NODE_MAX
+                    || !REPORT_NODE.matcher(node.getAsString()).matches()) {
+                throw owner.fail(where, "must be a permission node of dotted [a-z0-9_-] words, at most "
+                        + REPORT_NODE_MAX + " characters");
+            }
+            if (!seen.add(node.getAsString())) {
+                throw owner.fail(where, "repeats '" + node.getAsString() + "'");
             }
         }
     }
