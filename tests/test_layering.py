@@ -40,6 +40,8 @@ LAYERS: dict[str, int] = {
     "web": 4,
     # Whether a listen-mode line should start a turn: the contract, the classifier.
     "decisions": 4,
+    # Memories over the store: records, the keyword index, recall with the owner as a filter.
+    "memory": 4,
     # Tools the model calls (built-ins and their registry).
     "tools": 5,
     # Owners' Functions and the turn loop, built on the tools.
@@ -57,7 +59,9 @@ LAYERS: dict[str, int] = {
 # Edges the layers allow but the design does not: building provider client settings from
 # control-plane models belongs above ``providers`` (in ``app``), so ``providers`` stays free
 # of the configuration files' shapes.
-FORBIDDEN: frozenset[tuple[str, str]] = frozenset({("providers", "control"), ("web", "control")})
+FORBIDDEN: frozenset[tuple[str, str]] = frozenset(
+    {("providers", "control"), ("web", "control"), ("memory", "control")}
+)
 
 # Imports allowed to break the rules, as (importing module, imported module): none today. Never
 # grow it to land a change; move the code instead. An entry no longer needed fails the test, so

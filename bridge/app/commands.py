@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.listen_why import listen_why_lines
+from bridge.app.memory_commands import USAGE as MEMORY_USAGE
+from bridge.app.memory_commands import memory_command
 from bridge.app.output import LinkTurnOutput
 from bridge.app.private import PrivatePath, turn_ended
 from bridge.app.runtime import Runtime
@@ -114,6 +116,9 @@ class CommandRouter:
             ),
             "usage": _Subcommand(None, "usage [player]", self._usage_report, "help.usage"),
             "deny": _Subcommand(node + "approve", "deny <id>", self._approval),
+            # Every player's own memories; another player's need mineclaw.memory.others
+            # (checked by the subcommand).
+            "memory": _Subcommand(None, MEMORY_USAGE, self._memory, "help.memory"),
         }
 
     async def on_command(self, request: CommandRequest) -> CommandReply:
@@ -428,6 +433,13 @@ class CommandRouter:
             ledger=runtime.usage,
         )
         return [runtime.text("budgets.usage_line", {"line": line}) for line in lines]
+
+    async def _memory(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        runtime = self._runtime
+        if runtime.memories is None:
+            return [runtime.text("commands.not_available", {"what": "Memory"})]
+        lines = await memory_command(runtime.memories, request, args, runtime.text)
+        return self._usage("memory") if lines is None else lines
 
     async def _tools(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if list(args) != ["validate"]:

@@ -30,8 +30,10 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.store.archive import DATA_DIR_NAME
+from bridge.tools.ask_player import MAX_QUESTION_CHARS
 from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
+from bridge.tools.registry import CallContext
 from bridge.turns.listen import ListenCarry, carry_limits
 
 BUDGETS_FEATURE = "budgets"
@@ -75,6 +77,24 @@ class AppHandler:
         )
         runtime.engine.provider_failure_listener = self.notices.notify
         runtime.functions.suspension_listener = self.notices.function_suspended
+        # What remember kept is shown to the asker; a server memory from a private
+        # conversation is kept only once the asker said yes to it.
+        if runtime.memory_tools is not None:
+            runtime.memory_tools.notify = self._remembered
+            runtime.memory_tools.consent = self._consented
+
+    async def _remembered(self, context: CallContext, text: str) -> None:
+        line = self.runtime.text("memory.remembered", {"player": context.player_name}, text=text)
+        try:
+            await self.output.tell(context.player_uuid, line)
+        except MineclawError as exc:
+            log.info("remembered line not shown: %s", exc)
+
+    async def _consented(self, context: CallContext, text: str) -> bool:
+        template = self.runtime.plane.messages.memory.consent
+        question = template.replace("<text>", text)[:MAX_QUESTION_CHARS]
+        answer = await self.link_tools.ask.run({"question": question}, context)
+        return answer.get("answer") == "yes"
 
     def link_state(self) -> LinkState:
         runtime = self.runtime

@@ -237,6 +237,8 @@ class Network:
                 metrics=shared.metrics,
                 # One ledger for the bridge: a player's budget follows them between servers.
                 usage=shared.usage,
+                # One memory store: a player's memories follow them between servers.
+                memories=shared.memories,
                 clock=shared.clock,
                 web_network=shared.web_network,
                 reviews=shared.reviews,

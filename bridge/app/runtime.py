@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from bridge.app.listen_decisions import ListenDecider
+from bridge.app.memory_binding import memory_tools_for
 from bridge.app.output import LinkTurnOutput
 from bridge.app.restart_settings import restart_needed
 from bridge.app.served import (
@@ -33,7 +34,12 @@ from bridge.app.served import (
     build_served,
     retired_clients,
 )
-from bridge.app.storage_settings import open_storage, open_usage, storage_target
+from bridge.app.storage_settings import (
+    open_memories,
+    open_storage,
+    open_usage,
+    storage_target,
+)
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
@@ -42,6 +48,7 @@ from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
 from bridge.link.messages import Text
+from bridge.memory.store import MemoryStore
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
@@ -116,11 +123,14 @@ class Runtime:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         web_network: TestNetwork | None = None,
         reviews: ReviewBook | None = None,
+        memories: MemoryStore | None = None,
     ) -> None:
         self.store = store
         self.reviews = reviews or ReviewBook()
         """The reviewed Function sources (``functions.require_review``); shared by the
         servers of a network."""
+        self.memories = memories
+        """Players' and the server's memories (None: memory is off for this process)."""
         self.web_network = web_network
         """The end-to-end tests' network for the web tools (``bridge.web.seam``), or None."""
         # What this runtime serves of each published plane: all of it, or one server's view
@@ -194,6 +204,10 @@ class Runtime:
         self._warned_version: int | None = None
         # The cooldowns outlive versions; the setting is the served configuration's in force.
         cooldowns = Cooldowns(cooldown_ms=lambda: self.served.tool_cooldown_ms)
+        self.memory_tools = (
+            None if memories is None else memory_tools_for(memories, lambda: self.plane)
+        )
+        """``remember`` and ``recall`` over the memories (bound while ``memory.enabled``)."""
         self._parts = ProcessParts(
             audit=audit,
             cooldowns=cooldowns,
@@ -203,6 +217,8 @@ class Runtime:
             web_counted=self.metrics.web_request,
             web_network=web_network,
             reviews=self.reviews,
+            memories=memories,
+            memory_tools=self.memory_tools,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -253,6 +269,14 @@ class Runtime:
             archive.close()
             raise
         try:
+            memories = open_memories(store.current, config_dir)
+        except MineclawError:
+            reviews.close()
+            usage.close()
+            audit.close()
+            archive.close()
+            raise
+        try:
             records = SessionRecords(archive.database)
             runtime = cls(
                 store=store,
@@ -265,11 +289,13 @@ class Runtime:
                 clock=clock,
                 web_network=web_network,
                 reviews=reviews,
+                memories=memories,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
             reviews.close()
+            memories.close()
             usage.close()
             audit.close()
             archive.close()
@@ -490,6 +516,8 @@ class Runtime:
             if self.usage is not None:
                 self.usage.close()
             self.reviews.close()
+            if self.memories is not None:
+                self.memories.close()
 
     def _price_of(self, model_ref: str) -> ModelPrice | None:
         """The configured price of a model now (``providers.yml``), for the cost estimate."""

@@ -31,6 +31,7 @@ import httpx
 
 from bridge.app.budget_binding import PlayerBudget, guest_admission, limits_for
 from bridge.app.folder_verdict import refuse_unservable
+from bridge.app.memory_binding import memory_handlers, recall_for
 from bridge.app.provider_settings import model_settings, provider_settings
 from bridge.app.texts import text_for
 from bridge.app.web_binding import web_handlers, web_tool_names
@@ -41,6 +42,7 @@ from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled
 from bridge.functions.review_state import ReviewBook
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
+from bridge.memory.store import MemoryStore
 from bridge.policy.budgets import Budgets, is_guest
 from bridge.policy.whitelist import Whitelist, compile_whitelist
 from bridge.providers.client import ProviderClient
@@ -52,6 +54,7 @@ from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.assembly import invoker_for_player, registry_for
 from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.memory_tools import MemoryTools
 from bridge.tools.plugin_access import offered
 from bridge.tools.registry import HandlerFn, ToolRegistry
 from bridge.tools.skill_index import instructions_with_skills
@@ -111,6 +114,10 @@ class ProcessParts:
     real resolver and connections."""
     reviews: ReviewBook = dataclasses.field(default_factory=ReviewBook)
     """The reviewed Function sources (``functions.require_review``: only those are offered)."""
+    memories: MemoryStore | None = None
+    """The memories automatic recall reads (None: memory is off for this process)."""
+    memory_tools: MemoryTools | None = None
+    """``remember`` and ``recall``, bound while ``memory.enabled``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -301,6 +308,12 @@ class ServedConfig:
             fallbacks=self._fallback_routes(resolved.model.fallbacks),
             redactor=self.redactor,
             budget=budget,
+            recall=recall_for(
+                self.parts.memories,
+                self.plane.config.memory,
+                self.redactor,
+                guest=is_guest(granted, budgets),
+            ),
             output_cap=resolved.model.limits.max_output_tokens,
         )
 
@@ -373,8 +386,9 @@ def build_served(
     web = web_handlers(
         plane, audit=parts.audit, counted=parts.web_counted, network=parts.web_network
     )
+    memory = memory_handlers(plane, parts.memory_tools)
     try:
-        registry = _registry(plane, {**handlers, **web}, parts.reviews)
+        registry = _registry(plane, {**handlers, **web, **memory}, parts.reviews)
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)

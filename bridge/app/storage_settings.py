@@ -6,6 +6,7 @@ from pathlib import Path
 
 from bridge.control import ControlPlane
 from bridge.errors import StoreError
+from bridge.memory.store import MemoryStore
 from bridge.store.archive import DATA_DIR_NAME, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.target import StorageTarget, open_stores
@@ -37,6 +38,17 @@ def open_usage(plane: ControlPlane, config_dir: Path) -> UsageLedger:
     target = storage_target(plane, config_dir)
     try:
         return target.open_usage()
+    except StoreError as exc:
+        raise _located(plane, target, exc) from exc
+
+
+def open_memories(plane: ControlPlane, config_dir: Path) -> MemoryStore:
+    """The memories (`bridge.memory`), migrated, on their own connection to the state database
+    (the archive's file on SQLite, the one database on PostgreSQL): a recall never waits
+    behind an archive write."""
+    target = storage_target(plane, config_dir)
+    try:
+        return MemoryStore(target.open_state())
     except StoreError as exc:
         raise _located(plane, target, exc) from exc
 

@@ -37,6 +37,8 @@ from bridge.tools.workspace import Workspace
 # What offline cannot know, said per kind of tool: these run through the server, so they are
 # bound when the plugin links (the entry itself, its schema, permission and handler, are checked
 # here like every other).
+_MEMORY_NOTE = "runs in serve while config.yml has memory.enabled: true (the default)"
+_MEMORY_EFFECTS = ("reads_memory", "writes_memory")
 _LINKED_NOTE = {
     "reads_game": "runs once the plugin is linked (the server answers it)",
     "dispatches_commands": (
@@ -47,6 +49,8 @@ _LINKED_NOTE = {
     ),
     "asks_players": "runs once the plugin is linked (it can show prompts)",
     "reads_web": "runs in serve while config.yml has web.enabled: true (never offline)",
+    "reads_memory": _MEMORY_NOTE,
+    "writes_memory": _MEMORY_NOTE,
 }
 _OFFLINE_NOTE = "runs offline too (`tools call`)"
 
@@ -97,7 +101,10 @@ def run_validate(args: argparse.Namespace) -> int:
     invalid = statuses.count("invalid")
     offline, linked, disabled = (statuses.count(s) for s in ("available", "not_built", "disabled"))
     web = sum(1 for e in registry.catalogue if e.status == "not_built" and e.effect == "reads_web")
-    linked -= web
+    memory = sum(
+        1 for e in registry.catalogue if e.status == "not_built" and e.effect in _MEMORY_EFFECTS
+    )
+    linked -= web + memory
     console.print(
         "Checked here: each entry's fields, its parameters schema, permission node and handler. "
         "Checked once the plugin is linked: the game and command tools themselves, and which "
@@ -106,8 +113,9 @@ def run_validate(args: argparse.Namespace) -> int:
     ok = not invalid and not file_problems
     verdict = "[green]valid[/green]" if ok else "[red]invalid[/red]"
     console.print(
-        f"{verdict}: {offline + linked + web} ok ({offline} run offline, {linked} once the "
-        f"plugin is linked, {web} with web.enabled), {disabled} disabled, {invalid} invalid"
+        f"{verdict}: {offline + linked + web + memory} ok ({offline} run offline, {linked} once"
+        f" the plugin is linked, {web} with web.enabled, {memory} with memory.enabled),"
+        f" {disabled} disabled, {invalid} invalid"
     )
     return EXIT_OK if ok else EXIT_PROBLEMS
 

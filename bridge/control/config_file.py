@@ -15,6 +15,7 @@ from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.memory_config import MemoryConfig
 from bridge.control.metrics_config import MetricsConfig
 from bridge.control.storage_config import StorageConfig
 from bridge.control.wake_pattern import compile_wake_pattern
@@ -228,3 +229,4 @@ class ConfigFile(StrictModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)

@@ -36,6 +36,7 @@ HELP_COMMANDS = (
     "functions",
     "approve",
     "ai",
+    "memory",
 )
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
@@ -118,6 +119,12 @@ _declare("budgets.server_exhausted", _BUDGET, "resets")
 _declare("budgets.player_stopped", _BUDGET, "resets")
 _declare("budgets.server_stopped", _BUDGET, "resets")
 _declare("budgets.usage_line", "player name line", "line")
+_declare("memory.remembered", "player name text", "text")
+_declare("memory.entry", "player name id scope text", "id text")
+_declare("memory.empty", "player name who", "who")
+_declare("memory.forgotten", "player name count", "count")
+_declare("memory.not_found", "player name id", "id")
+_declare("memory.consent", "player name text", "text")
 _declare("loops.failing", "player name count tool")
 _declare("loops.repeating", "player name count tool")
 _declare("commands.model_entry", "player name model", "model")
@@ -368,6 +375,7 @@ class HelpMessages(_Section):
     functions: str = "<gold>/mineclaw <usage></gold> <gray>- check the Functions"
     approve: str = "<gold>/mineclaw <usage></gold> <gray>- answer a confirmation prompt"
     ai: str = "<gold>/mineclaw <usage></gold> <gray>- a private conversation (also /ai)"
+    memory: str = "<gold>/mineclaw <usage></gold> <gray>- list or delete what the assistant keeps"
 
 
 class BudgetMessages(_Section):
@@ -392,6 +400,19 @@ class BudgetMessages(_Section):
         " (<used> of <limit> tokens used); it resets <resets>."
     )
     usage_line: str = "<gray><line>"
+
+
+class MemoryMessages(_Section):
+    """Memories: what ``remember`` kept (shown to the asker), the consent question for a
+    server memory from a private conversation, and the lines of ``/mineclaw memory``."""
+
+    section_name: ClassVar[str] = "memory"
+    remembered: str = "<gray>Remembered: <white><text>"
+    entry: str = "<gray><id> (<scope>)</gray> <white><text>"
+    empty: str = "<gray>No memories kept for <who>."
+    forgotten: str = "<gray>Forgot <count> memories."
+    not_found: str = "<red>There is no memory <id> to forget."
+    consent: str = "Keep this for everyone on the server? <text>"
 
 
 class LoopMessages(_Section):
@@ -424,5 +445,6 @@ class MessagesFile(StrictModel):
     commands: CommandMessages = Field(default_factory=CommandMessages)
     budgets: BudgetMessages = Field(default_factory=BudgetMessages)
     loops: LoopMessages = Field(default_factory=LoopMessages)
+    memory: MemoryMessages = Field(default_factory=MemoryMessages)
     help: HelpMessages = Field(default_factory=HelpMessages)
     status: StatusMessages = Field(default_factory=StatusMessages)

@@ -35,6 +35,8 @@ Handler = Literal[
     "list_commands",
     "web_fetch",
     "web_search",
+    "remember",
+    "recall",
 ]
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

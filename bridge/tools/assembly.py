@@ -87,4 +87,5 @@ def invoker_for_player(
         cooldowns=cooldowns,
         redactor=redactor,
         audit=audit,
+        granted=granted,
     )

@@ -49,6 +49,9 @@ class TurnOfCall(Protocol):
     @property
     def round(self) -> int: ...
 
+    @property
+    def lane_id(self) -> str: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +116,11 @@ class ToolInvoker:
         cooldowns: Cooldowns,
         redactor: Redactor,
         audit: AuditSink,
+        granted: frozenset[str] = frozenset(),
     ) -> None:
+        """``granted``: the asker's permission nodes, handed to every call (`CallContext`)."""
         self.tools = tools
+        self._granted = granted
         self._cooldowns = cooldowns
         self._redactor = redactor
         self._audit = audit
@@ -127,6 +133,8 @@ class ToolInvoker:
             player_uuid=context.player.uuid,
             player_name=context.player.name,
             batch=f"{context.turn_id}#{context.round}" if context.round else None,
+            lane_id=context.lane_id,
+            granted=self._granted,
         )
         outcome = await self.invoke(call.name, call.arguments, call_context)
         tool = self.tools.tools.get(call.name)

@@ -34,6 +34,8 @@ Effect = Literal[
     "dispatches_commands",
     "runs_functions",
     "asks_players",
+    "reads_memory",
+    "writes_memory",
 ]
 Status = Literal["available", "disabled", "not_built", "invalid"]
 
@@ -50,6 +52,10 @@ class CallContext:
     player_uuid: str
     player_name: str
     batch: str | None = None
+    lane_id: str = "public"
+    """The lane of the turn (``public``, or a private lane's id)."""
+    granted: frozenset[str] = frozenset()
+    """The asker's permission nodes (a tool that checks a node of its own: ``remember``)."""
 
 
 HandlerFn = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
@@ -76,15 +82,22 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "list_commands": "reads_game",
     "web_fetch": "reads_web",
     "web_search": "reads_web",
+    "remember": "writes_memory",
+    "recall": "reads_memory",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 
-READ_EFFECTS: frozenset[Effect] = frozenset({"reads_workspace", "reads_game", "reads_web"})
+READ_EFFECTS: frozenset[Effect] = frozenset(
+    {"reads_workspace", "reads_game", "reads_web", "reads_memory"}
+)
 """Effects that change nothing: calls with them may run side by side in one round."""
 
-PERSONAL_HANDLERS = frozenset({"player_snapshot", "item_inspect", "block_inspect"})
+PERSONAL_HANDLERS = frozenset(
+    {"player_snapshot", "item_inspect", "block_inspect", "remember", "recall"}
+)
 """Handlers whose results describe the asking player (position, health, items, what they look
-at): the session keeps such a result for that player's later turns only."""
+at, their memories): a later request replays the call with its result withheld, so another
+player's turn never carries it."""
 
 
 class RegistryError(ToolError):

@@ -42,6 +42,9 @@ class ErrorCode(StrEnum):
     status, too many redirects."""
     TIMEOUT = "timeout"
     """The tool ran out of its time budget before producing anything useful."""
+    REFUSED = "refused"
+    """The call broke a rule of its tool: a memory scope the player may not write, a limit
+    reached, consent not given."""
     INTERNAL_ERROR = "internal_error"
     """The handler failed unexpectedly; the details went to the bridge log, not the model."""
 

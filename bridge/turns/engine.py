@@ -63,6 +63,7 @@ from bridge.turns.ports import (
     TurnOutput,
     TurnSnapshot,
 )
+from bridge.turns.recalled import recalled_items
 from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
@@ -153,6 +154,10 @@ class _Progress:
     """When the turn started (the engine's monotonic clock), for the metrics."""
     compacted: bool = False
     """The session was compacted for this turn's context overflow (once per turn)."""
+    question: str = ""
+    """The question as the turn asks it (redacted), for automatic recall."""
+    recalled: tuple[Item, ...] = ()
+    """The memories recalled for this turn: in its requests, never in its session."""
 
 
 class TurnEngine:
@@ -261,6 +266,7 @@ class TurnEngine:
             overheard=heard,
             ledger=TurnLedger(context, snapshot, self._metrics),
             began=self._monotonic(),
+            question=question,
         )
         try:
             self._audit.record(
@@ -376,6 +382,7 @@ class TurnEngine:
         limits = snapshot.limits
         can_use_tools = snapshot.tool_runner is not None and bool(snapshot.tools)
         breaker = LoopBreaker(limits.max_failing_rounds, limits.max_repeated_calls)
+        progress.recalled = await recalled_items(snapshot, context, progress.question)
         while True:
             offer_tools = (
                 can_use_tools
@@ -383,7 +390,11 @@ class TurnEngine:
                 and progress.tool_calls < limits.max_tool_calls
             )
             request, estimate = build_request(
-                snapshot, projection, progress.items, offer_tools=offer_tools
+                snapshot,
+                projection,
+                progress.items,
+                offer_tools=offer_tools,
+                recalled=progress.recalled,
             )
             if limits.max_output_tokens is not None:
                 request = request.model_copy(update={"max_output_tokens": limits.max_output_tokens})

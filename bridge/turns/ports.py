@@ -145,6 +145,14 @@ class TurnBudget(Protocol):
         """Count tokens of a request that held nothing."""
 
 
+class MemoryRecallPort(Protocol):
+    """Automatic recall before a turn (`bridge.memory.recall.MemoryRecall`, bound by
+    `bridge.app`): the block of memories for the asker's question, or None. The block goes
+    into this turn's requests only, never into the session or the archive."""
+
+    async def recall(self, context: TurnContext, question: str) -> str | None: ...
+
+
 class ArchiveWriter(Protocol):
     """`bridge.store.archive.TurnArchive` or a fake; called from a worker thread."""
 
@@ -211,6 +219,8 @@ class TurnSnapshot:
     redactor: Redactor = field(default_factory=builtin_redactor, repr=False)
     budget: TurnBudget | None = None
     """Where the turn's token usage is reserved and counted (None: nowhere)."""
+    recall: MemoryRecallPort | None = None
+    """Recalls the asker's memories before the turn's first request (None: no memory)."""
     output_cap: int | None = None
     """The model's own cap on a response's tokens (``providers.yml``): with the prompt, the
     worst case a request reserves from the budgets."""

@@ -50,8 +50,11 @@ def build_request(
     turn_items: Sequence[Item],
     *,
     offer_tools: bool,
+    recalled: Sequence[Item] = (),
 ) -> tuple[ProviderRequest, int]:
-    """The request and its raw token estimate (for calibration against reported usage)."""
+    """The request and its raw token estimate (for calibration against reported usage).
+    ``recalled``: the memories recalled for this turn (`bridge.turns.recalled`), after the
+    replayed history and before the turn's own items, so the cached start stays the same."""
     instructions = instructions_of(snapshot)
     earlier = (summary_item(projection.summary),) if projection.summary else ()
     # Every part is already a validated item or spec; re-validating up to a full history of
@@ -59,7 +62,7 @@ def build_request(
     request = ProviderRequest.model_construct(
         session_id=projection.session_id,
         instructions=instructions,
-        items=(*earlier, *projection.items, *turn_items),
+        items=(*earlier, *projection.items, *recalled, *turn_items),
         tools=snapshot.tools,
         native_tools=snapshot.native_tools,
         tool_choice="auto" if offer_tools else "none",
@@ -67,5 +70,5 @@ def build_request(
     )
     estimate = raw_tokens_of_text(instructions)
     estimate += projection.raw_tokens + raw_tokens_of_text(SUMMARY_HEADING if earlier else "")
-    estimate += raw_tokens(turn_items)
+    estimate += raw_tokens(turn_items) + raw_tokens(recalled)
     return request, estimate

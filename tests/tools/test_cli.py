@@ -48,8 +48,8 @@ def test_validate_lists_every_tool_with_its_status(
     assert "offline" in rows["read"] and "offline" in rows["grep"]
     assert "linked" in rows["run_command"] and "mineclaw.tool.run_command" in rows["run_command"]
     assert (
-        "valid: 17 ok (4 run offline, 11 once the plugin is linked, 2 with web.enabled), "
-        "0 disabled, 0 invalid" in out
+        "valid: 19 ok (4 run offline, 11 once the plugin is linked, 2 with web.enabled, "
+        "2 with memory.enabled), 0 disabled, 0 invalid" in out
     )
 
 
@@ -65,8 +65,8 @@ def test_validate_isolates_a_bad_entry(
     assert code == 1
     assert "tools.yml cannot add one" in out
     assert (
-        "ok (4 run offline, 11 once the plugin is linked, 2 with web.enabled), "
-        "0 disabled, 1 invalid" in out
+        "ok (4 run offline, 11 once the plugin is linked, 2 with web.enabled, 2 with"
+        " memory.enabled), 0 disabled, 1 invalid" in out
     )
 
 

@@ -1,0 +1,53 @@
+"""Memory wired to the configuration in force: ``config.yml``'s ``memory`` section turned into
+the tools' settings and the recall port a turn's snapshot carries (`bridge.memory`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bridge.control import ControlPlane
+from bridge.control.memory_config import MemoryConfig
+from bridge.memory.recall import MemoryRecall, RecallSettings
+from bridge.memory.store import MemoryStore
+from bridge.redaction import Redactor
+from bridge.tools.memory_tools import MemoryTools, MemoryToolSettings
+from bridge.tools.registry import HandlerFn
+
+
+def tool_settings(config: MemoryConfig) -> MemoryToolSettings:
+    return MemoryToolSettings(
+        max_chars=config.max_chars,
+        max_per_player=config.max_per_player,
+        recall_limit=max(1, config.top_k),
+    )
+
+
+def memory_tools_for(store: MemoryStore, plane: Callable[[], ControlPlane]) -> MemoryTools:
+    """The tools over ``store``, reading the plane in force at every call."""
+    return MemoryTools(
+        store,
+        settings=lambda: tool_settings(plane().config.memory),
+        redactor=lambda: plane().redactor,
+    )
+
+
+def memory_handlers(plane: ControlPlane, tools: MemoryTools | None) -> dict[str, HandlerFn]:
+    """``remember`` and ``recall`` while ``memory.enabled`` (otherwise they are not built and
+    offered to nobody)."""
+    if tools is None or not plane.config.memory.enabled:
+        return {}
+    return tools.handlers()
+
+
+def recall_for(
+    store: MemoryStore | None, config: MemoryConfig, redactor: Redactor, *, guest: bool
+) -> MemoryRecall | None:
+    """The recall port of a snapshot (None: memory off, or nothing may be recalled)."""
+    if store is None or not config.enabled or config.top_k == 0:
+        return None
+    settings = RecallSettings(
+        top_k=config.top_k,
+        public_top_k=config.public_top_k,
+        max_tokens=config.recall_max_tokens,
+    )
+    return MemoryRecall(store, settings, redactor=redactor, guest=guest)

@@ -1,0 +1,29 @@
+"""``config.yml``'s ``memory`` section: personal and server memories, recalled before turns.
+
+On by default (the keyword index needs no model and works offline); the ``remember`` and
+``recall`` tools are offered only while ``enabled`` is true, and automatic recall adds at most
+``top_k`` memories to a private turn, ``public_top_k`` to a public turn or a guest's.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from bridge.control.base import StrictModel
+
+
+class MemoryConfig(StrictModel):
+    """What the agent keeps about players and the server (docs/memory.md)."""
+
+    enabled: bool = True
+    top_k: int = Field(default=5, ge=0, le=50)
+    public_top_k: int = Field(default=2, ge=0, le=50)
+    recall_max_tokens: int = Field(default=400, ge=50, le=8000)
+    max_chars: int = Field(default=500, ge=20, le=1000)
+    max_per_player: int = Field(default=200, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _public_at_most_private(self) -> MemoryConfig:
+        if self.public_top_k > self.top_k:
+            raise ValueError("public_top_k must not be larger than top_k")
+        return self

@@ -1,0 +1,267 @@
+"""The memories table and its keyword index, on the bridge's database (`bridge.store`).
+
+SQLite: the rows in ``memories`` and their words in an FTS5 table (``memories_fts``, rowid =
+the row's ``seq``), written and deleted in the same transaction as the row, ranked by BM25.
+PostgreSQL: a generated ``tsvector`` column (the ``simple`` configuration: no stemming, as
+FTS5's ``unicode61``) under a GIN index, ranked by ``ts_rank_cd``. Deleting a row deletes its
+words from the index with it, so ``forget`` leaves nothing findable behind.
+
+Every read that can return a personal memory names its owner by UUID in the SQL: a search
+returns the asker's personal memories and the server's, never another player's, whatever the
+ranking would say. Calls are synchronous and short; the recall and the tools run them in a
+worker thread. The store owns its `Database` and closes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from bridge.errors import StoreError
+from bridge.memory.query import fts5_query, terms_of, tsquery
+from bridge.memory.records import SERVER_OWNER, Found, Memory, Scope, Source
+from bridge.store.database import Database, DatabaseError, Params, Row, Transaction
+from bridge.store.migrations import Migration, Schema, open_migrated
+
+_COLUMNS = (
+    "memory_id TEXT NOT NULL UNIQUE, scope TEXT NOT NULL, owner_uuid TEXT NOT NULL,"
+    " owner_name TEXT NOT NULL, text TEXT NOT NULL, source TEXT NOT NULL,"
+    " origin TEXT NOT NULL, created_at TEXT NOT NULL"
+)
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS memories_by_owner ON memories (owner_uuid, scope, seq)",
+    "CREATE INDEX IF NOT EXISTS memories_by_source ON memories (source, scope)",
+)
+
+SCHEMA = Schema(
+    "memories",
+    (
+        Migration(
+            1,
+            "memories and their keyword index",
+            sqlite=(
+                f"CREATE TABLE IF NOT EXISTS memories (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                f" {_COLUMNS})",
+                *_INDEXES,
+                "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
+                "text, tokenize = 'unicode61 remove_diacritics 2')",
+            ),
+            postgresql=(
+                f"CREATE TABLE IF NOT EXISTS memories (seq BIGSERIAL PRIMARY KEY, {_COLUMNS},"
+                " search tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED)",
+                *_INDEXES,
+                "CREATE INDEX IF NOT EXISTS memories_search ON memories USING GIN (search)",
+            ),
+        ),
+    ),
+)
+
+_SELECT = (
+    "SELECT m.memory_id, m.scope, m.owner_uuid, m.owner_name, m.text, m.source,"
+    " m.created_at, m.origin"
+)
+# The hard filter: the asker's own personal memories, and the server's.
+_VISIBLE = "((m.scope = 'personal' AND m.owner_uuid = ?) OR m.scope = 'server')"
+
+
+class MemoryStore:
+    """The memories in ``database`` (migrated on open), which the store then owns."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = open_migrated(database, SCHEMA, label="memories")
+
+    @property
+    def database(self) -> Database:
+        return self._db
+
+    @property
+    def dialect(self) -> str:
+        return self._db.dialect
+
+    # ---- writing
+
+    def add(self, memory: Memory) -> None:
+        """Store ``memory`` and index its words, in one transaction."""
+        self.add_many((memory,))
+
+    def add_many(self, memories: Sequence[Memory]) -> None:
+        try:
+            with self._db.transaction() as tx:
+                for memory in memories:
+                    self._insert(tx, memory)
+        except DatabaseError as exc:
+            raise StoreError(f"cannot store a memory: {exc}") from exc
+
+    def _insert(self, tx: Transaction, memory: Memory) -> None:
+        if (memory.scope == "server") != (memory.owner_uuid == SERVER_OWNER):
+            raise StoreError("a server memory has no owner and a personal one has one")
+        params = (
+            memory.memory_id,
+            memory.scope,
+            memory.owner_uuid,
+            memory.owner_name,
+            memory.text,
+            memory.source,
+            memory.origin,
+            _timestamp(memory.created_at),
+        )
+        insert = (
+            "INSERT INTO memories (memory_id, scope, owner_uuid, owner_name, text, source,"
+            " origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        tx.execute(insert, params)
+        if self._db.dialect == "sqlite":
+            tx.execute(
+                "INSERT INTO memories_fts (rowid, text)"
+                " SELECT seq, text FROM memories WHERE memory_id = ?",
+                (memory.memory_id,),
+            )
+
+    def forget(self, memory_id: str, *, owner_uuid: str | None) -> Memory | None:
+        """Delete one memory, from the index too; the memory deleted, or None when there is
+        none by that id (of ``owner_uuid``'s personal ones; None: any, for operators)."""
+        where = "m.memory_id = ?"
+        params: list[object] = [memory_id]
+        if owner_uuid is not None:
+            where += " AND m.scope = 'personal' AND m.owner_uuid = ?"
+            params.append(owner_uuid)
+        gone = self._delete(where, params)
+        return gone[0] if gone else None
+
+    def forget_all(self, owner_uuid: str) -> int:
+        """Delete every personal memory of ``owner_uuid``; how many there were."""
+        return len(self._delete("m.scope = 'personal' AND m.owner_uuid = ?", [owner_uuid]))
+
+    def replace_source(self, source: Source, memories: Sequence[Memory]) -> None:
+        """Make the server memories written by ``source`` exactly ``memories`` (the workspace
+        files, read again at start and on every reload), in one transaction."""
+        try:
+            with self._db.transaction() as tx:
+                if self._db.dialect == "sqlite":
+                    tx.execute(
+                        "DELETE FROM memories_fts WHERE rowid IN"
+                        " (SELECT seq FROM memories WHERE source = ? AND scope = 'server')",
+                        (source,),
+                    )
+                tx.execute("DELETE FROM memories WHERE source = ? AND scope = 'server'", (source,))
+                for memory in memories:
+                    self._insert(tx, memory)
+        except DatabaseError as exc:
+            raise StoreError(f"cannot store the {source} memories: {exc}") from exc
+
+    def _delete(self, where: str, params: Sequence[object]) -> list[Memory]:
+        try:
+            with self._db.transaction() as tx:
+                rows = tx.query(f"{_SELECT}, m.seq FROM memories m WHERE {where}", params)
+                seqs = [row[-1] for row in rows]
+                for seq in seqs:
+                    if self._db.dialect == "sqlite":
+                        tx.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+                    tx.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+        except DatabaseError as exc:
+            raise StoreError(f"cannot forget memories: {exc}") from exc
+        return [_memory(row[:-1]) for row in rows]
+
+    # ---- reading
+
+    def personal(self, owner_uuid: str) -> list[Memory]:
+        """``owner_uuid``'s personal memories, oldest first."""
+        return self._read(
+            "WHERE m.scope = 'personal' AND m.owner_uuid = ? ORDER BY m.seq", (owner_uuid,)
+        )
+
+    def server(self) -> list[Memory]:
+        """The server memories, oldest first."""
+        return self._read("WHERE m.scope = 'server' ORDER BY m.seq", ())
+
+    def everything(self, *, limit: int = 1000, offset: int = 0) -> list[Memory]:
+        """Every memory, newest first, a page at a time (the owner's views: the console)."""
+        return self._read("ORDER BY m.seq DESC LIMIT ? OFFSET ?", (limit, offset))
+
+    def count(self, owner_uuid: str) -> int:
+        """How many personal memories ``owner_uuid`` has."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM memories m WHERE m.scope = 'personal' AND m.owner_uuid = ?",
+            (owner_uuid,),
+        )
+        return int(rows[0][0])
+
+    def owner_named(self, name: str) -> str | None:
+        """The UUID of the player who last wrote a memory as ``name`` (any case), or None."""
+        rows = self._query(
+            "SELECT m.owner_uuid FROM memories m WHERE m.scope = 'personal'"
+            " AND LOWER(m.owner_name) = LOWER(?) ORDER BY m.seq DESC LIMIT 1",
+            (name,),
+        )
+        return str(rows[0][0]) if rows else None
+
+    def search(
+        self,
+        question: str,
+        *,
+        asker_uuid: str,
+        limit: int,
+        scopes: Sequence[Scope] = ("personal", "server"),
+    ) -> list[Found]:
+        """The memories that best match ``question`` among those ``asker_uuid`` may see
+        (their own personal ones, the server's), best first, at most ``limit``."""
+        terms = terms_of(question)
+        if not terms or limit <= 0 or not scopes:
+            return []
+        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in ("personal", "server"))
+        if self._db.dialect == "sqlite":
+            sql = (
+                f"{_SELECT}, -bm25(memories_fts) AS score FROM memories_fts"
+                " JOIN memories m ON m.seq = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND {_VISIBLE} AND m.scope IN ({scope_list})"
+                " ORDER BY bm25(memories_fts) LIMIT ?"
+            )
+            params: Params = (fts5_query(terms), asker_uuid, limit)
+        else:
+            sql = (
+                f"{_SELECT}, ts_rank_cd(m.search, q) AS score"
+                " FROM memories m, to_tsquery('simple', ?) q"
+                f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"
+                " ORDER BY score DESC, m.seq DESC LIMIT ?"
+            )
+            params = (tsquery(terms), asker_uuid, limit)
+        rows = self._query(sql, params)
+        return [Found(_memory(row[:-1]), float(row[-1])) for row in rows]
+
+    def _read(self, tail: str, params: Params) -> list[Memory]:
+        return [_memory(row) for row in self._query(f"{_SELECT} FROM memories m {tail}", params)]
+
+    def _query(self, sql: str, params: Params) -> list[Row]:
+        try:
+            return self._db.query(sql, params)
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read the memories: {exc}") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _memory(row: Row) -> Memory:
+    memory_id, scope, owner_uuid, owner_name, text, source, created, origin = row
+    return Memory(
+        memory_id=str(memory_id),
+        scope=scope,
+        owner_uuid=str(owner_uuid),
+        owner_name=str(owner_name),
+        text=str(text),
+        source=source,
+        created_at=datetime.fromisoformat(str(created)),
+        origin=str(origin),
+    )
+
+
+def _timestamp(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise StoreError("memory timestamps must carry a timezone")
+    return moment.astimezone(UTC).isoformat()

@@ -1,0 +1,116 @@
+"""Memory through the application, against a real loopback HTTP provider whose recorded
+request bodies are searched: Steve's personal memory never reaches a byte sent for Alex's
+turns; ``/mineclaw memory`` lists and forgets, and memories outlive a clear and a restart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .conftest import ALEX, STEVE, App, open_app
+from .scripted_provider import ScriptedProvider
+from .test_private import opened, said
+
+BASE = "120 64 -300"
+
+
+def memory_ids(lines: list[str]) -> list[str]:
+    return [m.group() for line in lines for m in re.finditer(r"\bm[0-9a-f]{8}\b", line)]
+
+
+async def remember_privately(app: App, provider: ScriptedProvider) -> None:
+    provider.call_tools(("remember", {"text": f"Steve's base is at {BASE} behind the waterfall"}))
+    provider.answer("noted, Steve")
+    await app.command("ai", "remember", "my", "base", "is", "behind", "the", "waterfall")
+    await said(app, "noted, Steve")
+
+
+async def test_steves_memory_never_reaches_a_request_for_alex(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await remember_privately(app, provider)
+        remembered = await said(app, "Remembered:")
+        assert remembered.player == STEVE.uuid and BASE in str(remembered.text)
+        kept = len(provider.requests)
+
+        # Alex asks in public with every word of it, and has the model search for it too.
+        provider.call_tools(("recall", {"query": f"base waterfall {BASE}"}))
+        provider.answer("I do not know of one")
+        await app.chat(f"@ai whose base is behind the waterfall at {BASE}?", player=ALEX)
+        await app.turn_done()
+        alex_first = provider.requests[kept:]
+
+        # Steve asks in public: his own turn recalls it (so the search below can fail).
+        provider.answer("at your usual place")
+        await app.chat("@ai where is my base behind the waterfall?", player=STEVE)
+        await app.turn_done()
+        steve_public = provider.requests[len(provider.requests) - 1]
+
+        # Alex again, after Steve's public turn is in the session.
+        provider.answer("still no idea")
+        await app.chat("@ai which base is behind the waterfall?", player=ALEX)
+        await app.turn_done()
+        alex_later = provider.requests[-1]
+    finally:
+        await app.runtime.aclose()
+
+    assert len(alex_first) == 2  # the recall round and the answer
+    for request in (*alex_first, alex_later):
+        # Alex typed the coordinates himself in his first question: look for what only the
+        # memory holds.
+        assert b"Steve's base" not in request.body
+        assert b"Steve's own note" not in request.body
+    assert b"Steve's base is at 120 64 -300" in steve_public.body
+    assert b"Steve's own note" in steve_public.body
+
+
+async def test_players_list_and_forget_their_own_memories(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await remember_privately(app, provider)
+        steve_lines = await app.command("memory", player=STEVE)
+        assert len(steve_lines) == 1 and BASE in steve_lines[0]
+        (memory_id,) = memory_ids(steve_lines)
+        assert "No memories kept for Alex" in (await app.command("memory", player=ALEX))[0]
+        # Alex cannot forget it by its id, nor list it without the node.
+        assert "no memory" in (await app.command("memory", "forget", memory_id, player=ALEX))[0]
+        refused = await app.command("memory", "list", "Steve", player=ALEX)
+        assert "may not use /mineclaw memory" in refused[0]
+        # The console (which holds every node) can see it.
+        listed = await app.command("memory", "list", "steve", player=None, granted=[])
+        assert memory_ids(listed) == [memory_id]
+        # It survives a clear of both lanes.
+        await app.command("clear")
+        await app.command("ai", "clear")
+        assert memory_ids(await app.command("memory", player=STEVE)) == [memory_id]
+        forgot = await app.command("memory", "forget", memory_id, player=STEVE)
+        assert forgot == ["<gray>Forgot 1 memories."]
+        assert "No memories kept for Steve" in (await app.command("memory", player=STEVE))[0]
+        assert app.runtime.memories is not None
+        assert app.runtime.memories.search("waterfall", asker_uuid=STEVE.uuid, limit=5) == []
+        usage = await app.command("memory", "frobnicate", "x", "y", player=STEVE)
+        assert "Usage: /mineclaw memory" in usage[0]
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_memories_survive_a_restart(tmp_path: Path, provider: ScriptedProvider) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await remember_privately(app, provider)
+    finally:
+        await app.runtime.aclose()
+    again = await open_app(tmp_path / "config", provider)
+    try:
+        lines = await again.command("memory", player=STEVE)
+        assert len(memory_ids(lines)) == 1 and BASE in lines[0]
+        provider.answer("behind the waterfall")
+        await again.command("ai", "where", "is", "my", "base?")
+        await said(again, "behind the waterfall")
+        assert b"Steve's base is at 120 64 -300" in provider.requests[-1].body
+    finally:
+        await again.runtime.aclose()

@@ -1,0 +1,165 @@
+"""The memories table on both backends (a real SQLite file, a real PostgreSQL database): the
+owner is a hard filter of every search, forgetting deletes from the index too, and hostile
+questions are words, never query syntax."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from bridge.errors import StoreError
+from bridge.memory.records import SERVER_OWNER, Memory, Scope, new_memory_id
+from bridge.memory.store import MemoryStore
+from tests.storage_backends import Backend
+
+NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+STEVE = "00000000-0000-0000-0000-00000000000s"
+ALEX = "00000000-0000-0000-0000-00000000000a"
+
+
+def memory(text: str, owner: str = STEVE, scope: Scope = "personal", name: str = "Steve") -> Memory:
+    return Memory(
+        memory_id=new_memory_id(),
+        scope=scope,
+        owner_uuid=owner if scope == "personal" else SERVER_OWNER,
+        owner_name=name,
+        text=text,
+        source="tool",
+        created_at=NOW,
+    )
+
+
+@pytest.fixture
+def store(backend: Backend) -> Iterator[MemoryStore]:
+    with MemoryStore(backend.target.open_state()) as opened:
+        yield opened
+
+
+def texts(found: list[object]) -> list[str]:
+    return [hit.memory.text for hit in found]  # type: ignore[attr-defined]
+
+
+def test_a_personal_memory_is_found_only_by_its_owner(store: MemoryStore) -> None:
+    store.add(memory("my base is at 120 64 -300"))
+    store.add(memory("the shop is run by Alex", scope="server"))
+    steve = store.search("where is my base?", asker_uuid=STEVE, limit=5)
+    alex = store.search("where is my base? base base 120 64 -300", asker_uuid=ALEX, limit=5)
+    assert texts(steve) == ["my base is at 120 64 -300"]
+    assert alex == []  # not ranked low: not there at all
+    assert texts(store.search("who runs the shop", asker_uuid=ALEX, limit=5)) == [
+        "the shop is run by Alex"
+    ]
+
+
+def test_the_owner_is_the_uuid_so_a_renamed_player_keeps_theirs(store: MemoryStore) -> None:
+    store.add(memory("likes birch wood", name="Steve"))
+    store.add(memory("plays at night", name="Steve2"))
+    assert texts(store.search("birch", asker_uuid=STEVE, limit=5)) == ["likes birch wood"]
+    assert [m.text for m in store.personal(STEVE)] == ["likes birch wood", "plays at night"]
+    assert store.owner_named("steve2") == STEVE
+    assert store.personal(ALEX) == []
+
+
+def test_the_best_match_comes_first_and_the_limit_holds(store: MemoryStore) -> None:
+    store.add(memory("the nether portal is near spawn", scope="server"))
+    store.add(memory("the end portal stronghold is at 900 30 -1200", scope="server"))
+    store.add(memory("diamonds are rare", scope="server"))
+    found = store.search("where is the end portal stronghold", asker_uuid=ALEX, limit=2)
+    assert texts(found)[0] == "the end portal stronghold is at 900 30 -1200"
+    assert len(found) == 2
+    assert found[0].score >= found[1].score
+
+
+def test_forget_removes_the_memory_from_the_index_too(backend: Backend, store: MemoryStore) -> None:
+    kept = memory("my password hint is zebra")
+    other = memory("zebra farm at 10 70 10", owner=ALEX, name="Alex")
+    store.add(kept)
+    store.add(other)
+    # Alex cannot forget Steve's memory by naming its id.
+    assert store.forget(kept.memory_id, owner_uuid=ALEX) is None
+    gone = store.forget(kept.memory_id, owner_uuid=STEVE)
+    assert gone is not None and gone.text == kept.text
+    assert store.search("zebra", asker_uuid=STEVE, limit=5) == []
+    if backend.is_postgres:
+        rows = backend.execute(
+            "SELECT count(*) FROM memories WHERE search @@ to_tsquery('simple', 'hint')"
+        )
+    else:
+        rows = backend.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'hint'")
+    assert rows == [(0,)]
+    assert texts(store.search("zebra", asker_uuid=ALEX, limit=5)) == ["zebra farm at 10 70 10"]
+
+
+def test_forget_all_deletes_every_personal_memory_of_one_player(store: MemoryStore) -> None:
+    for n in range(3):
+        store.add(memory(f"note number {n} about ores"))
+    store.add(memory("ores are at y -58", owner=ALEX, name="Alex"))
+    store.add(memory("ore rules: no xray", scope="server"))
+    assert store.count(STEVE) == 3
+    assert store.forget_all(STEVE) == 3
+    assert store.count(STEVE) == 0
+    assert store.search("note ores", asker_uuid=STEVE, limit=5) == []
+    assert store.count(ALEX) == 1
+    assert len(store.server()) == 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        'base" OR owner_uuid:*',
+        "NEAR(base 120) AND NOT",
+        "' | !base & (",
+        "base*",
+        ")(\\\"';--",
+        "",
+        "  ",
+        "营地在哪里",
+        "x" * 5000,
+    ],
+)
+def test_hostile_questions_are_only_words(store: MemoryStore, question: str) -> None:
+    store.add(memory("my base is at 120 64 -300"))
+    store.add(memory("营地在哪里 is the chinese question", owner=ALEX, name="Alex"))
+    found = store.search(question, asker_uuid=STEVE, limit=5)
+    assert all(hit.memory.owner_uuid == STEVE for hit in found)
+
+
+def test_workspace_memories_are_replaced_whole(store: MemoryStore) -> None:
+    workspace = memory("pvp is off in spawn", scope="server")
+    store.replace_source("workspace", [dataclass_with(workspace, source="workspace")])
+    store.add(memory("the model wrote this server fact", scope="server"))
+    store.replace_source("workspace", [])
+    assert [m.text for m in store.server()] == ["the model wrote this server fact"]
+    assert store.search("pvp spawn", asker_uuid=STEVE, limit=5) == []
+
+
+def test_a_server_memory_cannot_have_an_owner(store: MemoryStore) -> None:
+    bad = Memory(
+        memory_id=new_memory_id(),
+        scope="server",
+        owner_uuid=STEVE,
+        owner_name="Steve",
+        text="x",
+        source="tool",
+        created_at=NOW,
+    )
+    with pytest.raises(StoreError):
+        store.add(bad)
+    assert store.server() == []
+
+
+def test_memories_survive_reopening(backend: Backend) -> None:
+    with MemoryStore(backend.target.open_state()) as first:
+        first.add(memory("kept across restarts"))
+    with MemoryStore(backend.target.open_state()) as second:
+        assert texts(second.search("restarts", asker_uuid=STEVE, limit=5)) == [
+            "kept across restarts"
+        ]
+
+
+def dataclass_with(value: Memory, **changes: object) -> Memory:
+    import dataclasses
+
+    return dataclasses.replace(value, **changes)  # type: ignore[arg-type]
