@@ -61,6 +61,7 @@ from typing import Any, TextIO
 import re2
 
 from bridge.errors import StoreError
+from bridge.store.audit_facets import facet_indexes
 from bridge.store.audit_sink import JSONValue
 from bridge.store.database import Database, DatabaseError
 from bridge.store.migrations import Migration, Schema, open_migrated
@@ -99,6 +100,14 @@ SCHEMA = Schema(
                 f"CREATE TABLE IF NOT EXISTS audit_events (seq BIGSERIAL PRIMARY KEY, {_COLUMNS})",
                 _BY_KIND,
             ),
+        ),
+        # The console pages by player, tool, server, outcome and time through these
+        # (bridge.store.audit_facets); an existing log is indexed once, at the upgrade.
+        Migration(
+            2,
+            "audit facet and time indexes",
+            sqlite=facet_indexes("sqlite"),
+            postgresql=facet_indexes("postgresql"),
         ),
     ),
 )

@@ -18,6 +18,8 @@ from typing import Any, Literal
 from bridge.errors import StoreError
 from bridge.store.archive import ARCHIVE_FILE_NAME, TurnArchive
 from bridge.store.audit import AUDIT_DB_FILE_NAME, AUDIT_JSONL_FILE_NAME, AuditLog
+from bridge.store.audit_pages import AuditPages
+from bridge.store.console_logins import ConsoleLogins
 from bridge.store.database import Database, PostgresDatabase, SqliteDatabase
 from bridge.store.reviews import FunctionReviews
 from bridge.store.usage import USAGE_FILE_NAME, UsageLedger
@@ -76,6 +78,20 @@ class StorageTarget:
         except StoreError as exc:
             raise StoreError(f"cannot open the usage ledger: {exc}") from exc
         return UsageLedger(database)
+
+    def open_audit_pages(self) -> AuditPages:
+        """A reader of the audit log on a connection of its own (the console)."""
+        try:
+            return AuditPages(self.open_audit_database())
+        except StoreError as exc:
+            raise StoreError(f"cannot open the audit log for reading: {exc}") from exc
+
+    def open_console_logins(self) -> ConsoleLogins:
+        """The console's one-time login links (the state database)."""
+        try:
+            return ConsoleLogins(self.open_state())
+        except StoreError as exc:
+            raise StoreError(f"cannot open the console logins: {exc}") from exc
 
     def open_reviews(self) -> FunctionReviews:
         """The Function reviews (the state database: ``archive.sqlite3`` or PostgreSQL)."""

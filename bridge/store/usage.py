@@ -116,6 +116,18 @@ class HolderUsage:
     month: Totals
 
 
+@dataclass(frozen=True, slots=True)
+class DayUsage:
+    """One holder's tokens on one day (``name``: a player's last known name; None for the
+    server's totals)."""
+
+    holder: str
+    name: str | None
+    day: str
+    tokens: int
+    estimated: int
+
+
 def _seen(tx: Transaction, player_uuid: str, player_name: str, moment: str) -> None:
     tx.execute(
         "INSERT INTO usage_players (uuid, name, seen_at) VALUES (?, ?, ?)"
@@ -236,6 +248,29 @@ class UsageLedger:
         )
         found = {kind: Totals(int(tokens), int(estimated)) for kind, tokens, estimated in rows}
         return HolderUsage(day=found.get("day", Totals()), month=found.get("month", Totals()))
+
+    def days_since(self, first_day: str) -> list[DayUsage]:
+        """Every holder's daily totals from ``first_day`` (a day key) on, oldest first: the
+        console's plots. The rows are players times days, never the history of requests."""
+        rows = self._read(
+            "SELECT t.holder, p.name, t.period, t.tokens, t.estimated_tokens FROM usage_totals t"
+            " LEFT JOIN usage_players p ON p.uuid = t.holder"
+            " WHERE t.period_kind = 'day' AND t.period >= ? ORDER BY t.period, t.holder",
+            (first_day,),
+        )
+        return [
+            DayUsage(holder, None if holder == SERVER else name, day, int(tokens), int(estimated))
+            for holder, name, day, tokens, estimated in rows
+        ]
+
+    def server_purposes_since(self, first_day: str) -> list[tuple[str, str, int]]:
+        """(day, purpose, tokens) of the server's totals from ``first_day`` on."""
+        rows = self._read(
+            "SELECT period, purpose, tokens FROM usage_purposes"
+            " WHERE holder = ? AND period_kind = 'day' AND period >= ? ORDER BY period, purpose",
+            (SERVER, first_day),
+        )
+        return [(str(day), str(purpose), int(tokens)) for day, purpose, tokens in rows]
 
     def find_player(self, name: str) -> tuple[str, str] | None:
         """The UUID and current name of the player last seen with ``name`` (any case), now or

@@ -110,7 +110,7 @@ def test_a_file_written_by_the_old_schema_opens_and_is_upgraded(tmp_path: Path) 
         log.flush()
         assert [e.kind for e in log.events()] == ["turn.start", "turn.end"]
     assert applied(backend, "archive") == [1, 2]
-    assert applied(backend, "audit") == [1]
+    assert applied(backend, "audit") == [1, 2]  # the facet indexes of the console
     with sqlite3.connect(archive_target.data_dir / "archive.sqlite3") as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (2,)
         indexes = {row[1] for row in conn.execute("PRAGMA index_list('turns')")}
