@@ -27,7 +27,7 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run try test install postgres seccomp java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
+.PHONY: run try test install postgres seccomp chromium java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
@@ -43,11 +43,11 @@ try: $(STAMP)
 # sqlite_only are about SQLite files and ran in the first pass.
 PG_SUITES := tests/app tests/interaction tests/turns tests/policy
 
-test: $(STAMP) java postgres seccomp model-servers
+test: $(STAMP) java postgres seccomp chromium model-servers
 	$(BIN)/pytest
 	$(BIN)/pytest $(PG_SUITES) --storage=postgresql -m "not sqlite_only"
 
-install: $(STAMP) postgres seccomp
+install: $(STAMP) postgres seccomp chromium
 
 # $(call distribution_package,FOUND,PACKAGE,WHAT NEEDS IT): when the FOUND command fails, root
 # installs the distribution's PACKAGE; anyone else is told the command.
@@ -77,6 +77,12 @@ postgres:
 SECCOMP_FOUND ?= ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'
 seccomp:
 	$(call distribution_package,$(SECCOMP_FOUND),libseccomp2,the Function workers' seccomp filter)
+
+# The console's browser tests (tests/console) drive Debian's chromium through Playwright's
+# Python API with executable_path (Playwright's own browser download is not used).
+CHROMIUM_FOUND ?= test -x /usr/bin/chromium
+chromium:
+	$(call distribution_package,$(CHROMIUM_FOUND),chromium,the console's browser tests)
 
 # The real model servers of tests/realserver (llama-cpp-python's server and llama.cpp's
 # llama-server, built from source once per version into ~/.cache/mineclaw/model-servers; root

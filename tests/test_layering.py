@@ -47,13 +47,15 @@ LAYERS: dict[str, int] = {
     # Owners' Functions and the turn loop, built on the tools.
     "functions": 6,
     "turns": 6,
+    # The owner's web console: pages over the stores, reaching the running bridge through a port.
+    "console": 7,
     # Wiring: builds what a control-plane version serves and runs it.
-    "app": 7,
+    "app": 8,
     # The playground: a simulated server and a scripted model around the wired application.
-    "playground": 8,
+    "playground": 9,
     # The command line and the entry point.
-    "cli": 9,
-    "__main__": 10,
+    "cli": 10,
+    "__main__": 11,
 }
 
 # Edges the layers allow but the design does not: building provider client settings from

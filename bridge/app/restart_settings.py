@@ -13,7 +13,7 @@ from bridge.control import ControlPlane
 
 def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     """Each restart-only setting of ``plane`` by its dotted name: every ``link.*`` field (the
-    listening socket is bound once, at start), ``storage.*`` and ``metrics.*``. Not
+    listening socket is bound once, at start), ``storage.*``, ``metrics.*`` and ``console.*``. Not
     ``functions.*``: a reload that changes the worker pool's settings starts a new pool for
     the next call (``bridge.functions.live_pool``)."""
     link = plane.config.link
@@ -31,6 +31,14 @@ def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     metrics = plane.config.metrics
     fields.update(
         {f"metrics.{name}": getattr(metrics, name) for name in type(metrics).model_fields}
+    )
+    # So is the console's listening socket.
+    console = plane.config.console
+    fields.update(
+        {
+            f"console.{name}": "none" if (value := getattr(console, name)) is None else value
+            for name in type(console).model_fields
+        }
     )
     return fields
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bridge.app.console_binding import start_console
 from bridge.app.heap import settle_startup_heap
 from bridge.app.network import Network
 from bridge.app.restart_settings import SERVING_FILE, write_serving_state
@@ -26,6 +27,7 @@ from bridge.app.server_leases import ServerLeases, network_leases
 from bridge.cli.clock_file import budget_clock
 from bridge.cli.output import refuse_folder
 from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
+from bridge.console.server import ConsoleError, ConsoleServer
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
@@ -194,6 +196,13 @@ def run_serve(args: argparse.Namespace) -> int:
         except MetricsError as exc:
             asyncio.run(network.aclose())
             return _fail(f"config.yml: {exc}")
+    try:
+        console = start_console(network, config_dir)
+    except (ConsoleError, StoreError) as exc:
+        if endpoint is not None:
+            endpoint.close()
+        asyncio.run(network.aclose())
+        return _fail(f"config.yml: console: {exc}")
     server = LinkServer(servers=network, settings=settings)
 
     async def drop(server_id: str) -> None:
@@ -202,13 +211,15 @@ def run_serve(args: argparse.Namespace) -> int:
     leases = network_leases(network, plane, drop)
     try:
         return asyncio.run(
-            _serve_until_stopped(server, link_token, network, config_dir, leases, endpoint)
+            _serve_until_stopped(server, link_token, network, config_dir, leases, endpoint, console)
         )
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
     finally:
         if endpoint is not None:
             endpoint.close()
+        if console is not None:
+            console.close()
 
 
 async def _serve_until_stopped(
@@ -218,6 +229,7 @@ async def _serve_until_stopped(
     config_dir: Path,
     leases: ServerLeases | None,
     endpoint: MetricsEndpoint | None = None,
+    console: ConsoleServer | None = None,
 ) -> int:
     runtime = network.default.runtime
     try:
@@ -243,6 +255,8 @@ async def _serve_until_stopped(
     print(f"link token file: {link_token.path.resolve()}", flush=True)
     if endpoint is not None:
         print(f"metrics on {endpoint.url}", flush=True)
+    if console is not None:
+        print(f"console on {console.url} (log in: mineclaw-bridge console)", flush=True)
     named = sorted(runtime.plane.servers.servers)
     if named:  # the default server (link.token) is always served too
         print(f"servers in servers.yml: {', '.join(named)}", flush=True)
@@ -257,6 +271,8 @@ async def _serve_until_stopped(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()
+        if console is not None:  # before the stores it reads close
+            await asyncio.to_thread(console.close)
         if leases is not None:
             await leases.close()
         await network.aclose()

@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
+from bridge.control.console_config import ConsoleConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.metrics_config import MetricsConfig
@@ -230,3 +231,4 @@ class ConfigFile(StrictModel):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+CONSOLE = ROOT / "bridge" / "console"
 DEFAULTS = ROOT / "bridge" / "control" / "defaults"
 TIMEOUT_S = 600  # a hang guard only
 
@@ -58,6 +59,15 @@ def test_the_wheel_holds_the_package_the_command_and_every_default(wheel: Path) 
     }
     assert shipped and not shipped - names, f"defaults missing from the wheel: {shipped - names}"
     assert "bridge/cli/__init__.py" in names
+    # The console's templates, scripts, styles and the vendored charting library with its licence.
+    console = {
+        str(path.relative_to(ROOT))
+        for folder in (CONSOLE / "templates", CONSOLE / "static")
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
+    assert console and not console - names, f"console files missing: {console - names}"
+    assert "bridge/console/static/vendor/uplot/LICENSE" in names
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
 
 
