@@ -59,8 +59,9 @@ class BridgeMetrics:
         self.tokens = Counter(
             "mineclaw_tokens",
             "Tokens of model requests by kind (input, cached_input, output), tier and model;"
-            " source says whether the provider reported them or the bridge estimated them.",
-            ["kind", "tier", "model", "source"],
+            " source says whether the provider reported them or the bridge estimated them,"
+            " purpose what the request was for (turn, turn.failed, turn.stopped, compaction).",
+            ["kind", "tier", "model", "source", "purpose"],
             registry=registry,
         )
         self.cost = Counter(
@@ -165,16 +166,18 @@ class BridgeMetrics:
         output_tokens: int,
         cached_input_tokens: int = 0,
         estimated: bool = False,
+        purpose: str = "turn",
     ) -> None:
         """One model response's usage. ``input_tokens`` includes the cached ones, as the
-        providers report it; they are counted apart here and priced at the cached rate."""
+        providers report it; they are counted apart here and priced at the cached rate.
+        ``purpose``: one of the few fixed words of `bridge.turns.billing`."""
         source = "estimated" if estimated else "reported"
         cached = min(max(0, cached_input_tokens), max(0, input_tokens))
         fresh = max(0, input_tokens) - cached
         output = max(0, output_tokens)
         for kind, count in (("input", fresh), ("cached_input", cached), ("output", output)):
             if count:
-                self.tokens.labels(kind, tier, model, source).inc(count)
+                self.tokens.labels(kind, tier, model, source, purpose).inc(count)
         price = self._prices(model)
         if price is None:
             return

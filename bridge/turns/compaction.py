@@ -229,6 +229,7 @@ class Compactor:
                 output_tokens=output_tokens,
                 cached_input_tokens=cached,
                 estimated=estimated,
+                purpose=COMPACTION,
             )
         budget = snapshot.budget
         if budget is None:

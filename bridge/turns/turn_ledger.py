@@ -136,6 +136,7 @@ class TurnLedger:
                 output_tokens=output_tokens,
                 cached_input_tokens=0 if reported is None else reported.cached_input_tokens,
                 estimated=estimated,
+                purpose=purpose,
             )
         budget = self._budget
         if budget is None:

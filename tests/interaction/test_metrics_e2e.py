@@ -111,7 +111,7 @@ async def test_the_endpoint_serves_turns_tokens_cost_failures_and_latencies(
         assert (
             value(found, "mineclaw_turns_total", outcome="dropped", lane="public", tier=tier) == 1
         )
-        reported = {"tier": tier, "model": "local/m1", "source": "reported"}
+        reported = {"tier": tier, "model": "local/m1", "source": "reported", "purpose": "turn"}
         assert value(found, "mineclaw_tokens_total", kind="input", **reported) == 200
         assert value(found, "mineclaw_tokens_total", kind="cached_input", **reported) == 1000
         assert value(found, "mineclaw_tokens_total", kind="output", **reported) == 50

@@ -101,8 +101,14 @@ async def test_turns_feed_the_metrics_by_tier_and_a_refusal_is_counted() -> None
     turns = "mineclaw_turns_total"
     assert found[(turns, (("lane", "public"), ("outcome", "completed"), ("tier", "vip")))] == 1
     assert found[(turns, (("lane", "public"), ("outcome", "dropped"), ("tier", "vip")))] == 1
-    estimated = (("kind", "input"), ("model", "local/model-a"), ("source", "estimated"))
-    assert found[("mineclaw_tokens_total", (*estimated, ("tier", "vip")))] > 0
+    answered = (
+        ("kind", "input"),
+        ("model", "local/model-a"),
+        ("purpose", "turn"),
+        ("source", "estimated"),
+        ("tier", "vip"),
+    )
+    assert found[("mineclaw_tokens_total", answered)] > 0
     refusal = (("budget", "budget.player_day"), ("tier", "vip"))
     assert found[("mineclaw_budget_refusals_total", refusal)] == 1
     # No price configured: no cost is invented.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from bridge.metrics import BridgeMetrics
 from bridge.providers.items import ToolSpec
 from bridge.store.audit_sink import MemoryAudit
 from bridge.turns.activity import ServerActivity
@@ -46,6 +47,7 @@ class Harness:
     compactor: Compactor
     clock: TickingClock
     sleeps: list[float] = field(default_factory=list)
+    metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
 
     async def run(
         self, snapshot: TurnSnapshot, question: str = "hello", player: PlayerRef = STEVE
@@ -101,6 +103,7 @@ def harness() -> Harness:
     clock = TickingClock(step=0.03)
     compactor = Compactor(session=session, activity=activity, audit=audit, sleep=record_sleep)
     turn_numbers = iter(range(1, 10_000))
+    metrics = BridgeMetrics()
     archive = MemoryArchive()
     output = RecordingOutput()
     engine = TurnEngine(
@@ -113,5 +116,8 @@ def harness() -> Harness:
         monotonic=clock,
         sleep=record_sleep,
         turn_ids=lambda: f"t{next(turn_numbers)}",
+        metrics=metrics,
     )
-    return Harness(session, archive, audit, output, activity, engine, compactor, clock, sleeps)
+    return Harness(
+        session, archive, audit, output, activity, engine, compactor, clock, sleeps, metrics
+    )

@@ -49,6 +49,16 @@ def purposes(ledger: UsageLedger, holder: str = STEVE.uuid) -> dict[str, tuple[i
     }
 
 
+def metered(harness: Harness) -> set[str]:
+    """The purposes the engine's metrics counted tokens under."""
+    return {
+        sample.labels["purpose"]
+        for family in harness.metrics.tokens.collect()
+        for sample in family.samples
+        if sample.name.endswith("_total") and sample.value > 0
+    }
+
+
 async def test_a_stopped_turn_is_billed_to_the_asker_and_the_server(
     harness: Harness, ledger: UsageLedger
 ) -> None:
@@ -59,6 +69,8 @@ async def test_a_stopped_turn_is_billed_to_the_asker_and_the_server(
     await asyncio.wait_for(pause.reached.wait(), timeout=10)
     assert harness.engine.stop()
     assert (await asyncio.wait_for(task, timeout=10)).status == "stopped"
+    # The metrics say the same as the ledger, under the same purpose.
+    assert metered(harness) == {"turn.stopped"}
     billed = purposes(ledger)
     assert set(billed) == {"turn.stopped"}
     tokens, estimated = billed["turn.stopped"]
@@ -128,7 +140,9 @@ async def test_a_compaction_is_billed_to_the_server_alone(
         sample.labels["kind"]: sample.value
         for family in metrics.tokens.collect()
         for sample in family.samples
-        if sample.name.endswith("_total") and sample.labels["tier"] == "none"
+        if sample.name.endswith("_total")
+        and sample.labels["tier"] == "none"
+        and sample.labels["purpose"] == "compaction"
     }
     assert counted == {"input": 50_000, "output": 800}
     assert ledger.usage(SERVER, DAY).day.tokens == turns_only + 50_800
