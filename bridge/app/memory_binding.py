@@ -3,11 +3,15 @@ the tools' settings and the recall port a turn's snapshot carries (`bridge.memor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from bridge.control import ControlPlane
 from bridge.control.memory_config import MemoryConfig
+from bridge.control.memory_files import MemoryNote
 from bridge.memory.recall import MemoryRecall, RecallSettings
+from bridge.memory.records import SERVER_OWNER, Memory
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
 from bridge.tools.memory_tools import MemoryTools, MemoryToolSettings
@@ -51,3 +55,28 @@ def recall_for(
         max_tokens=config.recall_max_tokens,
     )
     return MemoryRecall(store, settings, redactor=redactor, guest=guest)
+
+
+def workspace_memories(notes: Sequence[MemoryNote]) -> list[Memory]:
+    """The owner's notes as server memories. The id is a digest of the file and the text, so
+    a note keeps its id across reloads while it is unchanged (and the same note twice in one
+    file is one memory)."""
+    memories: dict[str, Memory] = {}
+    now = datetime.now(UTC)
+    for note in notes:
+        digest = hashlib.sha256(f"{note.file}\n{note.text}".encode()).hexdigest()
+        memory_id = "m" + digest[:8]
+        memories.setdefault(
+            memory_id,
+            Memory(
+                memory_id=memory_id,
+                scope="server",
+                owner_uuid=SERVER_OWNER,
+                owner_name="",
+                text=note.text,
+                source="workspace",
+                created_at=now,
+                origin=f"{note.file}:{note.line}",
+            ),
+        )
+    return list(memories.values())

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from bridge.app.listen_decisions import ListenDecider
-from bridge.app.memory_binding import memory_tools_for
+from bridge.app.memory_binding import memory_tools_for, workspace_memories
 from bridge.app.output import LinkTurnOutput
 from bridge.app.restart_settings import restart_needed
 from bridge.app.served import (
@@ -43,7 +43,7 @@ from bridge.app.storage_settings import (
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
@@ -232,6 +232,8 @@ class Runtime:
         self._served = build_served(
             self._view(store.current), parts=self._parts, handlers=self.extra_tool_handlers
         )
+        self._memory_notes: object = None
+        self._sync_memory_notes()
         if records is not None:  # audited once the plane (and its redactor) is served
             self._expire_open_prompts(records)
 
@@ -376,8 +378,22 @@ class Runtime:
 
     def _publish(self, served: ServedConfig) -> None:
         old, self._served = self._served, served
+        self._sync_memory_notes()
         # A running turn may still stream through a replaced client: closed after turns.
         self._retired.extend(retired_clients(old, served))
+
+    def _sync_memory_notes(self) -> None:
+        """The store's workspace memories made those of the plane in force, when they changed
+        (at start and after a reload; blocking, as the reload that calls it)."""
+        notes = self.plane.memory_notes
+        if self.memories is None or notes == self._memory_notes:
+            return
+        try:
+            self.memories.replace_source("workspace", workspace_memories(notes))
+        except StoreError as exc:
+            log.error("workspace memories not stored: %s", exc)
+            return
+        self._memory_notes = notes
 
     # ---- what the chat path and the commands read
 

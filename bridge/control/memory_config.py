@@ -11,6 +11,9 @@ from pydantic import Field, model_validator
 
 from bridge.control.base import StrictModel
 
+MAX_MEMORY_CHARS = 500
+"""``max_chars``'s default."""
+
 
 class MemoryConfig(StrictModel):
     """What the agent keeps about players and the server (docs/memory.md)."""
@@ -19,7 +22,7 @@ class MemoryConfig(StrictModel):
     top_k: int = Field(default=5, ge=0, le=50)
     public_top_k: int = Field(default=2, ge=0, le=50)
     recall_max_tokens: int = Field(default=400, ge=50, le=8000)
-    max_chars: int = Field(default=500, ge=20, le=1000)
+    max_chars: int = Field(default=MAX_MEMORY_CHARS, ge=20, le=1000)
     max_per_player: int = Field(default=200, ge=1, le=10_000)
 
     @model_validator(mode="after")

@@ -41,6 +41,8 @@ from bridge.control.layout import (
     WHITELIST_FILE,
     default_bytes,
 )
+from bridge.control.memory_config import MAX_MEMORY_CHARS
+from bridge.control.memory_files import MemoryNote, load_memory_notes
 from bridge.control.message_locales import localised
 from bridge.control.messages_file import MessagesFile
 from bridge.control.never_rules import located_problems
@@ -97,6 +99,8 @@ class ControlPlane:
     """``servers.yml``: the named servers of a network (none without the file)."""
     server_policies: Mapping[str, ServerPolicy] = field(default_factory=dict)
     """The servers with policy files of their own, by id (``bridge.control.server_policies``)."""
+    memory_notes: tuple[MemoryNote, ...] = ()
+    """The server memories of ``workspace/memory/*.md`` (``bridge.control.memory_files``)."""
 
     def redact(self, text: str) -> str:
         """``text`` with every secret the redactor knows replaced by a placeholder."""
@@ -196,6 +200,9 @@ class _Loader:
         policies = self.server_policies(servers, config)
         agents_md, skills, workspace_problems = load_workspace(self.directory)
         self.problems.extend(workspace_problems)
+        max_chars = config.memory.max_chars if config is not None else MAX_MEMORY_CHARS
+        memory_notes, memory_problems = load_memory_notes(self.directory, max_chars)
+        self.problems.extend(memory_problems)
         if providers is not None:
             self.check_providers(providers)
         if PROVIDERS_FILE in self.documents:
@@ -235,6 +242,7 @@ class _Loader:
             redactor=Redactor(config.redaction.rules, secret_values=secrets),
             servers=servers,
             server_policies=policies,
+            memory_notes=memory_notes,
         )
 
     def server_policies(

@@ -56,7 +56,7 @@ def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Probl
     """``AGENTS.md`` text, the skills in file-name order, and every problem found."""
     problems: list[Problem] = []
     workspace = config_dir / WORKSPACE_DIR
-    if not _is_real_directory(workspace, WORKSPACE_DIR, problems, required=False):
+    if not is_real_directory(workspace, WORKSPACE_DIR, problems, required=False):
         return "", (), problems
     agents_label = f"{WORKSPACE_DIR}/{AGENTS_FILE}"
     agents = ""
@@ -64,7 +64,7 @@ def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Probl
         data = read_regular_file(
             workspace / AGENTS_FILE, label=agents_label, max_bytes=MAX_AGENTS_BYTES
         )
-        agents = "" if data is None else _text(data, agents_label)
+        agents = "" if data is None else file_text(data, agents_label)
     except ConfigLoadError as exc:
         problems.extend(exc.problems)
     skills = _load_skills(workspace / SKILLS_DIR, problems)
@@ -73,7 +73,7 @@ def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Probl
 
 def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
     label_dir = f"{WORKSPACE_DIR}/{SKILLS_DIR}"
-    if not _is_real_directory(directory, label_dir, problems, required=False):
+    if not is_real_directory(directory, label_dir, problems, required=False):
         return ()
     names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".md"))
     if len(names) > MAX_SKILLS:
@@ -87,7 +87,7 @@ def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
             data = read_regular_file(directory / name, label=label, max_bytes=MAX_SKILL_BYTES)
             if data is None:
                 continue  # removed while listing
-            skill = parse_skill(_text(data, label), label)
+            skill = parse_skill(file_text(data, label), label)
         except ConfigLoadError as exc:
             problems.extend(exc.problems)
             continue
@@ -127,7 +127,7 @@ def parse_skill(text: str, label: str) -> Skill:
     )
 
 
-def _text(data: bytes, label: str) -> str:
+def file_text(data: bytes, label: str) -> str:
     try:
         return plain_lines(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -135,7 +135,7 @@ def _text(data: bytes, label: str) -> str:
         raise ConfigLoadError([Problem(label, line, None, "", "not valid UTF-8")]) from None
 
 
-def _is_real_directory(path: Path, label: str, problems: list[Problem], *, required: bool) -> bool:
+def is_real_directory(path: Path, label: str, problems: list[Problem], *, required: bool) -> bool:
     try:
         info = os.lstat(path)
     except FileNotFoundError:

@@ -114,3 +114,31 @@ async def test_memories_survive_a_restart(tmp_path: Path, provider: ScriptedProv
         assert b"Steve's base is at 120 64 -300" in provider.requests[-1].body
     finally:
         await again.runtime.aclose()
+
+
+async def test_the_owners_workspace_notes_are_server_memories(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    config = tmp_path / "config"
+    app = await opened(tmp_path, provider)
+    try:
+        notes = config / "workspace" / "memory"
+        notes.mkdir(parents=True)
+        (notes / "rules.md").write_text("# Rules\n\n- The emerald shop is run by Alex.\n")
+        assert "version 2" in (await app.command("reload"))[0]
+        listed = await app.command("memory", "server", player=ALEX)
+        assert len(listed) == 1 and "emerald shop is run by Alex" in listed[0]
+        provider.answer("Alex runs it")
+        await app.chat("@ai who runs the emerald shop?", player=STEVE)
+        await app.turn_done()
+        assert b"emerald shop is run by Alex" in provider.requests[-1].body
+        # Edited away: gone from the store and from recall.
+        (notes / "rules.md").write_text("# Rules\n")
+        assert "version 3" in (await app.command("reload"))[0]
+        assert "No memories kept" in (await app.command("memory", "server"))[0]
+        provider.answer("no idea")
+        await app.chat("@ai who runs the emerald shop?", player=STEVE)
+        await app.turn_done()
+        assert b"emerald shop is run by Alex" not in provider.requests[-1].body
+    finally:
+        await app.runtime.aclose()
