@@ -83,6 +83,11 @@ async def test_players_list_and_forget_their_own_memories(
         # The console (which holds every node) can see it.
         listed = await app.command("memory", "list", "steve", player=None, granted=[])
         assert memory_ids(listed) == [memory_id]
+        # So can a player holding mineclaw.memory.others.
+        listed = await app.command(
+            "memory", "list", "steve", player=ALEX, granted=["mineclaw.memory.others"]
+        )
+        assert memory_ids(listed) == [memory_id]
         # It survives a clear of both lanes.
         await app.command("clear")
         await app.command("ai", "clear")
