@@ -19,6 +19,7 @@ from bridge.app.memory_commands import USAGE as MEMORY_USAGE
 from bridge.app.memory_commands import memory_command
 from bridge.app.output import LinkTurnOutput
 from bridge.app.private import PrivatePath, turn_ended
+from bridge.app.retry import RetryPath
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.app.usage_report import usage_lines
@@ -76,6 +77,7 @@ class CommandRouter:
         self._optouts = optouts
         self.approval_handler: ApprovalHandler | None = None
         self._private = PrivatePath(runtime)
+        self._retry = RetryPath(runtime)
         # Each pending compaction's askers (player UUIDs): a shared run reports to all of them.
         self._compaction_askers: dict[asyncio.Future[CompactionOutcome], set[str]] = {}
         self._reports: set[asyncio.Future[None]] = set()
@@ -115,6 +117,8 @@ class CommandRouter:
                 node + "approve", "approve|deny <id>", self._approval, "help.approve"
             ),
             "usage": _Subcommand(None, "usage [player]", self._usage_report, "help.usage"),
+            # Each player's own failed question: the lane's permission is checked with it.
+            "retry": _Subcommand(None, "retry", self._retry_last, "help.retry"),
             "deny": _Subcommand(node + "approve", "deny <id>", self._approval),
             # Every player's own memories; another player's need mineclaw.memory.others
             # (checked by the subcommand).
@@ -162,6 +166,11 @@ class CommandRouter:
         return [self._runtime.text("commands.usage", {"usage": self._subcommands[name].usage})]
 
     # ---- the subcommands
+
+    async def _retry_last(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        if args:
+            return self._usage("retry")
+        return await self._retry.retry(request)
 
     async def _listen(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Collection, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any, Protocol
 
 from bridge.app.output import LinkTurnOutput
@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 PLACE_REFRESH_S = 2.0
 """How often waiting players' places are shown again: an action-bar line fades after a few
 seconds, and a player who waits must keep seeing that they do."""
+
+
+ProviderFailureListener = Callable[[str, TurnRequest, TurnOutcome], Text | None]
+"""(lane id, the turn's request, its outcome): the private line to tell its asker, if any."""
 
 
 class LaneHost(Protocol):
@@ -103,6 +107,8 @@ class TurnLanes:
             has_waiting=self.queue.has_waiting,
         )
         """Bounds the prompts of a turn others wait behind (the approval broker asks it)."""
+        self.on_provider_failure: ProviderFailureListener | None = None
+        """Told of each turn dropped for its model requests (``/mineclaw retry`` offers)."""
         self.lanes = Lanes(
             public,
             lambda lane_id, owner: self._build(lane_id, owner, self._private_output),
@@ -196,6 +202,7 @@ class TurnLanes:
                     raise
                 self._tell_not_started(request.player, exc)
                 return
+            task.add_done_callback(lambda done: self._turn_done(lane, request, done))
             lane.task = task
             if lane is self.lanes.public:
                 self._host.turn, self._host.turn_player = task, request.player
@@ -204,6 +211,23 @@ class TurnLanes:
         deferred = True
         taken.clear()
         return admission
+
+    def _turn_done(self, lane: Lane, request: TurnRequest, task: asyncio.Task[TurnOutcome]) -> None:
+        """A turn dropped because its model requests failed: ``on_provider_failure`` may offer
+        its question again; the line it answers reaches the asker after the failure line."""
+        listener = self.on_provider_failure
+        if listener is None or task.cancelled() or task.exception() is not None:
+            return
+        outcome = task.result()
+        if outcome.status != "dropped" or outcome.failure_class is None:
+            return
+        try:
+            line = listener(lane.lane_id, request, outcome)
+        except MineclawError as exc:
+            log.warning("no retry offered to %s: %s", request.player.name, exc)
+            return
+        if line is not None:
+            self._spawn(self._tell(request.player, line))
 
     def _tell_not_started(self, player: PlayerRef, exc: MineclawError) -> None:
         log.warning("queued turn of %s not started: %s", player.name, exc)

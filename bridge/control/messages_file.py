@@ -37,6 +37,7 @@ HELP_COMMANDS = (
     "approve",
     "ai",
     "memory",
+    "retry",
 )
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
@@ -59,6 +60,7 @@ _declare("errors.provider_busy", "player name reason")
 _declare("errors.provider_timeout", "player name reason")
 _declare("errors.provider_quota", "player name reason")
 _declare("errors.provider_misconfigured", "player name reason")
+_declare("errors.retry_offer", "player name minutes")
 _declare("errors.operator_notice", "player name model kind error")
 _declare("errors.function_suspended", "player name function losses minutes", "function")
 _declare("chat.empty_question", "player name prefix")
@@ -110,6 +112,8 @@ _declare("commands.compact_result", "player name outcome", "outcome")
 _declare("commands.clear_done", "player name")
 _declare("commands.stop_done", "player name")
 _declare("commands.stop_none", "player name")
+_declare("commands.retry_none", "player name")
+_declare("commands.retry_started", "player name question", "question")
 _declare("commands.model_current", "player name model", "model")
 _declare("commands.model_switched", "player name model", "model")
 _declare("commands.model_refused", "player name reason", "reason")
@@ -194,6 +198,8 @@ class ErrorMessages(_Section):
     provider_misconfigured: str = (
         "<red>The assistant cannot answer: its model provider is not set up correctly."
     )
+    # After one of those lines, to the asker alone: /mineclaw retry asks the same again.
+    retry_offer: str = "<gray>Type /mineclaw retry within <minutes> minutes to ask it again."
     # To operators online, at most once per kind of failure every few minutes: the provider's
     # own error text (redacted), so someone who can fix it learns what went wrong.
     operator_notice: str = "<gold>[<name>] <model> failed (<kind>): <error>"
@@ -324,6 +330,8 @@ class CommandMessages(_Section):
     clear_done: str = "<gray>Started a new session."
     stop_done: str = "<gray>Stopped the current answer."
     stop_none: str = "<gray>No answer is running."
+    retry_none: str = "<gray>You have no failed question to ask again."
+    retry_started: str = "<gray>Asking <name> again: <question>"
     model_current: str = "<gray>Model: <model>"
     model_switched: str = "<green>Later answers use <model>."
     model_refused: str = "<red><reason>"
@@ -376,6 +384,7 @@ class HelpMessages(_Section):
     approve: str = "<gold>/mineclaw <usage></gold> <gray>- answer a confirmation prompt"
     ai: str = "<gold>/mineclaw <usage></gold> <gray>- a private conversation (also /ai)"
     memory: str = "<gold>/mineclaw <usage></gold> <gray>- list or delete what the assistant keeps"
+    retry: str = "<gold>/mineclaw <usage></gold> <gray>- ask your last failed question again"
 
 
 class BudgetMessages(_Section):

@@ -111,6 +111,9 @@ class TurnOutcome:
     reason: str | None = None
     lines: tuple[str, ...] = ()
     """The chat lines the reply was broadcast as (MiniMessage the bridge wrote)."""
+    failure_class: str | None = None
+    """Why a dropped turn's model requests failed (the provider's failure class); None when
+    it was dropped for another reason or not dropped."""
 
 
 class _Dropped(Exception):
@@ -654,7 +657,10 @@ class TurnEngine:
                 listener(notice)
             except Exception:  # the operators' line must never cost the player theirs
                 log.exception("provider failure listener failed")
-        return TurnOutcome(context.turn_id, "dropped", reason=dropped.reason)
+        failure_class = failure.failure_class if failure is not None else None
+        return TurnOutcome(
+            context.turn_id, "dropped", reason=dropped.reason, failure_class=failure_class
+        )
 
     def _end(
         self,

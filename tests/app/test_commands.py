@@ -284,6 +284,7 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         "/mineclaw status",
         "/mineclaw help",
         "/mineclaw usage [player]",
+        "/mineclaw retry",
         "/mineclaw memory [list [player]|server|forget <id>|forget all [player]]",
         "/mineclaw listen ignore-me|include-me",
     ]

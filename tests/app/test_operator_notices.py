@@ -50,8 +50,11 @@ async def test_operator_gets_the_provider_error_once_per_kind(app: App) -> None:
     (operator_line,) = [line for line in lines_to(app, ALEX.uuid) if "failed" in line]
     assert "exceeded your current quota" in operator_line and "(quota)" in operator_line
     assert "sk-proj-abcdefghijklmnop1234567890" not in operator_line  # redacted
+    # Each failure line is followed by the offer to ask again (/mineclaw retry).
     steve_lines = lines_to(app, STEVE.uuid)
-    assert len(steve_lines) == 2 and all("out of credit" in line for line in steve_lines)
+    failures, offers = steve_lines[0::2], steve_lines[1::2]
+    assert len(failures) == 2 and all("out of credit" in line for line in failures)
+    assert len(offers) == 2 and all("/mineclaw retry" in line for line in offers)
     assert not any("exceeded" in line for line in steve_lines)
     app.runtime.audit.flush()
     notices = app.runtime.audit.events("operator.notice")

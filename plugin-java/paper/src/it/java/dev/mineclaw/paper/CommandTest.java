@@ -78,11 +78,13 @@ class CommandTest {
             alex.setOp(true);
             MineclawCommand command = new MineclawCommand(null);
             // stop: the asker of the running turn may stop it, which only the bridge knows; ai: everyone's.
-            // help and usage are open; listen is offered to every player for ignore-me / include-me only.
-            assertEquals(List.of("status", "help", "usage", "listen", "stop", "approve", "deny", "ai"),
+            // help, usage and retry (one's own failed question) are open; listen is offered to every
+            // player for ignore-me / include-me only.
+            assertEquals(List.of("status", "help", "usage", "retry", "listen", "stop", "approve", "deny", "ai"),
                     List.copyOf(command.suggest(source(steve), new String[0])));
-            assertEquals(List.of("reload"), List.copyOf(command.suggest(source(alex), new String[] {"re"})));
-            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
+            assertEquals(List.of("retry", "reload"),
+                    List.copyOf(command.suggest(source(alex), new String[] {"re"})));
+            assertEquals(List.of("retry"), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
             assertEquals(List.of("on", "off", "status", "why", "ignore-me", "include-me"),
                     List.copyOf(command.suggest(source(alex), new String[] {"listen", ""})));
             assertEquals(List.of("ignore-me", "include-me"),
