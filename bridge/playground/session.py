@@ -1,9 +1,9 @@
 """The playground's parts, started together in one process and closed together.
 
-A copy of the owner's configuration folder (its archive and link token left behind, so a
-rehearsal never writes to the real folder's data), the real bridge application serving it on a
-loopback link, the simulated server linked to it, and, when asked for, the scripted offline
-model with the copy's ``providers.yml`` pointed at it.
+A copy of the owner's configuration folder (its archive and link token left behind, and its
+storage on SQLite in the copy, so a rehearsal never writes to the owner's data), the real
+bridge application serving it on a loopback link, the simulated server linked to it, and,
+when asked for, the scripted offline model with the copy's ``providers.yml`` pointed at it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from bridge.app.network import Network
 from bridge.control import init_config_dir, load_control_plane
-from bridge.control.layout import PROVIDERS_FILE
+from bridge.control.layout import CONFIG_FILE, PROVIDERS_FILE
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.playground.audit_tail import follow
@@ -27,6 +29,7 @@ from bridge.playground.scripted_model import MODEL_NAME, ScriptedModelServer
 from bridge.playground.simulated_server import Show, SimulatedServer
 from bridge.store.archive import DATA_DIR_NAME
 from bridge.store.audit import AUDIT_JSONL_FILE_NAME
+from bridge.unicode_text import plain_lines
 
 LOG_FILE = "playground.log"
 _LEFT_BEHIND = (DATA_DIR_NAME, "link.token")
@@ -63,7 +66,8 @@ def scripted_providers_yml(base_url: str) -> str:
 
 
 def copy_folder(config_dir: Path, into: Path) -> Path:
-    """``config_dir`` copied to ``into/config`` without its data and link token."""
+    """``config_dir`` copied to ``into/config`` without its data and link token, and with its
+    storage on SQLite in the copy (see `local_storage`)."""
     copy = into / "config"
     shutil.copytree(
         config_dir,
@@ -73,7 +77,32 @@ def copy_folder(config_dir: Path, into: Path) -> Path:
         ],
         symlinks=True,
     )
+    local_storage(copy)
     return copy
+
+
+def local_storage(copy: Path) -> bool:
+    """Point the copy's storage at SQLite in its own folder; True when it named another backend.
+
+    A rehearsal on the owner's PostgreSQL would write its turns into the real archive and audit
+    log, and take (or wait for) the lease of a live server of the same id. A ``config.yml`` the
+    copy cannot read is left as it is: the bridge then names its problem as ``serve`` would."""
+    path = copy / CONFIG_FILE
+    if not path.is_file():
+        return False
+    try:
+        document = yaml.safe_load(plain_lines(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(document, dict) or not isinstance(document.get("storage"), dict):
+        return False
+    storage = document["storage"]
+    if storage.get("backend", "sqlite") == "sqlite":
+        return False
+    document["storage"] = {}
+    path.unlink()  # a symlink to the owner's file is replaced, never written through
+    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), "utf-8")
+    return True
 
 
 @dataclass

@@ -6,7 +6,12 @@ from pathlib import Path
 
 from bridge.control import init_config_dir, load_control_plane
 from bridge.playground.scripted_model import MODEL_NAME
-from bridge.playground.session import copy_folder, missing_key, scripted_providers_yml
+from bridge.playground.session import (
+    copy_folder,
+    local_storage,
+    missing_key,
+    scripted_providers_yml,
+)
 
 
 def test_a_fresh_folder_misses_the_default_key_until_it_is_set(tmp_path: Path) -> None:
@@ -37,3 +42,37 @@ def test_the_scripted_providers_file_is_valid_and_needs_no_key(tmp_path: Path) -
     plane = load_control_plane(folder, environ={})
     assert plane.providers.default == MODEL_NAME
     assert missing_key(folder, environ={}) is None
+
+
+def test_the_copy_rehearses_on_sqlite_whatever_database_the_owner_uses(tmp_path: Path) -> None:
+    """A rehearsal on the owner's PostgreSQL would write its turns into the real archive and
+    contend for the live server's lease; the copy keeps everything in its own folder."""
+    folder = tmp_path / "c"
+    init_config_dir(folder)
+    owners = (
+        "schema: 1\r\n"
+        "storage:\r\n"
+        "  backend: postgresql\r\n"
+        "  dsn: postgresql://mineclaw@127.0.0.1:1/mineclaw\r\n"
+        "  start_wait_s: 0\r\n"
+        "rate_limits: {player_cooldown_ms: 1234}\r\n"
+    )
+    (folder / "config.yml").write_text(owners, newline="")
+    copy = copy_folder(folder, tmp_path / "scratch")
+    plane = load_control_plane(copy, environ={})
+    assert plane.config.storage.backend == "sqlite" and plane.config.storage.dsn is None
+    assert plane.config.rate_limits.player_cooldown_ms == 1234  # the rest is the owner's
+    assert (folder / "config.yml").read_bytes() == owners.encode()  # the original untouched
+    assert local_storage(copy) is False  # on SQLite already: nothing to change
+
+
+def test_a_symlinked_config_is_replaced_in_the_copy_not_written_through(tmp_path: Path) -> None:
+    folder, elsewhere = tmp_path / "c", tmp_path / "shared-config.yml"
+    init_config_dir(folder)
+    owners = "schema: 1\nstorage: {backend: postgresql, dsn: 'postgresql://m@127.0.0.1:1/m'}\n"
+    elsewhere.write_text(owners)
+    (folder / "config.yml").unlink()
+    (folder / "config.yml").symlink_to(elsewhere)
+    copy = copy_folder(folder, tmp_path / "scratch")
+    assert load_control_plane(copy, environ={}).config.storage.backend == "sqlite"
+    assert elsewhere.read_text() == owners
