@@ -26,6 +26,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.listen_bench",
     "bench.web_bench",
     "bench.game_facts_bench",
+    "bench.memory_bench",
 )
 
 

@@ -37,9 +37,19 @@ def terms_of(question: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-def fts5_query(terms: tuple[str, ...]) -> str:
-    """``"a" OR "b"``: each term a quoted FTS5 string (a term holds no quote to escape)."""
-    return " OR ".join(f'"{term}"' for term in terms)
+def words_of(text: str) -> list[str]:
+    """Every run of letters or digits of ``text``, folded (how a memory's words are counted
+    when candidates are ranked; the indexes' tokenizers split the same way)."""
+    words: list[str] = _WORD.findall(text.casefold())
+    return words
+
+
+def fts5_query(terms: tuple[str, ...], owners: tuple[str, ...]) -> str:
+    """``text : ("a" OR "b") AND owner : ("o…" OR "oserver")``: each term a quoted FTS5
+    string (a term holds no quote to escape; an owner token is letters and digits)."""
+    words = " OR ".join(f'"{term}"' for term in terms)
+    owned = " OR ".join('"' + owner.replace('"', '""') + '"' for owner in owners)
+    return f"text : ({words}) AND owner : ({owned})"
 
 
 def tsquery(terms: tuple[str, ...]) -> str:

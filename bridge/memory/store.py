@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from bridge.errors import StoreError
 from bridge.memory.query import fts5_query, terms_of, tsquery
+from bridge.memory.ranking import bm25_scores
 from bridge.memory.records import SERVER_OWNER, Found, Memory, Scope, Source
 from bridge.store.database import Database, DatabaseError, Params, Row, Transaction
 from bridge.store.migrations import Migration, Schema, open_migrated
@@ -32,6 +33,18 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS memories_by_owner ON memories (owner_uuid, scope, seq)",
     "CREATE INDEX IF NOT EXISTS memories_by_source ON memories (source, scope)",
 )
+
+# The owner as one token of the index's owner column: "o" and the UUID's hex digits, or
+# "oserver" for a server memory (the tokenizer would split a UUID at its hyphens).
+_OWNER_TOKEN = (
+    "CASE WHEN scope = 'server' THEN 'oserver' ELSE 'o' || REPLACE(owner_uuid, '-', '') END"
+)
+_FTS_WITH_OWNER = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
+    "text, owner, tokenize = 'unicode61 remove_diacritics 2')"
+)
+
+_BY_SCOPE = "CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, owner_uuid)"
 
 SCHEMA = Schema(
     "memories",
@@ -53,6 +66,21 @@ SCHEMA = Schema(
                 "CREATE INDEX IF NOT EXISTS memories_search ON memories USING GIN (search)",
             ),
         ),
+        # A search reads only what the asker may see: on SQLite the postings of the asker and
+        # of the server (an AND in the MATCH), on PostgreSQL their rows by the scope index,
+        # instead of every memory holding a common word (bench/memory_bench.py).
+        Migration(
+            2,
+            "the keyword index holds each memory's owner; memories by scope and owner",
+            sqlite=(
+                "DROP TABLE IF EXISTS memories_fts",
+                _FTS_WITH_OWNER,
+                "INSERT INTO memories_fts (rowid, text, owner)"
+                f" SELECT seq, text, {_OWNER_TOKEN} FROM memories",
+                _BY_SCOPE,
+            ),
+            postgresql=(_BY_SCOPE,),
+        ),
     ),
 )
 
@@ -60,6 +88,9 @@ _SELECT = (
     "SELECT m.memory_id, m.scope, m.owner_uuid, m.owner_name, m.text, m.source,"
     " m.created_at, m.origin"
 )
+MAX_CANDIDATES = 5000
+"""The most matches of one search that are ranked (a player has at most
+``memory.max_per_player`` memories; the rest are the server's)."""
 # The hard filter: the asker's own personal memories, and the server's.
 _VISIBLE = "((m.scope = 'personal' AND m.owner_uuid = ?) OR m.scope = 'server')"
 
@@ -112,8 +143,8 @@ class MemoryStore:
         tx.execute(insert, params)
         if self._db.dialect == "sqlite":
             tx.execute(
-                "INSERT INTO memories_fts (rowid, text)"
-                " SELECT seq, text FROM memories WHERE memory_id = ?",
+                "INSERT INTO memories_fts (rowid, text, owner)"
+                f" SELECT seq, text, {_OWNER_TOKEN} FROM memories WHERE memory_id = ?",
                 (memory.memory_id,),
             )
 
@@ -210,23 +241,47 @@ class MemoryStore:
             return []
         scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in ("personal", "server"))
         if self._db.dialect == "sqlite":
+            owners = []
+            if "personal" in scopes:
+                owners.append("o" + asker_uuid.replace("-", ""))
+            if "server" in scopes:
+                owners.append("oserver")
+            # The owner twice: in the MATCH, so only those postings are read, and in the
+            # WHERE, the same filter as on PostgreSQL.
             sql = (
-                f"{_SELECT}, -bm25(memories_fts) AS score FROM memories_fts"
-                " JOIN memories m ON m.seq = memories_fts.rowid"
+                f"{_SELECT} FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {_VISIBLE} AND m.scope IN ({scope_list})"
-                " ORDER BY bm25(memories_fts) LIMIT ?"
+                f" LIMIT {MAX_CANDIDATES}"
             )
-            params: Params = (fts5_query(terms), asker_uuid, limit)
-        else:
-            sql = (
-                f"{_SELECT}, ts_rank_cd(m.search, q) AS score"
-                " FROM memories m, to_tsquery('simple', ?) q"
-                f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"
-                " ORDER BY score DESC, m.seq DESC LIMIT ?"
+            rows = self._query(sql, (fts5_query(terms, tuple(owners)), asker_uuid))
+            candidates = [_memory(row) for row in rows]
+            scores = bm25_scores(terms, [m.text for m in candidates], self._visible(asker_uuid))
+            ranked = sorted(
+                zip(candidates, scores, strict=True), key=lambda pair: pair[1], reverse=True
             )
-            params = (tsquery(terms), asker_uuid, limit)
-        rows = self._query(sql, params)
+            return [Found(memory, score) for memory, score in ranked[:limit]]
+        # The rows the asker may see first, by the scope index (the planner would otherwise
+        # start from the GIN index, whose postings of a common word span every player).
+        sql = (
+            "WITH visible AS MATERIALIZED ("
+            " SELECT * FROM memories WHERE scope = 'personal' AND owner_uuid = ?"
+            " UNION ALL SELECT * FROM memories WHERE scope = 'server')"
+            f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
+            " FROM visible m, to_tsquery('simple', ?) q"
+            f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"
+            " ORDER BY score DESC, m.seq DESC LIMIT ?"
+        )
+        rows = self._query(sql, (asker_uuid, tsquery(terms), asker_uuid, limit))
         return [Found(_memory(row[:-1]), float(row[-1])) for row in rows]
+
+    def _visible(self, asker_uuid: str) -> int:
+        """How many memories ``asker_uuid`` may see (by the scope index)."""
+        rows = self._query(
+            "SELECT (SELECT COUNT(*) FROM memories WHERE scope = 'personal' AND owner_uuid = ?)"
+            " + (SELECT COUNT(*) FROM memories WHERE scope = 'server')",
+            (asker_uuid,),
+        )
+        return int(rows[0][0])
 
     def _read(self, tail: str, params: Params) -> list[Memory]:
         return [_memory(row) for row in self._query(f"{_SELECT} FROM memories m {tail}", params)]

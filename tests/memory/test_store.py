@@ -163,3 +163,29 @@ def dataclass_with(value: Memory, **changes: object) -> Memory:
     import dataclasses
 
     return dataclasses.replace(value, **changes)  # type: ignore[arg-type]
+
+
+def test_an_index_of_the_first_version_is_rebuilt_with_its_owners(tmp_path: object) -> None:
+    import sqlite3
+    from pathlib import Path
+
+    from bridge.store.database import SqliteDatabase
+
+    assert isinstance(tmp_path, Path)
+    path = tmp_path / "m.sqlite3"
+    with MemoryStore(SqliteDatabase(path)) as store:
+        store.add(memory("an old note about the lighthouse"))
+        store.add(memory("Alex's lighthouse", owner=ALEX, name="Alex"))
+    # Back to the first version's index, as a bridge of that version left it.
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TABLE memories_fts;"
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(text);"
+        "INSERT INTO memories_fts (rowid, text) SELECT seq, text FROM memories;"
+        "DELETE FROM schema_migrations WHERE schema_name = 'memories' AND version = 2;"
+    )
+    conn.close()
+    with MemoryStore(SqliteDatabase(path)) as store:
+        assert texts(store.search("lighthouse", asker_uuid=STEVE, limit=5)) == [
+            "an old note about the lighthouse"
+        ]
