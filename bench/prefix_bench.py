@@ -43,6 +43,7 @@ from bridge.store.audit_sink import MemoryAudit
 from bridge.turns.activity import ServerActivity
 from bridge.turns.compaction import SUMMARY_INSTRUCTIONS, Compactor
 from bridge.turns.engine import TurnEngine, TurnRequest
+from bridge.turns.persona import with_persona
 from bridge.turns.ports import PlayerRef, TurnContext, TurnLimits, TurnSnapshot
 from bridge.turns.session import PublicSession
 
@@ -177,9 +178,14 @@ def tokens(size: int) -> int:
 
 
 async def run(
-    turns: int, *, max_messages: int = 240, trigger: int | None = TRIGGER_TOKENS
+    turns: int,
+    *,
+    max_messages: int = 240,
+    trigger: int | None = TRIGGER_TOKENS,
+    persona: str | None = None,
 ) -> tuple[list[tuple[int, ProviderRequest]], dict[int, tuple[Item, ...]]]:
-    """The conversation's requests, each with its turn number, and each turn's items."""
+    """The conversation's requests, each with its turn number, and each turn's items;
+    ``persona``: the lane's persona, placed as the bridge places it (`with_persona`)."""
     session = PublicSession()
     audit = MemoryAudit()
     activity = ServerActivity()
@@ -203,6 +209,7 @@ async def run(
         limits=TurnLimits(max_messages=max_messages),
         compaction_trigger_tokens=trigger,
     )
+    snapshot = with_persona(snapshot, persona)
     numbered: list[tuple[int, ProviderRequest]] = []
     completed: dict[int, tuple[Item, ...]] = {}
     for turn in range(1, turns + 1):
@@ -300,6 +307,13 @@ def report(
     return median
 
 
+PERSONA = (
+    "You are Captain Redbeard, a cheerful pirate who has sailed every ocean of this world."
+    " Call every player matey, end answers with a short sea shanty line, and never break"
+    " character, even when you explain crafting or commands. "
+) * 3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=50)
@@ -314,6 +328,11 @@ def main() -> None:
             "no compaction, a full message window (context.max_messages: 48)",
             turns,
             *asyncio.run(run(turns, max_messages=48, trigger=None)),
+        ),
+        report(
+            "compaction past the trigger, with a persona (config.yml persona.public)",
+            turns,
+            *asyncio.run(run(turns, persona=PERSONA)),
         ),
     ]
     print(

@@ -106,7 +106,10 @@ class CommandRouter:
                 node + "clear", "clear [private]", self._clear, "help.clear", self_checked=True
             ),
             "ai": _Subcommand(
-                PRIVATE_PERMISSION, "ai <question> | ai clear | ai stop", self._ai, "help.ai"
+                PRIVATE_PERMISSION,
+                "ai <question> | ai clear | ai stop | ai persona [name]",
+                self._ai,
+                "help.ai",
             ),
             "compact": _Subcommand(node + "compact", "compact", self._compact, "help.compact"),
             "tools": _Subcommand(node + "tools", "tools validate", self._tools, "help.tools"),

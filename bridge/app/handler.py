@@ -15,6 +15,7 @@ from bridge.app.commands import CommandRouter
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
+from bridge.app.persona_choices import PersonaChoices
 from bridge.app.reported_nodes import REPORT_NODES_FEATURE, reported_nodes
 from bridge.app.runtime import Runtime
 from bridge.errors import LinkError, MineclawError
@@ -42,7 +43,13 @@ log = logging.getLogger(__name__)
 
 
 class AppHandler:
-    def __init__(self, runtime: Runtime, *, optouts: ListenOptOuts | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        optouts: ListenOptOuts | None = None,
+        personas: PersonaChoices | None = None,
+    ) -> None:
         self.runtime = runtime
         self.output = LinkTurnOutput(runtime)
         self.chat = ChatPath(runtime, self.output)
@@ -51,6 +58,11 @@ class AppHandler:
         if optouts is None:
             optouts = ListenOptOuts(runtime.plane.directory / DATA_DIR_NAME)
         self.optouts = optouts
+        # The players' persona choices: the same file, shared the same way.
+        if personas is None:
+            personas = PersonaChoices(runtime.plane.directory / DATA_DIR_NAME)
+        self.personas = personas
+        runtime.persona_choices = personas
         runtime.listen.share_ignored(optouts.players)
         # The public lane's turns carry what listen mode overheard since the last one.
         runtime.lanes.public.engine.overheard = ListenCarry(

@@ -10,16 +10,11 @@ never half of either. A file that cannot be read is reported with its path and s
 from __future__ import annotations
 
 import json
-import logging
-import os
 import re
 import threading
-import uuid
 from pathlib import Path
 
-from bridge.errors import StoreError
-
-log = logging.getLogger(__name__)
+from bridge.app.state_files import read_state, write_state
 
 FILE_NAME = "listen-optouts.json"
 MAX_PLAYERS = 100_000
@@ -38,45 +33,14 @@ class ListenOptOuts:
 
     def load(self) -> frozenset[str]:
         """The remembered players; an unreadable file is set aside with an error in the log."""
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return frozenset()
-        except OSError as exc:
-            log.error("%s: cannot be read (%s); nobody is opted out", self.path, exc.strerror)
-            return frozenset()
-        try:
-            return _parse(raw)
-        except ValueError as exc:
-            aside = self.path.with_name(FILE_NAME + ".bad")
-            log.error("%s: %s; set aside as %s, nobody is opted out", self.path, exc, aside.name)
-            try:
-                os.replace(self.path, aside)
-            except OSError as move:
-                log.error("%s could not be set aside: %s", self.path, move.strerror)
-            return frozenset()
+        return read_state(self.path, _parse, frozenset(), "nobody is opted out")
 
     def save(self) -> None:
         """Replace the file with ``players`` as they are now; raises ``StoreError`` when it
         cannot be written. Blocking: run it in a worker thread."""
         with self._lock:
-            self._write(sorted(self.players))
-
-    def _write(self, players: list[str]) -> None:
-        body = json.dumps({"version": 1, "players": players}, indent=0).encode()
-        temporary = self.path.with_name(f".{FILE_NAME}.{uuid.uuid4().hex}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.write(fd, body)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            temporary.unlink(missing_ok=True)
-            raise StoreError(f"{self.path}: cannot be written: {exc.strerror or exc}") from exc
+            body = json.dumps({"version": 1, "players": sorted(self.players)}, indent=0)
+            write_state(self.path, body.encode())
 
 
 def _parse(raw: bytes) -> frozenset[str]:

@@ -249,7 +249,8 @@ class Network:
             runtime.prepare()
         # One opt-out set for every server: a player is one person across the network.
         optouts = None if server_id == DEFAULT_SERVER_ID else self.default.app.optouts
-        app = AppHandler(runtime, optouts=optouts)
+        personas = None if server_id == DEFAULT_SERVER_ID else self.default.app.personas
+        app = AppHandler(runtime, optouts=optouts, personas=personas)
         app.link_tools.plugin_of_player = self._plugin_of_player
         context = self._contexts[server_id] = ServerContext(server_id, runtime, app)
         if server_id != DEFAULT_SERVER_ID:

@@ -24,11 +24,12 @@ from typing import Any
 
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.link.messages import CommandRequest, PlayerRef, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
 from bridge.turns.gates import BUSY, PRIVATE_PERMISSION
+from bridge.turns.persona import PERSONA_NODE
 from bridge.turns.ports import PlayerRef as TurnPlayer
 from bridge.turns.session import PublicSession
 
@@ -66,6 +67,10 @@ class PrivatePath:
             return self.clear(sender)
         if keyword == "stop":
             return await self.stop(sender)
+        words = keyword.split()
+        # "/ai persona" and "/ai persona <name>"; a longer line is a question like any other.
+        if words[0] == "persona" and len(words) <= 2:
+            return await self.persona(sender, request.sender.granted, words[1:])
         return self._ask(sender, request.sender.granted, question)
 
     def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
@@ -119,6 +124,45 @@ class PrivatePath:
             return [runtime.text("queue.already_waiting", values)]
         runtime.gates.admit(player_uuid=sender.uuid)
         return [asked]
+
+    async def persona(
+        self, sender: PlayerRef, granted: Collection[str], args: Sequence[str]
+    ) -> list[Text]:
+        """``/ai persona``: the souls and the one in use; ``/ai persona <name>`` chooses one for
+        the sender's later private turns, ``default`` goes back to ``persona.private``. Needs
+        ``mineclaw.persona``. A persona is text only: tools, gates and budgets stay the same."""
+        runtime = self._runtime
+        player = {"player": sender.name}
+        if PERSONA_NODE not in granted:
+            return [runtime.text("commands.no_permission", {**player, "command": "ai persona"})]
+        souls = runtime.plane.souls
+        choices = runtime.persona_choices
+        who = TurnPlayer(sender.uuid, sender.name)
+        if not args:
+            current = runtime.persona_soul(who)
+            lines = [
+                runtime.text(
+                    "private.persona_current",
+                    {**player, "persona": "none" if current is None else current.name},
+                )
+            ]
+            for soul in souls.values():
+                values = {"persona": soul.name, "description": soul.description}
+                lines.append(runtime.text("private.persona_entry", {**player, **values}))
+            return lines
+        name = args[0]
+        if name != "default" and name not in souls:
+            return [runtime.text("private.persona_unknown", {**player, "persona": name})]
+        if choices is not None:
+            choices.choose(sender.uuid, None if name == "default" else name)
+            try:
+                await asyncio.to_thread(choices.save)
+            except StoreError as exc:  # the choice holds until the bridge stops
+                log.error("persona choice of %s not saved: %s", sender.name, exc)
+        runtime.audit.record("persona.chosen", {"player": sender.name, "persona": name})
+        current = runtime.persona_soul(who)
+        shown = "none" if current is None else current.name
+        return [runtime.text("private.persona_chosen", {**player, "persona": shown})]
 
     def clear(self, sender: PlayerRef) -> list[Text]:
         """Start the sender's private conversation over (the archive keeps the old one)."""

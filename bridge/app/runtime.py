@@ -25,6 +25,7 @@ import httpx
 from bridge.app.listen_decisions import ListenDecider
 from bridge.app.memory_binding import memory_tools_for, workspace_memories
 from bridge.app.output import LinkTurnOutput
+from bridge.app.persona_choices import PersonaChoices
 from bridge.app.restart_settings import restart_needed
 from bridge.app.served import (
     NotConfiguredError,
@@ -43,6 +44,7 @@ from bridge.app.storage_settings import (
 from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
+from bridge.control.souls_files import Soul
 from bridge.errors import MineclawError, StoreError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
@@ -63,6 +65,7 @@ from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
 from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
+from bridge.turns.lanes import Lane
 from bridge.turns.listen import ListenMode
 from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.restore import SessionStore
@@ -162,6 +165,8 @@ class Runtime:
         """The connected plugin and its features (set by the app handler): a tool the plugin
         cannot serve is not shown to the model."""
         self.listen = ListenMode()
+        self.persona_choices: PersonaChoices | None = None
+        """The players' own persona choices (set by the app handler; shared in a network)."""
         self.gates = ChatGates()
         self.model_override: str | None = None
         self.manage_logging = False
@@ -421,6 +426,24 @@ class Runtime:
         return self._served.snapshot(
             self.model_ref(), granted, self._plugin_features(), self._game_line()
         )
+
+    def persona(self, lane: Lane) -> str | None:
+        """The persona text ``lane`` speaks as: ``config.yml``'s ``persona`` default of its
+        lane type, from the configuration in force (a reload applies to later turns)."""
+        soul = self.persona_soul(lane.owner)
+        return None if soul is None else soul.text
+
+    def persona_soul(self, owner: PlayerRef | None) -> Soul | None:
+        """The soul of the public lane (``owner`` None) or of ``owner``'s private lane: the
+        player's own choice (``/ai persona``) while its soul exists, else the default."""
+        plane = self.plane
+        choices = self.persona_choices
+        if owner is not None and choices is not None:
+            chosen = choices.chosen(owner.uuid)
+            if chosen is not None and chosen in plane.souls:
+                return plane.souls[chosen]
+        name = plane.config.persona.public if owner is None else plane.config.persona.private
+        return None if name is None else plane.souls.get(name)
 
     def budget_refusal(
         self,

@@ -36,6 +36,7 @@ from bridge.turns.compaction import Compactor
 from bridge.turns.confirm_window import ConfirmationWindow
 from bridge.turns.engine import TurnEngine, TurnListener, TurnOutcome, TurnRequest
 from bridge.turns.lanes import Lane, Lanes, lane_session_ids
+from bridge.turns.persona import with_persona
 from bridge.turns.ports import PUBLIC_LANE, ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.queue import Admission, TurnQueue, Waiting
 from bridge.turns.restore import SessionStore
@@ -65,6 +66,10 @@ class LaneHost(Protocol):
     def text(self, key: str, values: Mapping[str, str] | None = None, **model: str) -> Text: ...
 
     def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot: ...
+
+    def persona(self, lane: Lane) -> str | None:
+        """The persona text ``lane`` speaks as now (None: none)."""
+        ...
 
 
 class TurnLanes:
@@ -196,6 +201,7 @@ class TurnLanes:
             try:
                 # A queued turn fixes the configuration in force when it starts, like any turn.
                 fixed = taken.pop() if taken else self._host.snapshot(granted)
+                fixed = with_persona(fixed, self._host.persona(lane))
                 task = lane.engine.start(request, fixed)
             except MineclawError as exc:
                 if not deferred:

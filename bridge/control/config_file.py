@@ -18,6 +18,7 @@ from bridge.control.console_config import ConsoleConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.metrics_config import MetricsConfig
+from bridge.control.persona_config import PersonaConfig
 from bridge.control.storage_config import StorageConfig
 from bridge.control.wake_pattern import compile_wake_pattern
 from bridge.control.web_config import WebConfig
@@ -232,3 +233,4 @@ class ConfigFile(StrictModel):
     web: WebConfig = Field(default_factory=WebConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    persona: PersonaConfig = Field(default_factory=PersonaConfig)

@@ -79,6 +79,10 @@ _declare("private.asked", "player name question", "question")
 _declare("private.usage", "player name")
 _declare("private.players_only", "name")
 _declare("private.cleared", "player name")
+_declare("private.persona_current", "player name persona")
+_declare("private.persona_entry", "player name persona description", "persona")
+_declare("private.persona_chosen", "player name persona", "persona")
+_declare("private.persona_unknown", "player name persona", "persona")
 _declare("reply.thinking", "name player")
 _declare("reply.tools", "name player tools", "tools")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
@@ -258,6 +262,14 @@ class PrivateMessages(_Section):
     )
     players_only: str = "<gray>Only players can talk to <name> privately."
     cleared: str = "<gray>Started a new private conversation with <name>."
+    # /ai persona [name|default]: <persona> is a soul's name ("none" without one).
+    persona_current: str = (
+        "<gray>Your private conversations speak as: <persona>. Choose one with /ai persona"
+        " and its name:"
+    )
+    persona_entry: str = "<gray>  <persona> - <description>"
+    persona_chosen: str = "<green>Your private conversations now speak as: <persona>."
+    persona_unknown: str = "<red>No persona is named <persona>; /ai persona lists them."
 
 
 class ApprovalMessages(_Section):

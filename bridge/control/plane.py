@@ -57,6 +57,7 @@ from bridge.control.secrets import (
 )
 from bridge.control.server_policies import ServerPolicy, load_policy
 from bridge.control.servers_file import NO_SERVERS, SERVERS_FILE, ServersFile
+from bridge.control.souls_files import Soul, load_souls
 from bridge.control.tools_file import ToolsFile
 from bridge.control.validation import validate_document
 from bridge.control.whitelist_file import WhitelistFile
@@ -100,6 +101,8 @@ class ControlPlane:
     server_policies: Mapping[str, ServerPolicy] = field(default_factory=dict)
     """The servers with policy files of their own, by id (``bridge.control.server_policies``)."""
     memory_notes: tuple[MemoryNote, ...] = ()
+    souls: Mapping[str, Soul] = field(default_factory=dict)
+    """``workspace/souls/``: the personas by name (`bridge.control.souls_files`)."""
     """The server memories of ``workspace/memory/*.md`` (``bridge.control.memory_files``)."""
 
     def redact(self, text: str) -> str:
@@ -203,6 +206,10 @@ class _Loader:
         max_chars = config.memory.max_chars if config is not None else MAX_MEMORY_CHARS
         memory_notes, memory_problems = load_memory_notes(self.directory, max_chars)
         self.problems.extend(memory_problems)
+        souls, soul_problems = load_souls(self.directory)
+        self.problems.extend(soul_problems)
+        if config is not None:
+            self.named_souls(config, souls)
         if providers is not None:
             self.check_providers(providers)
         if PROVIDERS_FILE in self.documents:
@@ -243,7 +250,18 @@ class _Loader:
             servers=servers,
             server_policies=policies,
             memory_notes=memory_notes,
+            souls=souls,
         )
+
+    def named_souls(self, config: ConfigFile, souls: Mapping[str, Soul]) -> None:
+        """Each soul ``persona`` names must be one of ``workspace/souls/``."""
+        for lane in ("public", "private"):
+            name = getattr(config.persona, lane)
+            if name is not None and name not in souls:
+                line, column = self.documents[CONFIG_FILE].locate(("persona", lane))
+                known = ", ".join(sorted(souls)) or "none"
+                message = f"no soul named {name!r} in workspace/souls (souls: {known})"
+                self.problems.append(Problem(CONFIG_FILE, line, column, f"persona.{lane}", message))
 
     def server_policies(
         self, servers: ServersFile | None, config: ConfigFile | None

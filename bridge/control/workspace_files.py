@@ -19,7 +19,7 @@ from bridge.control.base import StrictModel
 from bridge.control.files import read_regular_file
 from bridge.control.problems import ConfigLoadError, Problem
 from bridge.control.validation import validate_document
-from bridge.control.yaml_strict import load_strict_yaml
+from bridge.control.yaml_strict import YamlDocument, load_strict_yaml
 from bridge.unicode_text import plain_lines
 
 WORKSPACE_DIR = "workspace"
@@ -100,8 +100,10 @@ def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
     return tuple(skills)
 
 
-def parse_skill(text: str, label: str) -> Skill:
-    """A skill from its file text, or ``ConfigLoadError``."""
+def parse_front_matter(text: str, label: str) -> tuple[YamlDocument, str, int]:
+    """A workspace file's front matter (strict YAML), the text after it and the line that
+    text starts on; ``ConfigLoadError`` naming the file and line when there is none or it is
+    not valid."""
     text = plain_lines(text)
     match = _FRONT_MATTER.match(text)
     if match is None:
@@ -114,6 +116,12 @@ def parse_skill(text: str, label: str) -> Skill:
         raise ConfigLoadError(
             replace(p, line=p.line + 1) if p.line is not None else p for p in exc.problems
         ) from None
+    return document, text[match.end() :], text[: match.end()].count("\n") + 1
+
+
+def parse_skill(text: str, label: str) -> Skill:
+    """A skill from its file text, or ``ConfigLoadError``."""
+    document, body, body_line = parse_front_matter(text, label)
     header, problems = validate_document(SkillHeader, document, label, line_offset=1)
     if header is None:
         raise ConfigLoadError(problems)
@@ -121,8 +129,8 @@ def parse_skill(text: str, label: str) -> Skill:
     return Skill(
         file=label,
         header=header,
-        body=text[match.end() :],
-        body_line=text[: match.end()].count("\n") + 1,
+        body=body,
+        body_line=body_line,
         description_line=description_line + 1 if description_line is not None else None,
     )
 

@@ -1,0 +1,62 @@
+"""Small JSON files of the bridge's data folder, each replaced whole.
+
+A file is written through a temporary file renamed over it after an fsync, so a crash leaves
+the old content or the new, never half of either. A file that cannot be parsed is reported with
+its path and set aside (renamed ``.bad``), never silently overwritten: the owner can still read
+what it held.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from bridge.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def read_state(path: Path, parse: Callable[[bytes], T], empty: T, what: str) -> T:
+    """``parse`` of the file's bytes; ``empty`` when there is none, it cannot be read, or it
+    does not parse (then it is set aside and the log says so, ending with ``what``: the
+    meaning of starting empty, e.g. "nobody is opted out")."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return empty
+    except OSError as exc:
+        log.error("%s: cannot be read (%s); %s", path, exc.strerror, what)
+        return empty
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        aside = path.with_name(path.name + ".bad")
+        log.error("%s: %s; set aside as %s, %s", path, exc, aside.name, what)
+        try:
+            os.replace(path, aside)
+        except OSError as move:
+            log.error("%s could not be set aside: %s", path, move.strerror)
+        return empty
+
+
+def write_state(path: Path, body: bytes) -> None:
+    """Replace ``path`` with ``body``; ``StoreError`` when it cannot be written. Blocking."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, body)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise StoreError(f"{path}: cannot be written: {exc.strerror or exc}") from exc
