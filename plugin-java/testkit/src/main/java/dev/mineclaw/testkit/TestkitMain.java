@@ -47,7 +47,11 @@ public final class TestkitMain {
             out.emit(event);
         });
         TestkitPlatform platform = new TestkitPlatform(options.platform(), out::emit, rules);
-        CoreSettings settings = CoreSettings.defaults(LinkSettings.defaults(options.urls()),
+        LinkSettings link = LinkSettings.defaults(options.urls());
+        if (options.linkTimeout() != null) {  // as the plugin's link-timeout-ms
+            link = link.withSilenceTimeout(options.linkTimeout()).withHandshakeTimeout(options.linkTimeout());
+        }
+        CoreSettings settings = CoreSettings.defaults(link,
                 TokenSource.configuredOrFile(options.token(), options.tokenFile()), options.instanceId())
                 .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId())
                 .withMessages(options.locale(), Map.of());

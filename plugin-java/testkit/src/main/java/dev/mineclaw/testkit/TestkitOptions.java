@@ -10,10 +10,10 @@ import java.util.UUID;
 
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
 record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanceId, String platform,
-        Duration verdictTimeout, String serverId, String locale) {
+        Duration verdictTimeout, String serverId, String locale, Duration linkTimeout) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
-            + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN]";
+            + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN] [--link-timeout-ms MS]";
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
@@ -25,6 +25,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         Duration verdictTimeout = Duration.ofMillis(250);
         String serverId = "";
         String locale = Messages.ENGLISH;
+        Duration linkTimeout = null;  // the link's own defaults unless given
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -44,6 +45,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
                 }
                 case "--verdict-timeout-ms" -> verdictTimeout = Duration.ofMillis(parsePositive(option, value));
                 case "--server-id" -> serverId = value;
+                case "--link-timeout-ms" -> linkTimeout = Duration.ofMillis(parsePositive(option, value));
                 case "--locale" -> {
                     if (!Messages.LOCALES.contains(value)) {
                         throw new IllegalArgumentException("--locale must be one of " + Messages.LOCALES + ", got '"
@@ -61,7 +63,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
             throw new IllegalArgumentException("--token-file (or --token) is required");
         }
         return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId,
-                locale);
+                locale, linkTimeout);
     }
 
     private static URI parseUrl(String value) {

@@ -37,9 +37,12 @@ import java.util.regex.Pattern;
  * @param locale the shipped set of the plugin's own lines, one of {@link Messages#LOCALES}
  *     ({@code en} by default)
  * @param messages the owner's own lines over that set, key to MiniMessage template
+ * @param linkTimeout how long a bridge may stay silent (linking, or linked and not answering
+ *     pings) before the plugin gives it up and tries its next bridge ({@value #DEFAULT_LINK_TIMEOUT_MS} ms by
+ *     default, {@value #MIN_LINK_TIMEOUT_MS}-{@value #MAX_LINK_TIMEOUT_MS})
  */
 public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, Duration verdictTimeout,
-        String chatPriority, String serverId, String locale, Map<String, String> messages) {
+        String chatPriority, String serverId, String locale, Map<String, String> messages, Duration linkTimeout) {
     public PluginConfig {
         messages = Map.copyOf(messages);
     }
@@ -55,6 +58,9 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
     /** MONITOR is left out: the listener changes the event, which MONITOR listeners must not. */
     public static final List<String> CHAT_PRIORITIES = List.of("LOWEST", "LOW", "NORMAL", "HIGH", "HIGHEST");
     public static final String DEFAULT_CHAT_PRIORITY = "HIGH";
+    public static final long DEFAULT_LINK_TIMEOUT_MS = 5000;
+    public static final long MIN_LINK_TIMEOUT_MS = 1000;
+    public static final long MAX_LINK_TIMEOUT_MS = 60000;
 
     static final String BRIDGE_URL = "bridge-url";
     static final String TOKEN = "token";
@@ -64,10 +70,11 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
     static final String SERVER_ID = "server-id";
     static final String LOCALE = "locale";
     static final String MESSAGES = "messages";
+    static final String LINK_TIMEOUT_MS = "link-timeout-ms";
     /** The bridge's pattern for a server id ({@code servers.yml}, {@code hello.server_id}). */
     static final Pattern SERVER_ID_PATTERN = Pattern.compile("[a-z0-9][a-z0-9_-]{0,31}");
     private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY,
-            SERVER_ID, LOCALE, MESSAGES);
+            SERVER_ID, LOCALE, MESSAGES, LINK_TIMEOUT_MS);
 
     /**
      * Reads the top-level values of the config file; absent keys take their defaults.
@@ -103,7 +110,9 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
         if (!Messages.LOCALES.contains(locale)) {
             throw new ConfigException(LOCALE, "must be one of " + Messages.LOCALES + ", got '" + locale + "'");
         }
-        return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId, locale, messages(values));
+        Duration linkTimeout = Duration.ofMillis(linkTimeoutMillis(values.get(LINK_TIMEOUT_MS)));
+        return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId, locale, messages(values),
+                linkTimeout);
     }
 
     /**
@@ -140,7 +149,9 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
 
     /** The core's settings for one server start. */
     public CoreSettings coreSettings(UUID instanceId) {
-        return CoreSettings.defaults(LinkSettings.defaults(this.bridgeUrls),
+        LinkSettings link = LinkSettings.defaults(this.bridgeUrls).withSilenceTimeout(this.linkTimeout)
+                .withHandshakeTimeout(this.linkTimeout);
+        return CoreSettings.defaults(link,
                 TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
                 .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId)
                 .withMessages(this.locale, this.messages);
@@ -229,6 +240,21 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
         if (millis < 1 || millis > MAX_VERDICT_TIMEOUT_MS) {
             throw new ConfigException(VERDICT_TIMEOUT_MS,
                     "must be 1-" + MAX_VERDICT_TIMEOUT_MS + " ms, got " + millis);
+        }
+        return millis;
+    }
+
+    private static long linkTimeoutMillis(Object value) {
+        if (value == null) {
+            return DEFAULT_LINK_TIMEOUT_MS;
+        }
+        if (!(value instanceof Integer) && !(value instanceof Long)) {
+            throw new ConfigException(LINK_TIMEOUT_MS, "expected whole milliseconds, got " + describe(value));
+        }
+        long millis = ((Number) value).longValue();
+        if (millis < MIN_LINK_TIMEOUT_MS || millis > MAX_LINK_TIMEOUT_MS) {
+            throw new ConfigException(LINK_TIMEOUT_MS,
+                    "must be " + MIN_LINK_TIMEOUT_MS + "-" + MAX_LINK_TIMEOUT_MS + " ms, got " + millis);
         }
         return millis;
     }

@@ -24,6 +24,9 @@ import java.util.logging.Logger;
  * bridge in use goes away, or a bridge refuses this server because another bridge serves it
  * (4005), the next address is tried after {@link #FAILOVER_PAUSE}; the back-off pause grows only
  * once every address failed in a row, so a network's second bridge is reached within moments.
+ * A bridge that goes silent (paused, hung: its TCP connection stays open) is given up after
+ * {@link LinkSettings#silenceTimeout()} and counts as gone. A refusal with 4005 starts the
+ * back-off over, so a server refused while the leases move is not left waiting a long pause.
  */
 public final class LinkClient implements BridgeLink {
     /** Close code of a connection replaced by a newer authenticated one (docs/protocol.md). */
@@ -244,6 +247,11 @@ public final class LinkClient implements BridgeLink {
 
     /** The pause before the next attempt, moving on to the next bridge address (call holding lifecycle). */
     private Duration nextDelay(int closeCode, boolean wasUp) {
+        if (closeCode == CLOSE_NOT_SERVED) {
+            // A failover is under way: the server is served (or about to be) by another bridge.
+            // The pause starts over rather than growing while the leases move.
+            this.backoff.reset();
+        }
         int count = this.settings.urls().size();
         if (count == 1 || closeCode == CLOSE_REPLACED) {
             // One bridge, or this server's id was taken over on the bridge in use: stay on it.

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -58,6 +59,9 @@ final class LinkSession implements WebSocket.Listener {
     private volatile Phase phase = Phase.AWAITING_CHALLENGE;
     private volatile WebSocket socket;
     private volatile SendQueue sends;
+    /** When anything (a frame, a pong) last came from the bridge, by {@link System#nanoTime()}. */
+    private volatile long lastHeard;
+    private volatile ScheduledFuture<?> liveness;
 
     LinkSession(LinkClient client, long number) {
         this.client = client;
@@ -77,7 +81,11 @@ final class LinkSession implements WebSocket.Listener {
         }
         this.socket = webSocket;
         this.sends = new SendQueue(webSocket, error -> end("send failed: " + error.getMessage(), true));
+        this.lastHeard = System.nanoTime();
         try {
+            long every = this.client.settings().pingInterval().toMillis();
+            this.liveness = this.client.scheduler().scheduleAtFixedRate(this::checkLiveness, every, every,
+                    TimeUnit.MILLISECONDS);
             this.client.scheduler().schedule(() -> {
                 if (this.phase != Phase.UP && this.phase != Phase.ENDED) {
                     end("handshake timed out", true);
@@ -90,8 +98,46 @@ final class LinkSession implements WebSocket.Listener {
         webSocket.request(1);
     }
 
+    /**
+     * A paused or hung bridge keeps its TCP connection open and never closes it: only its silence
+     * tells. Every ping interval this pings, and a bridge that sent nothing for the silence
+     * timeout, not even a pong, is given up (the socket is cut, the next bridge tried at once).
+     */
+    private void checkLiveness() {
+        long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - this.lastHeard);
+        long limit = this.client.settings().silenceTimeout().toMillis();
+        if (silentMs >= limit) {
+            end("the bridge sent nothing for " + silentMs + " ms (link-timeout-ms " + limit + ")", true);
+            return;
+        }
+        WebSocket current = this.socket;
+        if (current == null || this.phase == Phase.ENDED) {
+            return;
+        }
+        try {
+            current.sendPing(ByteBuffer.allocate(0));
+        } catch (IllegalStateException exc) {
+            // The previous ping is still unsent (a full socket): the silence limit decides.
+        }
+    }
+
+    @Override
+    public CompletionStage<?> onPong(WebSocket webSocket, ByteBuffer message) {
+        this.lastHeard = System.nanoTime();
+        webSocket.request(1);
+        return null;
+    }
+
+    @Override
+    public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
+        this.lastHeard = System.nanoTime();
+        webSocket.request(1);  // the JDK answers the ping itself
+        return null;
+    }
+
     @Override
     public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+        this.lastHeard = System.nanoTime();
         this.partial.append(data);
         if (this.partial.length() > this.client.settings().maxFrameBytes()) {
             this.partial.setLength(0);
@@ -444,6 +490,10 @@ final class LinkSession implements WebSocket.Listener {
                 return;
             }
             this.phase = Phase.ENDED;
+        }
+        ScheduledFuture<?> watch = this.liveness;
+        if (watch != null) {
+            watch.cancel(false);
         }
         this.pending.closeAll(LinkException.disconnected("the link went down: " + reason));
         WebSocket current = this.socket;

@@ -126,6 +126,26 @@ class PluginConfigTest {
     }
 
     @Test
+    void theLinkTimeoutBoundsSilenceAndHandshakeAndDefaultsToFiveSeconds() {
+        CoreSettings fallback = PluginConfig.fromMap(Map.of("token", "t"), this.dataFolder)
+                .coreSettings(UUID.randomUUID());
+        assertEquals(Duration.ofSeconds(5), fallback.link().silenceTimeout());
+        assertEquals(Duration.ofSeconds(5), fallback.link().handshakeTimeout());
+        CoreSettings given = PluginConfig.fromMap(Map.of("token", "t", "link-timeout-ms", 1500), this.dataFolder)
+                .coreSettings(UUID.randomUUID());
+        assertEquals(Duration.ofMillis(1500), given.link().silenceTimeout());
+        assertEquals(Duration.ofMillis(500), given.link().pingInterval());
+    }
+
+    @Test
+    void aLinkTimeoutOutOfRangeOrNotWholeIsRefused() {
+        assertKey("link-timeout-ms", Map.of("link-timeout-ms", 999));
+        assertKey("link-timeout-ms", Map.of("link-timeout-ms", 60001));
+        assertKey("link-timeout-ms", Map.of("link-timeout-ms", 2.5));
+        assertKey("link-timeout-ms", Map.of("link-timeout-ms", "5000"));
+    }
+
+    @Test
     void aBlankOrInvalidTokenFileIsRefused() {
         assertKey("token-file", Map.of("token-file", "  "));
         assertKey("token-file", Map.of("token-file", "bad\u0000name"));

@@ -81,6 +81,26 @@ class LinkClientTest {
     }
 
     @Test
+    void aBridgeThatFallsSilentIsGivenUpAndTheNextOneIsUsed() throws Exception {
+        // A paused bridge: the socket stays open, pings go unanswered. Without the pings and the
+        // silence limit the client stayed on it for good (issue 39).
+        TestBridge paused = bridge();
+        TestBridge second = bridge();
+        LinkSettings settings = LinkSettings.defaults(List.of(paused.url(), second.url()))
+                .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).withSilenceTimeout(Duration.ofMillis(900));
+        Handshake.Identity identity = new Handshake.Identity(INSTANCE, "0.1.0", "1.21.8", "testkit", List.of("chat"));
+        LinkClient client = new LinkClient(settings, identity, () -> TOKEN, this.listener, Logger.getLogger("test"));
+        this.cleanup.add(0, client::close);
+        client.start();
+        this.listener.await("up:");
+        paused.mute();
+        String down = this.listener.await("down:");
+        assertTrue(down.contains("sent nothing"), down);
+        this.listener.await("up:");
+        assertEquals(second.url(), client.currentUrl());
+    }
+
+    @Test
     void aBridgeThatDoesNotServeThisServerIsPassedOverForTheNext() throws Exception {
         TestBridge refusing = bridge();
         refusing.refuseWith(4005);

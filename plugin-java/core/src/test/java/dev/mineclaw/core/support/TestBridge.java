@@ -55,6 +55,7 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
     private volatile String forward = "prefixed";
     /** A close code to refuse every proven hello with (4005: another bridge serves it), or 0. */
     private volatile int refuseWith;
+    private volatile boolean muted;
     private volatile long refusalCloseDelayMs;
     private volatile BiConsumer<WebSocket, JsonObject> onFrame = (connection, frame) -> { };
     private volatile WebSocket latest;
@@ -187,6 +188,21 @@ public final class TestBridge extends WebSocketServer implements AutoCloseable {
         }
         this.received.add(new Received(connection, frame));
         this.onFrame.accept(connection, frame);
+    }
+
+    /**
+     * From now on, answer no ping and send nothing: a paused bridge, whose TCP connection the
+     * kernel keeps open.
+     */
+    public void mute() {
+        this.muted = true;
+    }
+
+    @Override
+    public void onWebsocketPing(WebSocket connection, org.java_websocket.framing.Framedata frame) {
+        if (!this.muted) {
+            super.onWebsocketPing(connection, frame);
+        }
     }
 
     /** From now on, refuse each plugin that proves the token with {@code code}, as a bridge that does not
