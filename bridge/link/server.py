@@ -67,10 +67,12 @@ class LinkSettings:
     ``request_timeout`` 10 s (the bridge's own requests wait this long for the plugin; a handler
     answering the plugin gets as long, then ``UNAVAILABLE``), ``max_requests_in_flight`` 256 (the
     plugin's unanswered requests), ``close_timeout`` 10 s (how long a close waits for the peer's
-    acknowledgement before dropping the socket), ``max_unauthenticated`` 512 and
-    ``max_unauthenticated_per_address`` 256 (connections held before their ``hello``; past a cap
-    an older one is closed), ``refusal_log_interval`` 10 s (one summary line per interval about
-    connections closed or refused before authenticating).
+    acknowledgement before dropping the socket), ``write_timeout`` 10 s (how long one write may
+    wait for the plugin to take it in: a plugin that stopped reading fills its socket, and then
+    not even a ping gets out for the ping timeout to notice; past it the connection is cut),
+    ``max_unauthenticated`` 512 and ``max_unauthenticated_per_address`` 256 (connections held
+    before their ``hello``; past a cap an older one is closed), ``refusal_log_interval`` 10 s (one
+    summary line per interval about connections closed or refused before authenticating).
     """
 
     host: str = "127.0.0.1"
@@ -83,6 +85,7 @@ class LinkSettings:
     request_timeout: float = 10.0
     max_requests_in_flight: int = 256
     close_timeout: float = 10.0
+    write_timeout: float = 10.0
     max_unauthenticated: int = 512
     max_unauthenticated_per_address: int = 256
     refusal_log_interval: float = 10.0
@@ -104,8 +107,10 @@ class _Connection:
         *,
         answer_timeout: float,
         refusals: RefusalLog,
+        write_timeout: float = 10.0,
     ) -> None:
         self.ws = ws
+        self.write_timeout = write_timeout
         self.refusals = refusals
         self.authenticated = False
         self.core = core
@@ -122,12 +127,25 @@ class _Connection:
         # The lock keeps frames in the order the core queued them, whichever task flushes.
         async with self._write_lock:
             try:
-                for text in self.core.data_to_send():
-                    await self.ws.send(text)
+                async with asyncio.timeout(self.write_timeout):
+                    for text in self.core.data_to_send():
+                        await self.ws.send(text)
                 if self.core.close_code is not None:
                     await self.ws.close(self.core.close_code, self.core.close_reason)
+            except TimeoutError:
+                self._stalled()
             except ConnectionClosed:
                 pass  # the reader sees the close and fails what was in flight
+
+    def _stalled(self) -> None:
+        """The plugin stopped taking in what is written (a paused or hung server): its socket
+        is full, so not even a ping or a close frame would get out. The connection is cut; the
+        reader sees it end and everything in flight fails as for any lost link."""
+        logger.warning(
+            "link of server %s from %s cut: the plugin took in nothing for %s s (write timeout)",
+            *(self.core.server_id, self.peer, self.write_timeout),
+        )
+        self.ws.transport.abort()
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coroutine)
@@ -508,6 +526,7 @@ class LinkServer:
             core,
             answer_timeout=self.settings.request_timeout,
             refusals=self._refusals,
+            write_timeout=self.settings.write_timeout,
         )
         self._connections.add(connection)
         try:

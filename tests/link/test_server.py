@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -12,7 +13,12 @@ from websockets.exceptions import InvalidStatus
 
 from bridge.link.codes import CloseCode, ErrorCode
 from bridge.link.errors import LinkRequestError
-from bridge.link.messages import OutputChatResult, PlayersList, PlayersListResult
+from bridge.link.messages import (
+    OutputActionbar,
+    OutputChatResult,
+    PlayersList,
+    PlayersListResult,
+)
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.link.server import LinkServer, LinkServerError, LinkSettings
 from tests.link.placeholder import COMMAND_UNAVAILABLE, NOT_CONFIGURED
@@ -150,6 +156,29 @@ async def test_a_peer_that_stops_answering_pings_is_dropped(
 ) -> None:
     plugin.ws.transport.pause_reading()
     await asyncio.wait_for(handler.disconnected.wait(), WAIT)
+
+
+@pytest.mark.parametrize("settings", [LinkSettings(port=0, write_timeout=0.5)])
+async def test_a_peer_that_stops_reading_is_cut_when_a_write_stalls(
+    plugin: FakePlugin, handler: RecordingHandler, server: LinkServer, caplog: Any
+) -> None:
+    # Its socket fills, so the keepalive ping cannot be written either and its timeout never
+    # starts: before the write timeout the link stayed open for as long as the peer was hung.
+    plugin.ws.transport.pause_reading()
+    line = OutputActionbar.model_validate(
+        {"player": STEVE["uuid"], "text": {"template": "x" * 2000}}
+    )
+
+    async def write_until_cut() -> None:
+        while not handler.disconnected.is_set():
+            with contextlib.suppress(LinkRequestError):
+                await server.send_event("output.actionbar", line)
+            await asyncio.sleep(0)  # a closed link fails a send without suspending
+
+    with caplog.at_level(logging.WARNING, logger="bridge.link.server"):
+        await asyncio.wait_for(write_until_cut(), WAIT)
+        await asyncio.wait_for(handler.disconnected.wait(), WAIT)
+    assert "took in nothing for 0.5 s (write timeout)" in caplog.text
 
 
 async def test_malformed_frames_get_errors_and_the_link_stays_up(plugin: FakePlugin) -> None:
