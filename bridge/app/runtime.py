@@ -50,6 +50,7 @@ from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
 from bridge.link.messages import Text
+from bridge.memory.conversations import IndexedArchive
 from bridge.memory.store import MemoryStore
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
@@ -67,7 +68,7 @@ from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.lanes import Lane
 from bridge.turns.listen import ListenMode
-from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
+from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 from bridge.turns.tokens import raw_tokens_of_text
@@ -189,6 +190,7 @@ class Runtime:
             action_bar_interval_s=settings.action_bar_interval_s,
             sessions=None if records is None else SessionStore(records, archive, session_scope),
             metrics=self.metrics,
+            archive_for=None if memories is None else self._indexed_archive,
         )
         self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
         self.metrics.add_audit(lambda: (audit.dropped_events, audit.lost_events))
@@ -386,6 +388,16 @@ class Runtime:
         self._sync_memory_notes()
         # A running turn may still stream through a replaced client: closed after turns.
         self._retired.extend(retired_clients(old, served))
+
+    def _indexed_archive(self, archive: ArchiveWriter, owner: PlayerRef | None) -> ArchiveWriter:
+        """A lane's archive that also indexes its turns for recall (`bridge.memory`)."""
+        assert self.memories is not None
+        return IndexedArchive(
+            archive,
+            self.memories,
+            None if owner is None else owner.uuid,
+            enabled=lambda: self.plane.config.memory.enabled,
+        )
 
     def _sync_memory_notes(self) -> None:
         """The store's workspace memories made those of the plane in force, when they changed

@@ -85,9 +85,13 @@ class TurnLanes:
         action_bar_interval_s: float = 0.075,
         sessions: SessionStore | None = None,
         metrics: BridgeMetrics | None = None,
+        archive_for: Callable[[ArchiveWriter, PlayerRef | None], ArchiveWriter] | None = None,
     ) -> None:
         """``sessions``: where each lane's session is restored from and recorded (None: in
-        memory only)."""
+        memory only). ``archive_for``: the archive a lane's engine writes to, given the
+        shared one and the lane's owner (None for the public lane): memory indexes each turn
+        for recall over the archive."""
+        self._archive_for = archive_for
         self._host = host
         self._sessions = sessions
         self._metrics = metrics
@@ -142,9 +146,12 @@ class TurnLanes:
             else sessions.session(lane_id, id_factory=ids)
         )
         activity = ServerActivity()
+        archive = self._archive
+        if self._archive_for is not None:
+            archive = self._archive_for(archive, owner)
         engine = TurnEngine(
             session=session,
-            archive=self._archive,
+            archive=archive,
             audit=self._audit,
             output=output,
             activity=activity,

@@ -7,12 +7,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-Scope = Literal["personal", "server"]
+Scope = Literal["personal", "server", "conversation"]
 """``personal``: one player's (their base, their wishes), recalled only in their own turns;
-``server``: everyone's (rules, places, who is who)."""
-SCOPES: tuple[Scope, ...] = ("personal", "server")
+``server``: everyone's (rules, places, who is who); ``conversation``: an archived turn, owned
+by the player of its private lane, or by nobody for a public turn
+(`bridge.memory.conversations`)."""
+SCOPES: tuple[Scope, ...] = ("personal", "server", "conversation")
+MEMORY_SCOPES: tuple[Scope, ...] = ("personal", "server")
+"""What automatic recall searches: memories, not earlier conversations."""
 
-Source = Literal["tool", "workspace", "command"]
+Source = Literal["tool", "workspace", "command", "archive"]
 """Who wrote it: the model through ``remember``, the owner in ``workspace/memory/*.md``, or a
 command."""
 

@@ -20,7 +20,15 @@ from datetime import UTC, datetime
 from bridge.errors import StoreError
 from bridge.memory.query import fts5_query, terms_of, tsquery
 from bridge.memory.ranking import bm25_scores
-from bridge.memory.records import SERVER_OWNER, Found, Memory, Scope, Source
+from bridge.memory.records import (
+    MEMORY_SCOPES,
+    SCOPES,
+    SERVER_OWNER,
+    Found,
+    Memory,
+    Scope,
+    Source,
+)
 from bridge.store.database import Database, DatabaseError, Params, Row, Transaction
 from bridge.store.migrations import Migration, Schema, open_migrated
 
@@ -38,6 +46,12 @@ _INDEXES = (
 # "oserver" for a server memory (the tokenizer would split a UUID at its hyphens).
 _OWNER_TOKEN = (
     "CASE WHEN scope = 'server' THEN 'oserver' ELSE 'o' || REPLACE(owner_uuid, '-', '') END"
+)
+# The same for rows written since conversations are indexed: a public conversation's owner is
+# "opublic". (Migration 2 keeps its own expression: it shipped before the scope existed.)
+_OWNER_TOKEN_NOW = (
+    "CASE WHEN scope = 'server' THEN 'oserver' WHEN owner_uuid = '' THEN 'opublic'"
+    " ELSE 'o' || REPLACE(owner_uuid, '-', '') END"
 )
 _FTS_WITH_OWNER = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
@@ -92,7 +106,11 @@ MAX_CANDIDATES = 5000
 """The most matches of one search that are ranked (a player has at most
 ``memory.max_per_player`` memories; the rest are the server's)."""
 # The hard filter: the asker's own personal memories, and the server's.
-_VISIBLE = "((m.scope = 'personal' AND m.owner_uuid = ?) OR m.scope = 'server')"
+# Personal rows and private conversations always have an owner, server rows and public
+# conversations never do.
+_VISIBLE = (
+    "(m.owner_uuid = ? OR m.scope = 'server' OR (m.scope = 'conversation' AND m.owner_uuid = ''))"
+)
 
 
 class MemoryStore:
@@ -124,7 +142,8 @@ class MemoryStore:
             raise StoreError(f"cannot store a memory: {exc}") from exc
 
     def _insert(self, tx: Transaction, memory: Memory) -> None:
-        if (memory.scope == "server") != (memory.owner_uuid == SERVER_OWNER):
+        owned = memory.owner_uuid != SERVER_OWNER
+        if (memory.scope == "server" and owned) or (memory.scope == "personal" and not owned):
             raise StoreError("a server memory has no owner and a personal one has one")
         params = (
             memory.memory_id,
@@ -144,7 +163,7 @@ class MemoryStore:
         if self._db.dialect == "sqlite":
             tx.execute(
                 "INSERT INTO memories_fts (rowid, text, owner)"
-                f" SELECT seq, text, {_OWNER_TOKEN} FROM memories WHERE memory_id = ?",
+                f" SELECT seq, text, {_OWNER_TOKEN_NOW} FROM memories WHERE memory_id = ?",
                 (memory.memory_id,),
             )
 
@@ -232,20 +251,24 @@ class MemoryStore:
         *,
         asker_uuid: str,
         limit: int,
-        scopes: Sequence[Scope] = ("personal", "server"),
+        scopes: Sequence[Scope] = MEMORY_SCOPES,
     ) -> list[Found]:
         """The memories that best match ``question`` among those ``asker_uuid`` may see
-        (their own personal ones, the server's), best first, at most ``limit``."""
+        (their own personal ones, the server's; with ``conversation`` in ``scopes``, the
+        archived turns of their own private lanes and the public turns), best first, at most
+        ``limit``."""
         terms = terms_of(question)
         if not terms or limit <= 0 or not scopes:
             return []
-        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in ("personal", "server"))
+        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
         if self._db.dialect == "sqlite":
             owners = []
-            if "personal" in scopes:
+            if "personal" in scopes or "conversation" in scopes:
                 owners.append("o" + asker_uuid.replace("-", ""))
             if "server" in scopes:
                 owners.append("oserver")
+            if "conversation" in scopes:
+                owners.append("opublic")
             # The owner twice: in the MATCH, so only those postings are read, and in the
             # WHERE, the same filter as on PostgreSQL.
             sql = (
@@ -264,8 +287,10 @@ class MemoryStore:
         # start from the GIN index, whose postings of a common word span every player).
         sql = (
             "WITH visible AS MATERIALIZED ("
-            " SELECT * FROM memories WHERE scope = 'personal' AND owner_uuid = ?"
-            " UNION ALL SELECT * FROM memories WHERE scope = 'server')"
+            " SELECT * FROM memories WHERE scope IN ('personal', 'conversation')"
+            " AND owner_uuid = ?"
+            " UNION ALL SELECT * FROM memories WHERE scope = 'server'"
+            " UNION ALL SELECT * FROM memories WHERE scope = 'conversation' AND owner_uuid = '')"
             f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
             " FROM visible m, to_tsquery('simple', ?) q"
             f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"

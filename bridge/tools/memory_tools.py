@@ -6,8 +6,9 @@ only in their own turns; ``server`` keeps a note for everyone and needs the aske
 consent (a yes/no prompt through the ``consent`` port; without one it is refused). The text is
 redacted before it is stored, and the asker is shown "remembered: ..." with what was kept.
 
-``recall(query)``: the best matches among the asker's own memories and the server's (the owner
-is a filter in the store's SQL). Both results are personal (`PERSONAL_HANDLERS`): a later
+``recall(query)``: the best matches among the asker's own memories, the server's, and earlier
+conversations (the asker's own private turns and the public ones, `bridge.memory.conversations`);
+the owner is a filter in the store's SQL. Both results are personal (`PERSONAL_HANDLERS`): a later
 request replays the call with the result withheld, so another player's turn never carries it.
 """
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bridge.memory.records import (
     MAX_MEMORY_CHARS,
+    SCOPES,
     SERVER_MEMORY_NODE,
     SERVER_OWNER,
     Memory,
@@ -149,7 +151,11 @@ class MemoryTools:
             raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, _first_error(exc)) from None
         limit = self._settings().recall_limit
         found = await asyncio.to_thread(
-            self._store.search, args.query, asker_uuid=context.player_uuid, limit=limit
+            self._store.search,
+            args.query,
+            asker_uuid=context.player_uuid,
+            limit=limit,
+            scopes=SCOPES,
         )
         redact = self._redactor().redact_text
         return {
@@ -157,6 +163,7 @@ class MemoryTools:
                 {
                     "id": hit.memory.memory_id,
                     "scope": hit.memory.scope,
+                    "when": hit.memory.created_at.strftime("%Y-%m-%d %H:%M UTC"),
                     "text": redact(hit.memory.text),
                 }
                 for hit in found

@@ -147,3 +147,36 @@ async def test_the_owners_workspace_notes_are_server_memories(
         assert b"emerald shop is run by Alex" not in provider.requests[-1].body
     finally:
         await app.runtime.aclose()
+
+
+async def test_recall_finds_ones_own_private_conversations_and_public_ones(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        provider.answer("the lighthouse key is under the red carpet")
+        await app.command("ai", "where", "did", "I", "hide", "the", "lighthouse", "key?")
+        await said(app, "under the red carpet")
+        provider.answer("the lighthouse is on the north coast")
+        await app.chat("@ai where is the lighthouse?", player=ALEX)
+        await app.turn_done()
+
+        # Alex asks the model to search: his result holds the public turn, not Steve's lane.
+        provider.call_tools(("recall", {"query": "lighthouse key carpet"}))
+        provider.answer("found it")
+        await app.chat("@ai what did we say about the lighthouse?", player=ALEX)
+        await app.turn_done()
+        alex_result = provider.requests[-1].body
+        assert b"north coast" in alex_result
+        assert b"red carpet" not in alex_result
+
+        # Steve's own search finds his private conversation.
+        provider.call_tools(("recall", {"query": "lighthouse key carpet"}))
+        provider.answer("you hid it")
+        await app.command("ai", "what", "did", "we", "talk", "about", "the", "lighthouse?")
+        await said(app, "you hid it")
+        steve_result = provider.requests[-1].body
+        assert b"under the red carpet" in steve_result
+        assert b'"conversation' in steve_result or b"conversation" in steve_result
+    finally:
+        await app.runtime.aclose()

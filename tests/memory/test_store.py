@@ -189,3 +189,34 @@ def test_an_index_of_the_first_version_is_rebuilt_with_its_owners(tmp_path: obje
         assert texts(store.search("lighthouse", asker_uuid=STEVE, limit=5)) == [
             "an old note about the lighthouse"
         ]
+
+
+def conversation(text: str, owner: str) -> Memory:
+    return Memory(
+        memory_id=new_memory_id(),
+        scope="conversation",
+        owner_uuid=owner,
+        owner_name="Steve",
+        text=text,
+        source="archive",
+        created_at=NOW,
+    )
+
+
+def test_conversations_are_found_by_their_lane_owner_and_public_ones_by_all(
+    store: MemoryStore,
+) -> None:
+    from bridge.memory.records import SCOPES
+
+    store.add(conversation("Steve: where did I hide the lighthouse key", STEVE))
+    store.add(conversation("Alex: the lighthouse is at the coast", SERVER_OWNER))
+    steve = texts(store.search("lighthouse", asker_uuid=STEVE, limit=5, scopes=SCOPES))
+    alex = texts(store.search("lighthouse key", asker_uuid=ALEX, limit=5, scopes=SCOPES))
+    assert sorted(steve) == [
+        "Alex: the lighthouse is at the coast",
+        "Steve: where did I hide the lighthouse key",
+    ]
+    assert alex == ["Alex: the lighthouse is at the coast"]
+    # Automatic recall searches memories only.
+    assert store.search("lighthouse", asker_uuid=STEVE, limit=5) == []
+    assert store.personal(STEVE) == []

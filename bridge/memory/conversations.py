@@ -1,0 +1,95 @@
+"""Recall over the archive: each archived turn is also indexed as a ``conversation`` entry.
+
+An entry is the turn's visible text (what the players asked, what the assistant answered; no
+tool calls, no tool results, no reasoning), as the archive holds it (redacted), cut to
+`MAX_MEMORY_CHARS`. Its owner is the player of the turn's private lane, or nobody for a public
+turn: a search finds the asker's own private conversations and the public ones, never another
+player's private lane (the same owner filter as every memory). The archive is never trimmed,
+and neither are these entries; ``/mineclaw memory`` does not list them.
+
+`IndexedArchive` stands in for the archive in a lane's turn engine: the turn is archived first
+(that must succeed), then indexed; an index that fails costs the turn its entry, never the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from bridge.errors import StoreError
+from bridge.memory.records import MAX_MEMORY_CHARS, SERVER_OWNER, Memory
+from bridge.memory.store import MemoryStore
+from bridge.store.archive import ArchivedTurn
+
+log = logging.getLogger(__name__)
+
+
+class Archive(Protocol):
+    def append(self, turn: ArchivedTurn) -> None: ...
+
+
+def conversation_text(turn: ArchivedTurn) -> str:
+    """``Steve: question`` and ``assistant: answer`` lines of the turn, cut to the limit."""
+    lines = []
+    for item in turn.items:
+        if not isinstance(item, dict):
+            continue
+        kind, text = item.get("kind"), item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        if kind == "player":
+            who = item.get("player")
+            lines.append(f"{who if isinstance(who, str) and who else 'someone'}: {text}")
+        elif kind == "assistant_text":
+            lines.append(f"assistant: {text}")
+    joined = " ".join(" ".join(lines).split())
+    return joined[:MAX_MEMORY_CHARS]
+
+
+def conversation_entry(turn: ArchivedTurn, owner_uuid: str | None) -> Memory | None:
+    """The index entry of ``turn`` (None: nothing visible to index). ``owner_uuid``: the
+    private lane's player, None for a public turn."""
+    text = conversation_text(turn)
+    if not text:
+        return None
+    return Memory(
+        memory_id=turn.turn_id,
+        scope="conversation",
+        owner_uuid=owner_uuid or SERVER_OWNER,
+        owner_name=turn.player,
+        text=text,
+        source="archive",
+        created_at=turn.ended_at,
+        origin=turn.session_id,
+    )
+
+
+class IndexedArchive:
+    """The archive of one lane, indexing each turn it stores (called from a worker thread)."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        store: MemoryStore,
+        owner_uuid: str | None,
+        *,
+        enabled: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """``enabled``: ``memory.enabled`` in force (off: turns are archived, not indexed)."""
+        self._archive = archive
+        self._store = store
+        self._owner_uuid = owner_uuid
+        self._enabled = enabled
+
+    def append(self, turn: ArchivedTurn) -> None:
+        self._archive.append(turn)
+        if not self._enabled():
+            return
+        entry = conversation_entry(turn, self._owner_uuid)
+        if entry is None:
+            return
+        try:
+            self._store.add(entry)
+        except StoreError as exc:
+            log.error("turn %s not indexed for recall: %s", turn.turn_id, exc)
