@@ -31,6 +31,7 @@ from bridge.app.network import Network
 from bridge.control import ControlPlane
 from bridge.errors import StoreError
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.store.deadline import WATCHDOG
 
 if TYPE_CHECKING:
     import psycopg
@@ -41,6 +42,10 @@ POLL_S = 1.0
 """How often free leases are tried and the lease connection checked."""
 LOCK_NAMESPACE = b"mineclaw-server-lease"
 CONNECT_TIMEOUT_S = 5
+DEADLINE_S = 3.0
+"""The longest one poll of the lease connection may take (its check and each try), measured by
+the bridge (``bridge.store.deadline``): a lease backend that hangs would otherwise hold the poll,
+and with it the taking of free servers and this bridge's shutdown, for as long as it hangs."""
 # The lease connection notices a silent database within seconds, not the system's minutes.
 _KEEPALIVES: dict[str, Any] = {
     "keepalives": 1,
@@ -191,33 +196,45 @@ class ServerLeases:
         import psycopg
 
         had_connection = self._conn is not None and not self._conn.broken
+        fired = False
         try:
             conn = self._connect()
-            if had_connection:
-                conn.execute("SELECT 1")  # alive: our locks are still ours
-            elif self._held:
-                # A new connection holds none of the old one's locks.
-                raise LeaseError("the lease connection was replaced")
-            taken = []
-            for server_id in wanted:
-                if server_id in self._held:
-                    continue
-                row = conn.execute(
-                    "SELECT pg_try_advisory_lock(%s)", (lock_key(server_id),)
-                ).fetchone()
-                if row is not None and row[0]:
-                    taken.append(server_id)
-            return taken
+            with WATCHDOG.guard(conn.fileno(), DEADLINE_S) as guard:
+                try:
+                    return self._poll_connection(conn, wanted, had_connection=had_connection)
+                finally:
+                    fired = guard.fired
         except psycopg.Error as exc:
             conn_now, self._conn = self._conn, None
             if conn_now is not None:
                 conn_now.close()
+            if fired:
+                raise LeaseError(
+                    f"the lease connection gave no answer within {DEADLINE_S:g} s"
+                ) from exc
             raise LeaseError(_first_line(exc)) from exc
         except LeaseError:
             conn_now, self._conn = self._conn, None
             if conn_now is not None:
                 conn_now.close()
             raise
+
+    def _poll_connection(
+        self, conn: psycopg.Connection[Any], wanted: list[str], *, had_connection: bool
+    ) -> list[str]:
+        if had_connection:
+            conn.execute("SELECT 1")  # alive: our locks are still ours
+        elif self._held:
+            # A new connection holds none of the old one's locks.
+            raise LeaseError("the lease connection was replaced")
+        taken = []
+        for server_id in wanted:
+            if server_id in self._held:
+                continue
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(server_id),)).fetchone()
+            if row is not None and row[0]:
+                taken.append(server_id)
+        return taken
 
 
 def _first_line(exc: BaseException) -> str:

@@ -206,7 +206,13 @@ def run_serve(args: argparse.Namespace) -> int:
     server = LinkServer(servers=network, settings=settings)
 
     async def drop(server_id: str) -> None:
-        await server.drop(server_id, CloseCode.NOT_SERVED, "another bridge serves this server now")
+        # Said as it is: the lease went with this bridge's database connection; whether another
+        # bridge serves the server now is for the plugin's next attempt to find out.
+        await server.drop(
+            server_id,
+            CloseCode.NOT_SERVED,
+            "lease lost: this bridge lost its database; try the next",
+        )
 
     leases = network_leases(network, plane, drop)
     try:

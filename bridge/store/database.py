@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from bridge.errors import StoreError
+from bridge.store.deadline import WATCHDOG, Guard
 
 if TYPE_CHECKING:
     import psycopg
@@ -39,9 +40,15 @@ Row = tuple[Any, ...]
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a PostgreSQL connection may take before the start (or a write) fails."""
-STATEMENT_TIMEOUT_MS = 30_000
-"""The longest one PostgreSQL statement may run (or wait for a lock) before it fails: a turn's
-commit must end, in an error if need be, rather than hold its lane for good."""
+STATEMENT_TIMEOUT_MS = 10_000
+"""The longest one PostgreSQL statement may run (or wait for a lock) before the server fails it:
+a turn's commit must end, in an error if need be, rather than hold its lane for good."""
+DEADLINE_S = 15.0
+"""The longest one PostgreSQL transaction (or read) may take, measured by the bridge itself:
+a backend that hangs (paused, stuck) never fires its own ``statement_timeout``, and keepalives
+see a healthy peer. Past it the connection's socket is shut down (``bridge.store.deadline``),
+the operation fails and the next one opens a new connection. Longer than
+``STATEMENT_TIMEOUT_MS``, so a statement the server can still stop ends with its clean error."""
 # A server that stops answering without closing the connection (a dead host, a dropped
 # network) is noticed by TCP keepalives and the kernel's unacknowledged-data timeout instead of
 # after the system default of many minutes. The DSN may set any of these itself.
@@ -110,6 +117,11 @@ class Transaction(ABC):
     @abstractmethod
     def query(self, sql: str, params: Params = ()) -> list[Row]: ...
 
+    @abstractmethod
+    def lift_deadline(self) -> None:
+        """No client-side deadline for the rest of this transaction (a migration may rightly
+        take long, or wait for another bridge's)."""
+
 
 class Database(ABC):
     """An open database of either backend. Use ``transaction()`` for writes, ``query`` for
@@ -157,6 +169,9 @@ class _SqliteTransaction(Transaction):
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         return self._conn.execute(sql, params).fetchall()
+
+    def lift_deadline(self) -> None:
+        pass  # SQLite runs in this process: nothing of it can hang apart from it
 
 
 class SqliteDatabase(Database):
@@ -246,8 +261,12 @@ def _postgres_sql(sql: str) -> str:
 
 
 class _PostgresTransaction(Transaction):
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], guard: Guard) -> None:
         self._conn = conn
+        self._guard = guard
+
+    def lift_deadline(self) -> None:
+        WATCHDOG.lift(self._guard)
 
     def execute(self, sql: str, params: Params = ()) -> None:
         self._conn.execute(_postgres_sql(sql), tuple(params))
@@ -299,8 +318,10 @@ class PostgresDatabase(Database):
         synchronous_commit: bool = True,
         application_name: str = "mineclaw-bridge",
         statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+        deadline_s: float = DEADLINE_S,
     ) -> None:
         super().__init__()
+        self.deadline_s = deadline_s
         self._dsn = dsn
         self._password = password
         self._synchronous_commit = synchronous_commit
@@ -354,18 +375,21 @@ class PostgresDatabase(Database):
 
         with self._lock:
             conn = self._begin()
-            try:
-                yield _PostgresTransaction(conn)
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                if not self._dropped_if_broken(conn):
-                    try:
-                        conn.execute("ROLLBACK")
-                    except psycopg.Error:
-                        self._dropped_if_broken(conn)
-                if isinstance(exc, psycopg.Error):
-                    raise self._error(exc) from exc
-                raise
+            with WATCHDOG.guard(conn.fileno(), self.deadline_s) as guard:
+                try:
+                    yield _PostgresTransaction(conn, guard)
+                    conn.execute("COMMIT")
+                except BaseException as exc:
+                    if guard.fired:
+                        self._drop(conn)
+                    elif not self._dropped_if_broken(conn):
+                        try:
+                            conn.execute("ROLLBACK")
+                        except psycopg.Error:
+                            self._dropped_if_broken(conn)
+                    if isinstance(exc, psycopg.Error):
+                        raise self._error(exc, guard) from exc
+                    raise
 
     def _begin(self) -> psycopg.Connection[Any]:
         """A connection inside a new transaction. A connection found dead at ``BEGIN`` (the
@@ -375,29 +399,42 @@ class PostgresDatabase(Database):
 
         for attempt in range(2):
             conn = self._connection()
-            try:
-                conn.execute("BEGIN")
-                return conn
-            except psycopg.Error as exc:
-                if not self._dropped_if_broken(conn) or attempt == 1:
-                    raise self._error(exc) from exc
+            with WATCHDOG.guard(conn.fileno(), self.deadline_s) as guard:
+                try:
+                    conn.execute("BEGIN")
+                    return conn
+                except psycopg.Error as exc:
+                    if guard.fired:
+                        self._drop(conn)
+                        raise self._error(exc, guard) from exc
+                    if not self._dropped_if_broken(conn) or attempt == 1:
+                        raise self._error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _dropped_if_broken(self, conn: psycopg.Connection[Any]) -> bool:
         """Forget ``conn`` when it is lost, so the next call connects again; True if it was."""
         if not (conn.closed or conn.broken):
             return False
+        self._drop(conn)
+        return True
+
+    def _drop(self, conn: psycopg.Connection[Any]) -> None:
+        """Forget and close ``conn`` (lost, or cut by a deadline): the next call connects."""
         if self._conn is conn:
             self._conn = None
         try:
             conn.close()
         except Exception:  # closing a dead connection has nothing left to report
             pass
-        return True
 
-    def _error(self, exc: BaseException) -> DatabaseError:
+    def _error(self, exc: BaseException, guard: Guard | None = None) -> DatabaseError:
         import psycopg
 
+        if guard is not None and guard.fired:
+            return DatabaseError(
+                f"{self.description}: no answer within {self.deadline_s:g} s (the bridge's "
+                "deadline); the connection was cut and the next operation opens a new one"
+            )
         duplicate = isinstance(exc, psycopg.errors.UniqueViolation)
         return DatabaseError(f"{self.description}: {_first_line(exc)}", duplicate=duplicate)
 

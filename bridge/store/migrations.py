@@ -100,6 +100,7 @@ def migrate(db: Database, schema: Schema) -> int:
             # A migration may rebuild a large table, and a second bridge waits here for the
             # first one's: neither is a stuck statement.
             tx.execute("SET LOCAL statement_timeout = 0")
+            tx.lift_deadline()
             tx.query("SELECT pg_advisory_xact_lock(?)", (_ADVISORY_LOCK_KEY,))
         tx.execute(_CREATE_TABLE)
         before = recorded_version(tx, schema.name)

@@ -4,6 +4,9 @@ goes away (its connection closed or cut) lets go of all of them and another take
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -98,6 +101,36 @@ async def test_a_bridge_whose_connection_is_cut_stops_serving_and_the_other_take
     await a.leases.poll()
     await a.leases.poll()
     assert a.leases.servers_held == frozenset()
+
+
+@contextlib.contextmanager
+def paused_backend(server: PostgresServer, application_name: str) -> Iterator[None]:
+    """The lease connection's backend paused (SIGSTOP), as a hung database process is: its
+    kernel keeps the connection open and answers keepalives, and nothing else ever comes."""
+    with server.admin() as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application_name,)
+        ).fetchall()
+    assert len(rows) == 1, rows
+    pid = rows[0][0]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+async def test_a_standby_whose_lease_backend_hangs_still_takes_over(
+    bridges: tuple[Bridge, Bridge], postgres_server: PostgresServer
+) -> None:
+    # Before the client-side deadline the standby's poll waited on its hung backend for as long
+    # as it hung, and the servers the holder let go stayed unserved that long.
+    a, b = bridges
+    await a.leases.start()
+    await b.leases.start()
+    with paused_backend(postgres_server, "lease-test-b"):
+        await a.leases.close()
+        await _until(lambda: b.leases.servers_held == set(SERVERS))
 
 
 async def test_an_unreachable_database_refuses_the_start(postgres_server: PostgresServer) -> None:

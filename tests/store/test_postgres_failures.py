@@ -4,7 +4,10 @@ connection cut while the bridge runs, the server stopped and started again. Each
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -182,3 +185,38 @@ def test_a_write_stuck_behind_a_lock_fails_and_the_next_one_works(
         holder.execute("COMMIT")
         archive.append(turn("free"))
         assert [t.turn_id for t in archive.all_turns()] == ["free"]
+
+
+def test_a_backend_that_hangs_fails_the_write_at_the_deadline_and_the_next_one_works(
+    postgres_only: Backend,
+) -> None:
+    # A paused backend never fires its own statement_timeout and its kernel answers the
+    # keepalives: before the client-side deadline the write waited for as long as it was paused.
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    database = PostgresDatabase(
+        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=1.0
+    )
+    with TurnArchive(database) as archive:
+        archive.append(turn("before"))
+        ((pid,),) = database.query("SELECT pg_backend_pid()")
+        failures: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                archive.append(turn("during"))
+            except BaseException as exc:
+                failures.append(exc)
+
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            writer = threading.Thread(target=write)
+            writer.start()
+            writer.join(60)
+            assert not writer.is_alive(), "the write hung with its backend"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert len(failures) == 1 and isinstance(failures[0], StoreError), failures
+        assert "no answer within 1 s (the bridge's deadline)" in str(failures[0])
+        archive.append(turn("after"))  # on a new connection
+        assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
