@@ -47,6 +47,8 @@ LAYERS: dict[str, int] = {
     # Owners' Functions and the turn loop, built on the tools.
     "functions": 6,
     "turns": 6,
+    # The owner's MCP servers: sessions, discovery and their tools in the registry.
+    "mcp": 6,
     # The owner's web console: pages over the stores, reaching the running bridge through a port.
     "console": 7,
     # Wiring: builds what a control-plane version serves and runs it.

@@ -409,6 +409,8 @@ class CommandRouter:
             if web_tools
             else text("status.web_off")
         )
+        # One line per MCP server: its state, its tools and, when it cannot take calls, why.
+        mcp_lines = [self._line(f"MCP server {line}") for line in runtime.mcp.status()]
         return [
             text("status.link_up" if link is not None and link.connected else "status.link_down"),
             model_line,
@@ -417,6 +419,7 @@ class CommandRouter:
             text("status.session_summarised" if state.summary else "status.session", session),
             text("status.activity", activity),
             text("status.sandbox", {"layers": sandbox_layers(runtime.functions.pool.confinement)}),
+            *mcp_lines,
             text(
                 "status.audit",
                 {

@@ -242,6 +242,7 @@ class Network:
                 clock=shared.clock,
                 web_network=shared.web_network,
                 reviews=shared.reviews,
+                mcp=shared.mcp,
             )
             runtime.environ = shared.environ
             runtime.manage_logging = shared.manage_logging

@@ -45,11 +45,13 @@ from bridge.app.turn_lanes import TurnLanes
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
 from bridge.control.souls_files import Soul
-from bridge.errors import MineclawError, StoreError
+from bridge.control.workspace_files import WORKSPACE_DIR
+from bridge.errors import ConfigError, MineclawError, StoreError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
 from bridge.link.messages import Text
+from bridge.mcp.clients import McpClients
 from bridge.memory.conversations import IndexedArchive
 from bridge.memory.store import MemoryStore
 from bridge.metrics import BridgeMetrics
@@ -128,6 +130,7 @@ class Runtime:
         web_network: TestNetwork | None = None,
         reviews: ReviewBook | None = None,
         memories: MemoryStore | None = None,
+        mcp: McpClients | None = None,
     ) -> None:
         self.store = store
         self.reviews = reviews or ReviewBook()
@@ -215,6 +218,13 @@ class Runtime:
             None if memories is None else memory_tools_for(memories, lambda: self.plane)
         )
         """``remember`` and ``recall`` over the memories (bound while ``memory.enabled``)."""
+        # The owner's MCP servers: one set of sessions for the process (the other servers of a
+        # network share the default runtime's); their tools join every build's registry.
+        self._owns_mcp = mcp is None
+        self.mcp: McpClients = mcp or McpClients(
+            audit=audit, redact=lambda text: self.plane.redact(text)
+        )
+        self.mcp.add_listener(self._mcp_tools_changed)
         self._parts = ProcessParts(
             audit=audit,
             cooldowns=cooldowns,
@@ -226,6 +236,7 @@ class Runtime:
             reviews=self.reviews,
             memories=memories,
             memory_tools=self.memory_tools,
+            mcp=self.mcp,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -513,10 +524,26 @@ class Runtime:
         )
         self.prepare()
 
+    def _mcp_tools_changed(self) -> None:
+        """An MCP server's tools or state changed: the current version is served again with
+        them (same plane, same clients); a running turn keeps the tools it started with."""
+        served = self._served
+        try:
+            rebuilt = build_served(
+                served.plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=served
+            )
+        except ConfigError:  # built once already: only a bug gets here; keep what serves
+            log.exception("the MCP tools could not be served")
+            return
+        self._publish(rebuilt)
+
     def prepare(self) -> None:
         """Take the current model's snapshot ahead of the first wake: building the tool specs
-        and the first request costs more than the plugin waits for a verdict."""
+        and the first request costs more than the plugin waits for a verdict. The MCP sessions
+        follow the configuration in force (started on a running loop, else by ``mcp.start()``)."""
         plane = self.plane
+        if self._owns_mcp:
+            self.mcp.apply(plane.config.mcp, plane.directory / WORKSPACE_DIR)
         try:
             self.snapshot(())
         except NotConfiguredError as exc:
@@ -556,6 +583,9 @@ class Runtime:
         await self.listen_decisions.aclose()
         await self.lanes.aclose()
         await self.functions.aclose()
+        self.mcp.remove_listener(self._mcp_tools_changed)
+        if self._owns_mcp:
+            await self.mcp.aclose()
         for client in [*self._served.clients, *self._retired]:
             await client.aclose()
         self._retired.clear()

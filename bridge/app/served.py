@@ -42,6 +42,7 @@ from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled
 from bridge.functions.review_state import ReviewBook
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
+from bridge.mcp.clients import McpClients
 from bridge.memory.store import MemoryStore
 from bridge.policy.budgets import Budgets, is_guest
 from bridge.policy.whitelist import Whitelist, compile_whitelist
@@ -56,7 +57,7 @@ from bridge.tools.assembly import invoker_for_player, registry_for
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.memory_tools import MemoryTools
 from bridge.tools.plugin_access import offered
-from bridge.tools.registry import HandlerFn, ToolRegistry
+from bridge.tools.registry import ExtraTool, HandlerFn, ToolRegistry
 from bridge.tools.skill_index import instructions_with_skills
 from bridge.tools.web_tools import WebOutcome
 from bridge.turns.ports import ModelRoute, TurnLimits, TurnSnapshot
@@ -118,6 +119,9 @@ class ProcessParts:
     """The memories automatic recall reads (None: memory is off for this process)."""
     memory_tools: MemoryTools | None = None
     """``remember`` and ``recall``, bound while ``memory.enabled``."""
+    mcp: McpClients | None = None
+    """The process's MCP sessions: their offered tools join each build's registry (while
+    ``mcp.enabled``); None: no MCP tools."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -387,8 +391,9 @@ def build_served(
         plane, audit=parts.audit, counted=parts.web_counted, network=parts.web_network
     )
     memory = memory_handlers(plane, parts.memory_tools)
+    mcp_tools = parts.mcp.tools() if parts.mcp is not None and plane.config.mcp.enabled else ()
     try:
-        registry = _registry(plane, {**handlers, **web, **memory}, parts.reviews)
+        registry = _registry(plane, {**handlers, **web, **memory}, parts.reviews, mcp_tools)
     except MineclawError as exc:
         raise ConfigError(f"tools.yml: {exc}") from exc
     whitelist = compile_whitelist(plane.whitelist_file)
@@ -415,14 +420,17 @@ def retired_clients(old: ServedConfig, new: ServedConfig) -> list[ProviderClient
 
 
 def _registry(
-    plane: ControlPlane, handlers: Mapping[str, HandlerFn], reviews: ReviewBook
+    plane: ControlPlane,
+    handlers: Mapping[str, HandlerFn],
+    reviews: ReviewBook,
+    extra: Sequence[ExtraTool] = (),
 ) -> ToolRegistry:
     notes: dict[str, str] = {}
     if has_enabled_functions(plane, reviews):  # the model learns what it may call, never how
         notes[CALL_FUNCTION] = function_menu(plane, reviews)
     else:  # nothing to call: call_function is not offered
         handlers = {name: h for name, h in handlers.items() if name != CALL_FUNCTION}
-    return registry_for(plane, extra_handlers=handlers, notes=notes)
+    return registry_for(plane, extra_handlers=handlers, notes=notes, extra_tools=extra)
 
 
 def _providers(

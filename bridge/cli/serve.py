@@ -242,6 +242,7 @@ async def _serve_until_stopped(
         if leases is not None:  # before the link: a plugin must not be served unleased
             await leases.start()
         await server.start()
+        await runtime.mcp.start()  # the owner's MCP servers, on this loop
     except (LinkError, StoreError) as exc:
         if leases is not None:
             await leases.close()

@@ -16,6 +16,7 @@ from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.console_config import ConsoleConfig
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.mcp_config import McpConfig
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.metrics_config import MetricsConfig
 from bridge.control.persona_config import PersonaConfig
@@ -234,3 +235,4 @@ class ConfigFile(StrictModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     persona: PersonaConfig = Field(default_factory=PersonaConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)

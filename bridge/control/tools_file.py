@@ -13,7 +13,7 @@ import re
 from typing import Any, Literal
 
 import jsonschema
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
 
@@ -37,7 +37,11 @@ Handler = Literal[
     "web_search",
     "remember",
     "recall",
+    "mcp",
 ]
+MCP_HANDLER = "mcp"
+"""The handler of every tool an MCP server offers (``config.yml``'s ``mcp``); an entry of
+``tools.yml`` can never name it."""
 
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # The nodes the link protocol can ask the plugin to report (its ReportNode): up to eight dotted
@@ -68,6 +72,14 @@ class ToolSpec(StrictModel):
     # paid: calling it costs money (an external API); guests are not offered it.
     cost: Literal["free", "paid"] = "free"
     parameters: dict[str, Any]
+
+    @field_validator("handler")
+    @classmethod
+    def _built_in(cls, value: str, info: ValidationInfo) -> str:
+        context = info.context
+        if value == MCP_HANDLER and not (isinstance(context, dict) and context.get("mcp")):
+            raise ValueError("not a built-in handler; MCP tools come from config.yml's mcp section")
+        return value
 
     @field_validator("permission")
     @classmethod

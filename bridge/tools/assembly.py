@@ -16,7 +16,13 @@ from bridge.redaction import RedactionRule, Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.file_tools import workspace_handlers
 from bridge.tools.invoke import Cooldowns, ToolInvoker
-from bridge.tools.registry import HandlerFn, RegistryError, ToolAdmission, ToolRegistry
+from bridge.tools.registry import (
+    ExtraTool,
+    HandlerFn,
+    RegistryError,
+    ToolAdmission,
+    ToolRegistry,
+)
 from bridge.tools.skill_index import READ_SKILL, skill_reader
 from bridge.tools.workspace import Workspace, WorkspaceLimits
 
@@ -41,17 +47,19 @@ def registry_for(
     *,
     extra_handlers: Mapping[str, HandlerFn] | None = None,
     notes: Mapping[str, str] | None = None,
+    extra_tools: Sequence[ExtraTool] = (),
 ) -> ToolRegistry:
     """The registry of ``tools.yml`` with the file tools and ``read_skill`` (over the plane's
     skills) bound, plus ``extra_handlers``;
-    ``notes`` extend the descriptions of a handler's tools (see ``ToolRegistry``)."""
+    ``notes`` extend the descriptions of a handler's tools (see ``ToolRegistry``);
+    ``extra_tools`` come after the file's (an MCP server's)."""
     handlers = dict(workspace_handlers(workspace_for(plane)))
     handlers[READ_SKILL] = skill_reader(plane.skills)
     for name, handler in (extra_handlers or {}).items():
         if name in WORKSPACE_HANDLERS:
             raise RegistryError(f"{name} is already bound to the workspace")
         handlers[name] = handler
-    return ToolRegistry.from_tools_file(plane.tools, handlers, notes=notes)
+    return ToolRegistry.from_tools_file(plane.tools, handlers, notes=notes, extra=extra_tools)
 
 
 def redactor_for(

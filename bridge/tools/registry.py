@@ -12,6 +12,7 @@ answered exactly like a call to a tool that does not exist.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -27,6 +28,8 @@ from bridge.control.yaml_strict import YamlDocument
 from bridge.errors import ToolError
 from bridge.providers.items import ToolSpec
 
+log = logging.getLogger(__name__)
+
 Effect = Literal[
     "reads_workspace",
     "reads_game",
@@ -36,6 +39,7 @@ Effect = Literal[
     "asks_players",
     "reads_memory",
     "writes_memory",
+    "calls_mcp",
 ]
 Status = Literal["available", "disabled", "not_built", "invalid"]
 
@@ -84,6 +88,8 @@ BUILTIN_EFFECTS: Mapping[str, Effect] = {
     "web_search": "reads_web",
     "remember": "writes_memory",
     "recall": "reads_memory",
+    # An MCP server's tool may do anything its owner built it to: it runs alone, in order.
+    "mcp": "calls_mcp",
 }
 assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
 
@@ -98,6 +104,15 @@ PERSONAL_HANDLERS = frozenset(
 """Handlers whose results describe the asking player (position, health, items, what they look
 at, their memories): a later request replays the call with its result withheld, so another
 player's turn never carries it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraTool:
+    """A tool that is not a ``tools.yml`` entry: its own validated entry and code."""
+
+    name: str
+    entry: ToolEntry
+    run: HandlerFn
 
 
 class RegistryError(ToolError):
@@ -167,11 +182,33 @@ class ToolRegistry:
         handlers: Mapping[str, HandlerFn],
         *,
         notes: Mapping[str, str] | None = None,
+        extra: Sequence[ExtraTool] = (),
     ) -> ToolRegistry:
-        """From the validated ``ToolsFile`` of the published control plane."""
+        """From the validated ``ToolsFile`` of the published control plane; ``extra``: tools
+        that bring their own code (an MCP server's), after the file's, under the same gates."""
         _check_handlers(handlers)
         entries = [(name, entry, ()) for name, entry in tools_file.tools.items()]
-        return cls._build(entries, handlers, notes=notes)
+        registry = cls._build(entries, handlers, notes=notes)
+        for tool in extra:
+            if any(entry.name == tool.name for entry in registry.catalogue):
+                # tools.yml's entry keeps the name; the other is left out, and said so.
+                log.warning(
+                    "%s is a tools.yml tool: the MCP tool of that name is left out", tool.name
+                )
+                continue
+            effect = BUILTIN_EFFECTS[tool.entry.handler]
+            status: Status = "available" if tool.entry.enabled else "disabled"
+            registry.catalogue = (
+                *registry.catalogue,
+                CatalogueEntry(
+                    tool.name, tool.entry.handler, status, tool.entry.permission, effect
+                ),
+            )
+            if tool.entry.enabled:
+                validator_cls = jsonschema.validators.validator_for(tool.entry.parameters)
+                validator = validator_cls(tool.entry.parameters)
+                registry._tools[tool.name] = BoundTool(tool.name, tool.entry, tool.run, validator)
+        return registry
 
     @classmethod
     def from_document(

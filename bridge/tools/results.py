@@ -45,6 +45,9 @@ class ErrorCode(StrEnum):
     REFUSED = "refused"
     """The call broke a rule of its tool: a memory scope the player may not write, a limit
     reached, consent not given."""
+    TOOL_ERROR = "tool_error"
+    """An MCP server's tool ran and reported an error; the message is its own (third-party)
+    text, cut."""
     INTERNAL_ERROR = "internal_error"
     """The handler failed unexpectedly; the details went to the bridge log, not the model."""
 

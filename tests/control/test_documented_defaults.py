@@ -42,7 +42,13 @@ FILES: dict[str, type[BaseModel]] = {
     "servers.yml": ServersFile,
 }
 # Mappings whose keys the owner chooses, and how the table writes such a key.
-NAMED_KEYS = {"providers": "<id>", "models": "<ref>", "tiers": "<tier>", "servers": "<id>"}
+NAMED_KEYS = {
+    "providers": "<id>",
+    "models": "<ref>",
+    "tiers": "<tier>",
+    "servers": "<id>",
+    "tools": "<tool>",
+}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""Every MCP server of the configuration in force, for the whole process.
+
+``apply(config, workspace)`` is called with each published configuration: a server whose
+settings did not change keeps its session; a changed one is stopped and started again; one no
+longer configured (or ``mcp.enabled: false``) is stopped. The sessions start on the event loop
+(``start()``, or at once when ``apply`` is called on a running loop). Listeners are told (on the
+loop) whenever the offered tools or a server's state change, so the served configuration can
+be built again; a turn keeps the tools it started with.
+
+``tools()`` is what the registry binds: each offered tool as an ``ExtraTool`` whose code calls
+its server (``bridge.mcp.tools``). A tool whose server is down stays offered with its last
+listing and is answered ``unavailable`` with the reason, so the model can tell the player.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from bridge.control.mcp_config import McpConfig, McpServerConfig
+from bridge.mcp.connection import ServerConnection, State
+from bridge.mcp.tools import McpToolCalls
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.registry import ExtraTool
+
+log = logging.getLogger(__name__)
+
+
+class McpClients:
+    def __init__(self, *, audit: AuditSink, redact: Callable[[str], str]) -> None:
+        self._audit = audit
+        self._redact = redact
+        self.connections: dict[str, ServerConnection] = {}
+        self._wanted: tuple[McpConfig, Path] | None = None
+        self._applied: tuple[McpConfig, Path] | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # ---- listeners
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # one listener's failure must not keep the others stale
+                log.exception("an MCP tools listener failed")
+
+    # ---- configuration
+
+    def apply(self, config: McpConfig, workspace: Path) -> None:
+        """Take ``config`` as the one in force; reconciled now on a running loop, else at
+        ``start()``."""
+        self._wanted = (config, workspace)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._loop is None or self._loop is loop:
+            self._loop = loop
+            self._reconcile()
+
+    async def start(self) -> None:
+        """Start the sessions of the configuration in force on this loop."""
+        self._loop = asyncio.get_running_loop()
+        self._reconcile()
+
+    def _reconcile(self) -> None:
+        if self._closed or self._wanted is None or self._wanted == self._applied:
+            return
+        config, workspace = self._wanted
+        self._applied = self._wanted
+        wanted: dict[str, McpServerConfig] = {}
+        if config.enabled:
+            wanted = {name: s for name, s in config.servers.items() if s.enabled}
+        for name, connection in list(self.connections.items()):
+            if wanted.get(name) != connection.config or connection.workspace != workspace:
+                del self.connections[name]
+                self._close_later(connection)
+        for name, server in wanted.items():
+            if name not in self.connections:
+                connection = ServerConnection(
+                    name, server, workspace=workspace, changed=self._changed
+                )
+                self.connections[name] = connection
+                connection.start()
+        self._changed()
+
+    def _close_later(self, connection: ServerConnection) -> None:
+        task = asyncio.get_running_loop().create_task(connection.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        connections, self.connections = list(self.connections.values()), {}
+        await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    # ---- what the registry and the status show
+
+    def tools(self) -> tuple[ExtraTool, ...]:
+        """The offered tools of every running server, in configuration order."""
+        found: list[ExtraTool] = []
+        for connection in self.connections.values():
+            calls = McpToolCalls(connection, audit=self._audit, redact=self._redact)
+            found.extend(calls.bound(connection.listing.offered))
+        return tuple(found)
+
+    def status(self) -> list[str]:
+        """One line per configured server: its state, tools and, when not ready, why."""
+        lines = []
+        for name, connection in self.connections.items():
+            listing = connection.listing
+            line = f"{name}: {connection.state.value}, {len(listing.offered)} tools"
+            if listing.refused:
+                line += f" ({len(listing.refused)} refused)"
+            if connection.state is not State.READY:
+                line += f"; {connection.reason}"
+            lines.append(line)
+        return lines

@@ -1,0 +1,374 @@
+"""One MCP server's session, kept up by a supervisor task.
+
+The supervisor connects (the SDK's ``Client`` over stdio or streamable HTTP, the
+handshake-era ``initialize``), lists the tools, and then waits: for the bridge to stop it, for
+the server to end its output (a stdio child that exited), for a call that found the connection
+broken, or for ``notifications/tools/list_changed`` (it lists again). A connection that ends is
+a failure: the supervisor starts the server again after a backoff that doubles (from
+``restart_backoff_ms``, at most a minute) and gives up after ``max_restarts`` failures in a row
+(a connection that stayed up ``STABLE_S`` starts the count again) with one line in the log and
+the reason kept for ``/mineclaw status``. Connecting and listing share ``connect_timeout_ms``:
+a server that never answers the handshake is a failure like any other.
+
+Calls come from turns (other tasks) and never wait for the supervisor: a server that is not
+ready is ``Unavailable`` at once with the reason, and a call is bounded by ``call_timeout_ms``;
+a call cancelled by the player's stop sends the MCP cancellation (the SDK does, on
+cancellation of the request).
+
+The SDK's defaults refuse what this client does not offer: a server's sampling (asking our
+model), elicitation and roots requests get an error answer, and the client declares none of
+those capabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT as Progress
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CONNECTION_CLOSED,
+    CallToolResult,
+    Implementation,
+    ToolListChangedNotification,
+)
+
+import bridge
+from bridge.control.mcp_config import McpServerConfig
+from bridge.errors import MineclawError
+from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_tools
+
+log = logging.getLogger(__name__)
+
+STABLE_S = 60.0
+"""A connection up this long was not a crash loop: the failure count starts again."""
+MAX_BACKOFF_S = 60.0
+MAX_LIST_PAGES = 8
+CLIENT_INFO = Implementation(name="mineclaw-bridge", version=bridge.__version__)
+
+
+
+class State(enum.StrEnum):
+    STARTING = "starting"
+    READY = "ready"
+    RESTARTING = "restarting"
+    GAVE_UP = "stopped after repeated failures"
+    CLOSED = "closed"
+
+
+class McpCallError(MineclawError):
+    """A call that did not get a result from the server."""
+
+
+class Unavailable(McpCallError):
+    """The server cannot take calls now; the message says why."""
+
+
+class CallTimedOut(McpCallError):
+    pass
+
+
+class CallFailed(McpCallError):
+    """The server answered the request with a protocol error (not a tool's own error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    offered: tuple[OfferedTool, ...] = ()
+    refused: tuple[RefusedTool, ...] = ()
+
+
+class ServerConnection:
+    """``start()`` once, ``aclose()`` once; ``changed`` is called (on the loop) whenever the
+    tools or the state change."""
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        workspace: Path,
+        changed: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.workspace = workspace
+        self._changed = changed
+        self._clock = clock
+        self.state = State.STARTING
+        self.reason = "starting"
+        self.listing = Listing()
+        self.failures = 0
+        """Failures in a row (connections that ended, connects that failed)."""
+        self.starts = 0
+        """How many times a connection was made (1 after the first start)."""
+        self._client: Client | None = None
+        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._broken = False
+        self._relist = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(
+            self._supervise(), name=f"mcp server {self.name}"
+        )
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._task is not None:
+            # Closing a stdio server waits for it to exit (the SDK's grace, then a kill).
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self.state = State.CLOSED
+
+    # ---- calls (from turns)
+
+    async def call(
+        self, remote: str, arguments: dict[str, Any], *, progress: Progress | None = None
+    ) -> CallToolResult:
+        client = self._client
+        if client is None or self.state is not State.READY:
+            raise Unavailable(self.reason)
+        try:
+            async with asyncio.timeout(self.config.call_timeout_ms / 1000):
+                result = await client.call_tool(remote, arguments, progress_callback=progress)
+        except TimeoutError:
+            raise CallTimedOut(
+                f"no answer within {self.config.call_timeout_ms} ms (call_timeout_ms)"
+            ) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._break()
+                raise Unavailable("the server closed the connection") from None
+            raise CallFailed(exc.message[:500]) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            self._break()
+            raise Unavailable(f"the connection broke ({type(exc).__name__})") from None
+        if not isinstance(result, CallToolResult):  # an extension's result: not ours to read
+            raise CallFailed("the server answered with a result this client does not read")
+        return result
+
+    def _break(self) -> None:
+        self._broken = True
+        self._wake.set()
+
+    # ---- the supervisor
+
+    async def _supervise(self) -> None:
+        while not self._stop.is_set():
+            up_since: float | None = None
+            try:
+                async with self._connected() as (client, ended):
+                    up_since = self._clock()
+                    self.starts += 1
+                    self._client = client
+                    self.state, self.reason = State.READY, "ready"
+                    self._changed()
+                    await self._serve(client, ended)
+                    reason = "the server ended the connection"
+            except TimeoutError:
+                reason = (
+                    f"no answer within {self.config.connect_timeout_ms} ms while connecting "
+                    "(connect_timeout_ms)"
+                )
+            except Exception as exc:  # any failure to start or list is this server's failure
+                reason = _described(exc)
+            finally:
+                self._client = None
+            if self._stop.is_set():
+                break
+            if up_since is not None and self._clock() - up_since >= STABLE_S:
+                self.failures = 0
+            self.failures += 1
+            if self.failures > self.config.max_restarts:
+                self.state = State.GAVE_UP
+                self.reason = f"stopped after {self.failures} failures in a row; last: {reason}"
+                log.error("MCP server %s %s", self.name, self.reason)
+                self._changed()
+                return
+            delay = min(
+                MAX_BACKOFF_S, self.config.restart_backoff_ms / 1000 * 2 ** (self.failures - 1)
+            )
+            self.state = State.RESTARTING
+            self.reason = (
+                f"restarting (failure {self.failures} of at most {self.config.max_restarts}): "
+                f"{reason}"
+            )
+            log.warning("MCP server %s %s", self.name, self.reason)
+            self._changed()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._stop.wait()
+
+    async def _serve(self, client: Client, ended: asyncio.Event) -> None:
+        """Until stopped (return) or the connection ends or breaks (return too; the caller
+        tells them apart by ``_stop``)."""
+        watch = asyncio.get_running_loop().create_task(ended.wait())
+        try:
+            while True:
+                self._wake.clear()
+                if self._stop.is_set() or self._broken or ended.is_set():
+                    return
+                if self._relist:
+                    self._relist = False
+                    async with asyncio.timeout(self.config.connect_timeout_ms / 1000):
+                        self.listing = await _listed(self.name, client)
+                    self._changed()
+                    continue
+                waker = asyncio.get_running_loop().create_task(self._wake.wait())
+                try:
+                    await asyncio.wait({watch, waker}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waker.cancel()
+        finally:
+            watch.cancel()
+
+    @contextlib.asynccontextmanager
+    async def _connected(self) -> AsyncIterator[tuple[Client, asyncio.Event]]:
+        self._broken = self._relist = False
+        ended = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            transport = await self._transport(stack)
+            client = Client(
+                _Watched(transport, ended),
+                mode="legacy",
+                message_handler=self._message,
+                client_info=CLIENT_INFO,
+                cache=None,
+            )
+            async with asyncio.timeout(self.config.connect_timeout_ms / 1000):
+                await stack.enter_async_context(client)
+                self.listing = await _listed(self.name, client)
+            yield client, ended
+
+    async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        config = self.config
+        if config.transport == "http":
+            assert config.url is not None
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(
+                    headers=config.header_values,
+                    timeout=httpx2.Timeout(config.call_timeout_ms / 1000 + 5),
+                    trust_env=False,
+                )
+            )
+            return streamable_http_client(config.url, http_client=http)
+        assert config.command is not None
+        folder = (self.workspace / config.cwd).resolve()
+        if not folder.is_relative_to(self.workspace.resolve()) or not folder.is_dir():
+            raise Unavailable(f"cwd {config.cwd!r} is not a folder inside the workspace")
+        env = config.env_values
+        parameters = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-m",
+                "bridge.mcp.child",
+                str(config.memory_mb),
+                str(config.open_files),
+                ",".join(env),
+                "--",
+                config.command,
+                *config.args,
+            ],
+            env=env,
+            cwd=folder,
+        )
+        return stdio_client(parameters)
+
+    async def _message(self, message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self._relist = True
+            self._wake.set()
+        elif isinstance(message, Exception):  # the transport failed under the session
+            log.info("MCP server %s: transport error: %s", self.name, _described(message))
+            self._break()
+
+
+async def _listed(server: str, client: Client) -> Listing:
+    tools = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    offered, refused = checked_tools(server, tools)
+    for tool in refused:
+        log.warning("MCP server %s: tool %r not offered: %s", server, tool.remote, tool.reason)
+    return Listing(offered, refused)
+
+
+def _described(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner = exc.exceptions[0] if exc.exceptions else exc
+        return _described(inner)
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _Watched:
+    """The transport with its end seen: ``ended`` is set when the server's side of the read
+    stream ends (a stdio child that exited), so the supervisor need not poll."""
+
+    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    async def __aenter__(self) -> Any:
+        read, write = await self._inner.__aenter__()
+        return _WatchedRead(read, self._ended), write
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class _WatchedRead:
+    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedRead:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedRead:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # last_context and the like
+        return getattr(self._inner, name)

@@ -1,0 +1,114 @@
+"""What a server's ``tools/list`` becomes: tools fit to offer, and the others with a reason.
+
+A tool's name, description and input schema are a third party's text. The schema must be a
+valid JSON Schema of an object and at most ``MAX_SCHEMA_CHARS`` of JSON (it goes into every
+request of every turn); the description is put on visible characters, cut and headed with the
+server's name so the model knows whose words they are. The digest covers exactly what the model
+is shown, so a review approves what will be offered (``mcp.require_review``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from mcp.types import Tool
+
+from bridge.mcp.naming import exposed_name, name_problem
+
+MAX_TOOLS = 128
+"""Tools taken from one server's listing; the rest are refused (a listing is not a flood)."""
+MAX_SCHEMA_CHARS = 16_384
+MAX_DESCRIPTION_CHARS = 1_500
+HEADING = "[MCP server {server}; the server's own description, third-party text] "
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedTool:
+    """A tool that passed the checks, as the model will see it."""
+
+    server: str
+    remote: str
+    """Its name on the server (what ``tools/call`` names)."""
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    digest: str
+    """sha256 of the description and schema shown (the review's key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedTool:
+    server: str
+    remote: str
+    reason: str
+
+
+def checked_tools(
+    server: str, listed: Sequence[Tool]
+) -> tuple[tuple[OfferedTool, ...], tuple[RefusedTool, ...]]:
+    offered: list[OfferedTool] = []
+    refused: list[RefusedTool] = []
+    seen: set[str] = set()
+    for index, tool in enumerate(listed):
+        remote = tool.name
+        reason = _problem(server, tool, seen, index)
+        if reason is not None:
+            refused.append(RefusedTool(server, remote[:80], reason))
+            continue
+        seen.add(remote)
+        description = HEADING.format(server=server) + _visible(tool.description or "")
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
+        parameters = dict(tool.input_schema)
+        digest = hashlib.sha256(
+            json.dumps(
+                {"description": description, "parameters": parameters},
+                sort_keys=True,
+                ensure_ascii=False,
+            ).encode()
+        ).hexdigest()
+        offered.append(
+            OfferedTool(
+                server, remote, exposed_name(server, remote), description, parameters, digest
+            )
+        )
+    return tuple(offered), tuple(refused)
+
+
+def _problem(server: str, tool: Tool, seen: set[str], index: int) -> str | None:
+    if index >= MAX_TOOLS:
+        return f"the server lists more than {MAX_TOOLS} tools"
+    if tool.name in seen:
+        return "the server lists this name twice"
+    named = name_problem(server, tool.name)
+    if named is not None:
+        return named
+    schema = tool.input_schema
+    if not isinstance(schema, dict):
+        return "its input schema is not a JSON object"
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return "its input schema is not JSON"
+    if len(text) > MAX_SCHEMA_CHARS:
+        return f"its input schema is over {MAX_SCHEMA_CHARS} characters of JSON"
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
+        return f"its input schema is not a valid JSON Schema at {where}: {exc.message[:200]}"
+    except RecursionError:
+        return "its input schema is nested too deeply"
+    if schema.get("type") != "object":
+        return 'its input schema does not have "type": "object"'
+    return None
+
+
+def _visible(text: str) -> str:
+    """One paragraph of printable characters: no control characters, no terminal escapes."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())

@@ -1,0 +1,120 @@
+"""An MCP server's tools as registry tools: the entry the gates read and the code that calls.
+
+Each offered tool becomes a ``tools.yml``-shaped entry (handler ``mcp``, the server's checked
+description and schema, the owner's ``permission``, ``cost`` and ``enabled`` for it) so the
+registry, the guest rules, the cooldowns and the invoker treat it like any native tool. Its code
+calls the server and turns every way that can end into the one result shape: the server's
+text (cut, marked third-party), ``tool_error`` with the tool's own message, ``unavailable`` with
+why the server cannot take calls, ``timeout``. Each call is one ``mcp.call`` audit record with
+the arguments (redacted, cut) beside the invoker's ``tool.invoke``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bridge.control.mcp_config import McpToolConfig
+from bridge.control.tools_file import MCP_HANDLER
+from bridge.control.tools_file import ToolSpec as ToolEntry
+from bridge.mcp.connection import CallFailed, CallTimedOut, ServerConnection, Unavailable
+from bridge.mcp.discovery import OfferedTool
+from bridge.mcp.results import error_text, shaped_result
+from bridge.store.audit_sink import AuditSink
+from bridge.tools.registry import CallContext, ExtraTool, HandlerFn
+from bridge.tools.results import ErrorCode, ToolFailure
+
+MAX_AUDIT_ARGUMENT_CHARS = 2_000
+
+
+class McpToolCalls:
+    """The registry tools of one server's listing."""
+
+    def __init__(
+        self, connection: ServerConnection, *, audit: AuditSink, redact: Callable[[str], str]
+    ) -> None:
+        self._connection = connection
+        self._audit = audit
+        self._redact = redact
+
+    def bound(self, offered: tuple[OfferedTool, ...]) -> list[ExtraTool]:
+        found = []
+        for tool in offered:
+            settings = self._connection.config.for_tool(tool.remote)
+            found.append(ExtraTool(tool.name, _entry(tool, settings), self._code(tool, settings)))
+        return found
+
+    def _code(self, tool: OfferedTool, settings: McpToolConfig) -> HandlerFn:
+        connection = self._connection
+        max_chars = settings.max_result_chars or connection.config.max_result_chars
+
+        async def call(arguments: dict[str, Any], context: CallContext) -> Any:
+            started = time.monotonic()
+            status = "ok"
+            try:
+                result = await connection.call(tool.remote, arguments)
+                if result.is_error:
+                    status = "tool_error"
+                    raise ToolFailure(ErrorCode.TOOL_ERROR, error_text(result))
+                return shaped_result(connection.name, result, max_chars)
+            except Unavailable as exc:
+                status = "unavailable"
+                message = f"the MCP server {connection.name} is unavailable: {exc}"
+                raise ToolFailure(ErrorCode.UNAVAILABLE, message) from None
+            except CallTimedOut as exc:
+                status = "timeout"
+                message = f"the MCP server {connection.name} gave {exc}"
+                raise ToolFailure(ErrorCode.TIMEOUT, message) from None
+            except CallFailed as exc:
+                status = "failed"
+                message = f"the server refused the call: {exc}"
+                raise ToolFailure(ErrorCode.TOOL_ERROR, message) from None
+            except BaseException:
+                if status == "ok":
+                    status = "cancelled"
+                raise
+            finally:
+                self._record(context, tool, arguments, status, started)
+
+        return call
+
+    def _record(
+        self,
+        context: CallContext,
+        tool: OfferedTool,
+        arguments: dict[str, Any],
+        status: str,
+        started: float,
+    ) -> None:
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)
+        if len(shown) > MAX_AUDIT_ARGUMENT_CHARS:
+            shown = shown[:MAX_AUDIT_ARGUMENT_CHARS] + "…"
+        self._audit.record(
+            "mcp.call",
+            {
+                "turn_id": context.turn_id,
+                "call_id": context.call_id,
+                "player": context.player_name,
+                "server": tool.server,
+                "tool": tool.remote,
+                "arguments": self._redact(shown),
+                "status": status,
+                "ms": round((time.monotonic() - started) * 1000),
+            },
+        )
+
+
+def _entry(tool: OfferedTool, settings: McpToolConfig) -> ToolEntry:
+    return ToolEntry.model_validate(
+        {
+            "handler": MCP_HANDLER,
+            "enabled": settings.enabled,
+            "description": tool.description,
+            "permission": settings.permission,
+            "cost": settings.cost or "free",
+            "parameters": tool.parameters,
+        },
+        context={"mcp": True},
+    )

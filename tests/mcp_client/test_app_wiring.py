@@ -1,0 +1,86 @@
+"""The MCP client wired in the application: started with the bridge, its tools served to the
+players the gates allow, followed by reloads, named in /mineclaw status."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bridge.tools.registry import CallContext
+from tests.app.conftest import NO_COOLDOWNS, App, open_app, provider, write_config
+from tests.app.scripted_provider import ScriptedProvider
+
+from .harness import TOOLBOX, WAIT
+
+__all__ = ["provider"]  # the scripted model server of the app tests, as a fixture here
+GUEST: list[str] = []
+MEMBER = ["mineclaw.command.chat", "mineclaw.budget.member", "mineclaw.tool.wiki"]
+PLAIN = ["mineclaw.command.chat", "mineclaw.budget.member"]
+
+
+def config_yml(enabled: bool = True) -> str:
+    config = yaml.safe_load(NO_COOLDOWNS)
+    # With budgets on, a player holding no tier is a guest.
+    config["budgets"] = {"enabled": True, "tiers": {"member": {"day_tokens": 100000}}}
+    config["mcp"] = {
+        "enabled": enabled,
+        "servers": {
+            "wiki": {
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [TOOLBOX],
+                "tools": {"fail": {"permission": "mineclaw.tool.wiki"}},
+            }
+        },
+    }
+    return yaml.safe_dump(config)
+
+
+@pytest.fixture
+async def app(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[App]:
+    config = tmp_path / "config"
+    write_config(config, provider.port, config_yml())
+    opened = await open_app(config, provider)
+    yield opened
+    await opened.runtime.aclose()
+
+
+async def served_tools(app: App, granted: list[str]) -> set[str]:
+    return {spec.name for spec in app.runtime.served.invoker(frozenset(granted)).tools.specs}
+
+
+async def test_the_servers_tools_are_served_to_whom_the_gates_allow(app: App) -> None:
+    runtime = app.runtime
+    changed = asyncio.Event()
+    runtime.mcp.add_listener(changed.set)
+    async with asyncio.timeout(WAIT):
+        while "mcp__wiki__echo" not in await served_tools(app, MEMBER):
+            changed.clear()
+            await changed.wait()
+    member = await served_tools(app, MEMBER)
+    assert {"mcp__wiki__echo", "mcp__wiki__fail"} <= member
+    plain = await served_tools(app, PLAIN)
+    assert "mcp__wiki__echo" in plain and "mcp__wiki__fail" not in plain
+    assert not {name for name in await served_tools(app, GUEST) if name.startswith("mcp__")}
+
+    [status] = [line for line in await app.command("status") if "MCP server" in line]
+    assert "wiki: ready" in status
+
+    invoker = runtime.served.invoker(frozenset(MEMBER))
+    outcome = await invoker.invoke(
+        "mcp__wiki__echo", json.dumps({"text": "via app"}), CallContext("t", "c", "u", "Steve")
+    )
+    assert outcome.ok and "via app" in outcome.result["text"]
+
+    # A reload that switches MCP off stops the session and takes the tools away.
+    (app.config / "config.yml").write_text(config_yml(enabled=False))
+    await app.command("reload")
+    assert not {n for n in await served_tools(app, MEMBER) if n.startswith("mcp__")}
+    assert runtime.mcp.connections == {}
+    assert not [line for line in await app.command("status") if "MCP server" in line]

@@ -1,0 +1,76 @@
+"""A server that crashes, cannot start, never answers the handshake, or changes its tools."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.mcp.connection import State
+from bridge.tools.results import ErrorCode
+
+from .harness import SERVERS, harness, mcp_config, stdio_server
+
+
+async def test_a_crashed_server_is_unavailable_with_a_reason_then_restarted(
+    tmp_path: Path,
+) -> None:
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        crashed = await h.call("mcp__wiki__crash")
+        assert crashed.error_code is ErrorCode.UNAVAILABLE
+        assert "MCP server wiki is unavailable" in str(crashed.message)
+        await h.until(lambda: connection.starts == 2 and connection.state is State.READY)
+        assert connection.failures == 1
+        again = await h.call("mcp__wiki__echo", {"text": "back"})
+        assert again.ok and "back" in again.result["text"]
+
+
+async def test_a_server_that_keeps_failing_is_given_up_with_one_clear_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = mcp_config({"wiki": stdio_server("--exit-at-start", max_restarts=2)})
+    with caplog.at_level(logging.WARNING, logger="bridge.mcp"):
+        async with harness(tmp_path, config) as h:
+            await h.until(
+                lambda: (
+                    "wiki" in h.clients.connections and h.connection("wiki").state is State.GAVE_UP
+                )
+            )
+            [status] = h.clients.status()
+            assert status.startswith("wiki: stopped after repeated failures, 0 tools")
+            assert "stopped after 3 failures in a row" in status
+    gave_up = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(gave_up) == 1 and "MCP server wiki stopped after 3" in gave_up[0].getMessage()
+
+
+async def test_a_server_that_never_answers_the_handshake_fails_its_connect_timeout(
+    tmp_path: Path,
+) -> None:
+    silent = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(SERVERS / "silent.py")],
+        "connect_timeout_ms": 500,
+        "max_restarts": 0,
+    }
+    async with harness(tmp_path, mcp_config({"mute": silent, "wiki": stdio_server()})) as h:
+        await h.until(
+            lambda: "mute" in h.clients.connections and h.connection("mute").state is State.GAVE_UP
+        )
+        assert "connect_timeout_ms" in h.connection("mute").reason
+        # The other server is not held up by it.
+        await h.ready("wiki")
+        assert (await h.call("mcp__wiki__echo", {"text": "fine"})).ok
+
+
+async def test_list_changed_brings_the_new_tool(tmp_path: Path) -> None:
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        assert "mcp__wiki__extra" not in {t.name for t in connection.listing.offered}
+        assert (await h.call("mcp__wiki__grow")).ok
+        await h.until(lambda: "mcp__wiki__extra" in {t.name for t in connection.listing.offered})
+        outcome = await h.call("mcp__wiki__extra")
+        assert outcome.ok and "extra here" in outcome.result["text"]
