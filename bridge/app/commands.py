@@ -420,6 +420,7 @@ class CommandRouter:
             text("status.activity", activity),
             text("status.sandbox", {"layers": sandbox_layers(runtime.functions.pool.confinement)}),
             *mcp_lines,
+            text("status.memory", {"state": memory_state(runtime)}),
             text(
                 "status.audit",
                 {
@@ -483,6 +484,14 @@ class CommandRouter:
         if self.approval_handler is None:
             return [self._runtime.text("commands.not_available", {"what": "Approvals"})]
         return await self.approval_handler(request)
+
+
+def memory_state(runtime: Runtime) -> str:
+    """``/mineclaw status``'s memory words: off, keywords only, or the vectors' progress."""
+    if runtime.memories is None or not runtime.plane.config.memory.enabled:
+        return "off"
+    embedder = runtime.memory_embedder
+    return "keywords only" if embedder is None else embedder.status()
 
 
 def sandbox_layers(workers: dict[str, str] | None) -> str:

@@ -71,6 +71,10 @@ def plane_problems(plane: ControlPlane) -> list[Problem]:
     if decision_model is not None and decision_model not in plane.providers.models:
         message = f"model {decision_model!r} is not configured in providers.yml"
         problems.append(Problem(CONFIG_FILE, None, None, "listen.decision_model", message))
+    embedding_provider = plane.config.memory.embedding_provider
+    if embedding_provider is not None and embedding_provider not in plane.providers.providers:
+        message = f"provider {embedding_provider!r} is not configured in providers.yml"
+        problems.append(Problem(CONFIG_FILE, None, None, "memory.embeddings", message))
     return problems
 
 

@@ -145,6 +145,7 @@ class AppHandler:
         )
         await self.send_link_state()
         self._tell_expired_prompts()
+        self.runtime.poke_embedder()
 
     def _tell_expired_prompts(self) -> None:
         """Tell each player a prompt was waiting for when the bridge last stopped that it has

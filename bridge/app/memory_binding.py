@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from bridge.control import ControlPlane
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.memory_files import MemoryNote
-from bridge.memory.recall import MemoryRecall, RecallSettings
+from bridge.memory.recall import MemoryRecall, QuestionVectors, RecallSettings
 from bridge.memory.records import SERVER_OWNER, Memory
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
@@ -44,7 +44,12 @@ def memory_handlers(plane: ControlPlane, tools: MemoryTools | None) -> dict[str,
 
 
 def recall_for(
-    store: MemoryStore | None, config: MemoryConfig, redactor: Redactor, *, guest: bool
+    store: MemoryStore | None,
+    config: MemoryConfig,
+    redactor: Redactor,
+    *,
+    guest: bool,
+    vectors: QuestionVectors | None = None,
 ) -> MemoryRecall | None:
     """The recall port of a snapshot (None: memory off, or nothing may be recalled)."""
     if store is None or not config.enabled or config.top_k == 0:
@@ -54,7 +59,7 @@ def recall_for(
         public_top_k=config.public_top_k,
         max_tokens=config.recall_max_tokens,
     )
-    return MemoryRecall(store, settings, redactor=redactor, guest=guest)
+    return MemoryRecall(store, settings, redactor=redactor, guest=guest, vectors=vectors)
 
 
 def workspace_memories(notes: Sequence[MemoryNote]) -> list[Memory]:

@@ -24,6 +24,7 @@ import httpx
 
 from bridge.app.listen_decisions import ListenDecider
 from bridge.app.memory_binding import memory_tools_for, workspace_memories
+from bridge.app.memory_embedding import MemoryEmbedder
 from bridge.app.output import LinkTurnOutput
 from bridge.app.persona_choices import PersonaChoices
 from bridge.app.restart_settings import restart_needed
@@ -217,6 +218,16 @@ class Runtime:
         self.memory_tools = (
             None if memories is None else memory_tools_for(memories, lambda: self.plane)
         )
+        self.memory_embedder = (
+            None
+            if memories is None
+            else MemoryEmbedder(memories, lambda: self.plane, transport=transport)
+        )
+        """Memory vectors (``memory.embeddings``): the question's, and the catch-up."""
+        if self.memory_tools is not None and self.memory_embedder is not None:
+            self.memory_tools.vectors = self.memory_embedder
+            self.memory_tools.written = self.memory_embedder.poke
+            self.lanes.add_after_turn(lambda _: self.poke_embedder())
         """``remember`` and ``recall`` over the memories (bound while ``memory.enabled``)."""
         # The owner's MCP servers: one set of sessions for the process (the other servers of a
         # network share the default runtime's); their tools join every build's registry.
@@ -237,6 +248,7 @@ class Runtime:
             memories=memories,
             memory_tools=self.memory_tools,
             mcp=self.mcp,
+            memory_vectors=self.memory_embedder,
         )
         # call_function: one V8 engine for the process, started by the first call.
         self.functions = LiveFunctions(
@@ -394,9 +406,15 @@ class Runtime:
             )
         )
 
+    def poke_embedder(self) -> None:
+        """Memory vectors catch up (new memories, a changed model); nothing when off."""
+        if self.memory_embedder is not None:
+            self.memory_embedder.poke()
+
     def _publish(self, served: ServedConfig) -> None:
         old, self._served = self._served, served
         self._sync_memory_notes()
+        self.poke_embedder()
         # A running turn may still stream through a replaced client: closed after turns.
         self._retired.extend(retired_clients(old, served))
 
@@ -597,6 +615,8 @@ class Runtime:
             if self.usage is not None:
                 self.usage.close()
             self.reviews.close()
+            if self.memory_embedder is not None:
+                await self.memory_embedder.aclose()
             if self.memories is not None:
                 self.memories.close()
 

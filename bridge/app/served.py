@@ -43,6 +43,7 @@ from bridge.functions.review_state import ReviewBook
 from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
 from bridge.mcp.clients import McpClients
+from bridge.memory.recall import QuestionVectors
 from bridge.memory.store import MemoryStore
 from bridge.policy.budgets import Budgets, is_guest
 from bridge.policy.whitelist import Whitelist, compile_whitelist
@@ -122,6 +123,8 @@ class ProcessParts:
     mcp: McpClients | None = None
     """The process's MCP sessions: their offered tools join each build's registry (while
     ``mcp.enabled``); None: no MCP tools."""
+    memory_vectors: QuestionVectors | None = None
+    """The question's embedding for a hybrid recall (None: keywords alone)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -317,6 +320,7 @@ class ServedConfig:
                 self.plane.config.memory,
                 self.redactor,
                 guest=is_guest(granted, budgets),
+                vectors=self.parts.memory_vectors,
             ),
             output_cap=resolved.model.limits.max_output_tokens,
         )

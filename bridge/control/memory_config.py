@@ -24,6 +24,19 @@ class MemoryConfig(StrictModel):
     recall_max_tokens: int = Field(default=400, ge=50, le=8000)
     max_chars: int = Field(default=MAX_MEMORY_CHARS, ge=20, le=1000)
     max_per_player: int = Field(default=200, ge=1, le=10_000)
+    # provider/model: the provider of providers.yml whose /embeddings endpoint makes vectors.
+    embeddings: str | None = Field(
+        default=None, pattern=r"^[a-z0-9][a-z0-9_-]{0,63}/\S{1,200}$", max_length=265
+    )
+    embedding_batch: int = Field(default=64, ge=1, le=512)
+
+    @property
+    def embedding_provider(self) -> str | None:
+        return None if self.embeddings is None else self.embeddings.split("/", 1)[0]
+
+    @property
+    def embedding_model(self) -> str | None:
+        return None if self.embeddings is None else self.embeddings.split("/", 1)[1]
 
     @model_validator(mode="after")
     def _public_at_most_private(self) -> MemoryConfig:

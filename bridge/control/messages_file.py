@@ -149,6 +149,7 @@ _declare("status.web_on", "player name tools", "tools")
 _declare("status.web_off", "player name")
 _declare("status.audit", "player name dropped lost", "dropped lost")
 _declare("status.sandbox", "player name layers", "layers")
+_declare("status.memory", "player name state", "state")
 _STATUS_SESSION = "player name turns messages tokens"
 _declare("status.session", _STATUS_SESSION, "turns messages tokens")
 _declare("status.session_summarised", _STATUS_SESSION, "turns messages tokens")
@@ -370,6 +371,8 @@ class StatusMessages(_Section):
     audit: str = "<gray>audit log: <dropped> events dropped, <lost> lost since start"
     # The OS confinement of Function workers, each layer "on" or "unavailable: why".
     sandbox: str = "<gray>Function sandbox: <layers>"
+    # Memory's search: keywords only, or the embedding model and the background catch-up.
+    memory: str = "<gray>memory: <state>"
     session: str = "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens"
     session_summarised: str = (
         "<gray>session: <turns> turns, <messages> messages, about <tokens> tokens, summarised"

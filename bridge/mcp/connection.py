@@ -61,7 +61,6 @@ MAX_LIST_PAGES = 8
 CLIENT_INFO = Implementation(name="mineclaw-bridge", version=bridge.__version__)
 
 
-
 class State(enum.StrEnum):
     STARTING = "starting"
     READY = "ready"

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from bridge.errors import StoreError
-from bridge.memory.records import Found
+from bridge.memory.records import MEMORY_SCOPES, Found, Scope
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
 
@@ -57,6 +58,16 @@ class TurnOfRecall(Protocol):
     def lane_id(self) -> str: ...
 
 
+class QuestionVectors(Protocol):
+    """The embedding of a question (`bridge.app` binds the configured endpoint); None when
+    there is none (no model set, the endpoint failed or was too slow): keywords alone."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    async def embed_question(self, question: str) -> list[float] | None: ...
+
+
 class MemoryRecall:
     """The turn engine's recall port for one kind of asker (``guest``: the smaller limit
     everywhere)."""
@@ -68,7 +79,9 @@ class MemoryRecall:
         *,
         redactor: Redactor,
         guest: bool = False,
+        vectors: QuestionVectors | None = None,
     ) -> None:
+        self._vectors = vectors
         self._store = store
         self._settings = settings
         self._redactor = redactor
@@ -86,8 +99,8 @@ class MemoryRecall:
         if limit <= 0:
             return None
         try:
-            found = await asyncio.to_thread(
-                self._store.search, question, asker_uuid=context.player.uuid, limit=limit
+            found = await search(
+                self._store, self._vectors, question, asker_uuid=context.player.uuid, limit=limit
             )
         except StoreError as exc:
             log.error("memories not recalled: %s", exc)
@@ -110,3 +123,25 @@ class MemoryRecall:
         if not lines:
             return None
         return "\n".join((RECALL_HEADING, *lines))
+
+
+async def search(
+    store: MemoryStore,
+    vectors: QuestionVectors | None,
+    question: str,
+    *,
+    asker_uuid: str,
+    limit: int,
+    scopes: Sequence[Scope] = MEMORY_SCOPES,
+) -> list[Found]:
+    """The hybrid search when the question has a vector, else the keyword search (in a
+    worker thread either way)."""
+    model = None if vectors is None else vectors.model
+    vector = None if vectors is None or model is None else await vectors.embed_question(question)
+    if vector is not None and model is not None:
+        return await asyncio.to_thread(
+            store.ranked, question, vector, model, asker_uuid=asker_uuid, limit=limit, scopes=scopes
+        )
+    return await asyncio.to_thread(
+        store.search, question, asker_uuid=asker_uuid, limit=limit, scopes=scopes
+    )

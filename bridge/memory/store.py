@@ -29,6 +29,7 @@ from bridge.memory.records import (
     Scope,
     Source,
 )
+from bridge.memory.vectors import cosine, hybrid, pack, unpack
 from bridge.store.database import Database, DatabaseError, Params, Row, Transaction
 from bridge.store.migrations import Migration, Schema, open_migrated
 
@@ -94,6 +95,19 @@ SCHEMA = Schema(
                 _BY_SCOPE,
             ),
             postgresql=(_BY_SCOPE,),
+        ),
+        Migration(
+            3,
+            "each memory's vector and the embedding model that made it",
+            sqlite=(
+                "ALTER TABLE memories ADD COLUMN embedding BLOB",
+                "ALTER TABLE memories ADD COLUMN embedding_model TEXT NOT NULL DEFAULT ''",
+            ),
+            postgresql=(
+                "ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding real[]",
+                "ALTER TABLE memories ADD COLUMN IF NOT EXISTS"
+                " embedding_model TEXT NOT NULL DEFAULT ''",
+            ),
         ),
     ),
 )
@@ -298,6 +312,83 @@ class MemoryStore:
         )
         rows = self._query(sql, (asker_uuid, tsquery(terms), asker_uuid, limit))
         return [Found(_memory(row[:-1]), float(row[-1])) for row in rows]
+
+    # ---- vectors (bridge.memory.embeddings)
+
+    def unembedded(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (memory id, text) pairs without a vector of ``model``, oldest first."""
+        rows = self._query(
+            "SELECT memory_id, text FROM memories WHERE embedding_model <> ? ORDER BY seq LIMIT ?",
+            (model, limit),
+        )
+        return [(str(memory_id), str(text)) for memory_id, text in rows]
+
+    def embedded_count(self, model: str) -> tuple[int, int]:
+        """(memories with a vector of ``model``, all memories)."""
+        rows = self._query(
+            "SELECT (SELECT COUNT(*) FROM memories WHERE embedding_model = ?),"
+            " (SELECT COUNT(*) FROM memories)",
+            (model,),
+        )
+        return int(rows[0][0]), int(rows[0][1])
+
+    def set_embeddings(self, model: str, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
+        """Store each memory's vector of ``model`` (a memory forgotten meanwhile is skipped)."""
+        rows = [
+            (pack(vector) if self._db.dialect == "sqlite" else list(vector), model, memory_id)
+            for memory_id, vector in vectors
+        ]
+        try:
+            with self._db.transaction() as tx:
+                tx.executemany(
+                    "UPDATE memories SET embedding = ?, embedding_model = ? WHERE memory_id = ?",
+                    rows,
+                )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot store memory vectors: {exc}") from exc
+
+    def ranked(
+        self,
+        question: str,
+        vector: Sequence[float],
+        model: str,
+        *,
+        asker_uuid: str,
+        limit: int,
+        scopes: Sequence[Scope] = MEMORY_SCOPES,
+    ) -> list[Found]:
+        """The hybrid search: every memory the asker may see that has a vector of ``model``,
+        scored by its similarity to ``vector`` and its keyword score (`bridge.memory.vectors`);
+        memories the keywords found but without a vector yet are scored by keywords alone."""
+        keyword = {
+            hit.memory.memory_id: hit
+            for hit in self.search(
+                question, asker_uuid=asker_uuid, limit=MAX_CANDIDATES, scopes=scopes
+            )
+        }
+        best = max((hit.score for hit in keyword.values()), default=0.0)
+        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
+        rows = self._query(
+            f"{_SELECT}, m.embedding FROM memories m WHERE {_VISIBLE}"
+            f" AND m.scope IN ({scope_list}) AND m.embedding_model = ?",
+            (asker_uuid, model),
+        )
+        scored: dict[str, Found] = {}
+        for row in rows:
+            memory, stored = _memory(row[:-1]), row[-1]
+            if stored is None:
+                continue
+            found = (
+                unpack(bytes(stored)) if isinstance(stored, bytes | memoryview) else list(stored)
+            )
+            words = keyword.get(memory.memory_id)
+            score = hybrid(cosine(vector, found), words.score if words else 0.0, best)
+            scored[memory.memory_id] = Found(memory, score)
+        for memory_id, hit in keyword.items():
+            if memory_id not in scored:
+                scored[memory_id] = Found(hit.memory, hybrid(0.0, hit.score, best))
+        ordered = sorted(scored.values(), key=lambda found: found.score, reverse=True)
+        return ordered[:limit]
 
     def _visible(self, asker_uuid: str) -> int:
         """How many memories ``asker_uuid`` may see (by the scope index)."""

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bridge.memory.recall import QuestionVectors, search
 from bridge.memory.records import (
     MAX_MEMORY_CHARS,
     SCOPES,
@@ -84,6 +85,10 @@ class MemoryTools:
         self._redactor = redactor
         self.notify = notify
         self.consent = consent
+        self.vectors: QuestionVectors | None = None
+        """The question's embedding for a hybrid search (None: keywords alone)."""
+        self.written: Callable[[], None] | None = None
+        """Told after each memory kept (the embedder catches up)."""
         self._clock = clock
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], CallContext], Awaitable[Any]]]:
@@ -124,6 +129,8 @@ class MemoryTools:
             origin=context.lane_id,
         )
         await asyncio.to_thread(self._store.add, memory)
+        if self.written is not None:
+            self.written()
         if self.notify is not None:
             await self.notify(context, text)
         return {"remembered": text, "id": memory.memory_id, "scope": memory.scope}
@@ -150,8 +157,9 @@ class MemoryTools:
         except ValidationError as exc:
             raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, _first_error(exc)) from None
         limit = self._settings().recall_limit
-        found = await asyncio.to_thread(
-            self._store.search,
+        found = await search(
+            self._store,
+            self.vectors,
             args.query,
             asker_uuid=context.player_uuid,
             limit=limit,

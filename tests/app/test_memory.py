@@ -4,10 +4,11 @@ turns; ``/mineclaw memory`` lists and forgets, and memories outlive a clear and 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
-from .conftest import ALEX, STEVE, App, open_app
+from .conftest import ALEX, STEVE, WAIT, App, open_app
 from .scripted_provider import ScriptedProvider
 from .test_private import opened, said
 
@@ -180,3 +181,73 @@ async def test_recall_finds_ones_own_private_conversations_and_public_ones(
         assert b'"conversation' in steve_result or b"conversation" in steve_result
     finally:
         await app.runtime.aclose()
+
+
+async def caught_up(app: App, model: str) -> None:
+    """Until every memory has a vector of ``model`` and no catch-up runs."""
+    embedder, store = app.runtime.memory_embedder, app.runtime.memories
+    assert embedder is not None and store is not None
+
+    async def done() -> None:
+        while True:
+            embedder.changed.clear()
+            embedded, total = store.embedded_count(model)
+            if embedded == total and not embedder.running:
+                return
+            await embedder.changed.wait()
+
+    await asyncio.wait_for(done(), WAIT)
+
+
+async def test_memories_are_embedded_in_the_background_and_recalled_by_meaning(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    from tests.memory.embedding_server import EmbeddingServer
+
+    vectors = EmbeddingServer()
+    await vectors.start()
+    config = tmp_path / "config"
+    app = await opened(tmp_path, provider)
+    try:
+        with (config / "config.yml").open("a") as config_yml:
+            config_yml.write("memory:\n  embeddings: vec/nomic-embed\n")
+        # A provider providers.yml does not define is refused, naming the field.
+        refused = (await app.command("reload"))[0]
+        assert "memory.embeddings: provider 'vec' is not configured" in refused
+        providers = (config / "providers.yml").read_text()
+        (config / "providers.yml").write_text(
+            providers.replace(
+                "models:",
+                f"  vec:\n    api:\n      type: openai_chat_completions\n"
+                f"      base_url: {vectors.base_url}\n    api_key: sk-vec\n"
+                "    retry:\n      initial_backoff_ms: 0\n      max_backoff_ms: 0\nmodels:",
+                1,
+            )
+        )
+        assert "version 2" in (await app.command("reload"))[0]
+        embedder = app.runtime.memory_embedder
+        assert embedder is not None
+        provider.call_tools(("remember", {"text": "Steve's castle is at 120 64 -300"}))
+        provider.answer("noted, Steve")
+        await app.command("ai", "remember", "my", "castle")
+        await said(app, "noted, Steve")
+        await caught_up(app, "nomic-embed")
+        status = " | ".join(await app.command("status"))
+        # The memory and the turn that wrote it (indexed for recall over the archive).
+        assert "memory: embeddings nomic-embed: 2 of 2 embedded" in status
+        # No word in common with the memory, only a meaning.
+        provider.answer("at your castle")
+        await app.command("ai", "where", "is", "my", "home?")
+        await said(app, "at your castle")
+        assert b"Steve's castle is at 120 64 -300" in provider.requests[-1].body
+        assert any(body.get("input") == ["where is my home?"] for body in vectors.bodies)
+        # A new model: everything is embedded again in the background.
+        text = (config / "config.yml").read_text().replace("nomic-embed", "other-embed")
+        (config / "config.yml").write_text(text)
+        assert "version 3" in (await app.command("reload"))[0]
+        await caught_up(app, "other-embed")
+        status = " | ".join(await app.command("status"))
+        assert "memory: embeddings other-embed: 3 of 3 embedded" in status
+    finally:
+        await app.runtime.aclose()
+        await vectors.stop()

@@ -182,7 +182,9 @@ def test_an_index_of_the_first_version_is_rebuilt_with_its_owners(tmp_path: obje
         "DROP TABLE memories_fts;"
         "CREATE VIRTUAL TABLE memories_fts USING fts5(text);"
         "INSERT INTO memories_fts (rowid, text) SELECT seq, text FROM memories;"
-        "DELETE FROM schema_migrations WHERE schema_name = 'memories' AND version = 2;"
+        "ALTER TABLE memories DROP COLUMN embedding;"
+        "ALTER TABLE memories DROP COLUMN embedding_model;"
+        "DELETE FROM schema_migrations WHERE schema_name = 'memories' AND version >= 2;"
     )
     conn.close()
     with MemoryStore(SqliteDatabase(path)) as store:
