@@ -33,7 +33,6 @@ import random
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
 from bridge.store.database import Database
 from bridge.store.target import StorageTarget
+from bridge.turns.ports import PlayerRef, TurnContext
 from tests.postgres_server import start_postgres
 
 PER_PLAYER = 100
@@ -51,18 +51,6 @@ SERVER = 200
 VOCABULARY = 4000
 SEED = 34
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Player:
-    uuid: str
-    name: str
-
-
-@dataclass(frozen=True)
-class Turn:
-    player: Player
-    lane_id: str
 
 
 def words(rng: random.Random) -> list[str]:
@@ -79,7 +67,7 @@ def pick(rng: random.Random, vocabulary: list[str]) -> str:
     return vocabulary[index] if rng.random() < 0.5 else rng.choice(vocabulary)
 
 
-def corpus(size: int, vocabulary: list[str], players: list[Player]) -> list[Memory]:
+def corpus(size: int, vocabulary: list[str], players: list[PlayerRef]) -> list[Memory]:
     rng = random.Random(SEED + size)
     memories = []
     for index in range(size):
@@ -126,7 +114,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def measure(store: MemoryStore, queries: list[tuple[Player, str]]) -> dict[str, list[float]]:
+def measure(store: MemoryStore, queries: list[tuple[PlayerRef, str]]) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"index": [], "like": []}
     for player, question in queries:
         start = time.perf_counter()
@@ -139,14 +127,14 @@ def measure(store: MemoryStore, queries: list[tuple[Player, str]]) -> dict[str, 
     return times
 
 
-async def recall_times(store: MemoryStore, queries: list[tuple[Player, str]]) -> list[float]:
+async def recall_times(store: MemoryStore, queries: list[tuple[PlayerRef, str]]) -> list[float]:
     """The port a turn awaits before its first request, on the running loop as the engine
     calls it (a worker thread, the search, redaction, the block)."""
     recall = MemoryRecall(store, RecallSettings(top_k=5), redactor=Redactor())
     times = []
     for player, question in queries:
         start = time.perf_counter()
-        await recall.recall(Turn(player, "ai-x"), question)
+        await recall.recall(TurnContext("t-1", "s-1", player, lane_id="ai-x"), question)
         times.append(time.perf_counter() - start)
     return times
 
@@ -170,7 +158,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             for size in sizes:
                 players = [
-                    Player(f"00000000-0000-4000-8000-{index:012d}", f"Player{index}")
+                    PlayerRef(f"00000000-0000-4000-8000-{index:012d}", f"Player{index}")
                     for index in range(max(1, size // PER_PLAYER))
                 ]
                 asking = random.Random(SEED + 2)

@@ -4,7 +4,6 @@ in public turns and for guests), within the token budget, redacted."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,20 +12,13 @@ from bridge.memory.recall import RECALL_HEADING, MemoryRecall, RecallSettings
 from bridge.memory.store import MemoryStore
 from bridge.redaction import RedactionRule, Redactor
 from bridge.store.database import SqliteDatabase
+from bridge.turns.ports import PlayerRef, TurnContext
 
 from .test_store import ALEX, STEVE, memory
 
 
-@dataclass(frozen=True)
-class Player:
-    uuid: str
-    name: str
-
-
-@dataclass(frozen=True)
-class Turn:
-    player: Player
-    lane_id: str
+def turn_of(player: PlayerRef, lane_id: str) -> TurnContext:
+    return TurnContext("t-1", "s-1", player, lane_id=lane_id)
 
 
 @pytest.fixture
@@ -43,16 +35,16 @@ def recall(store: MemoryStore, *, guest: bool = False, **settings: int) -> Memor
     return MemoryRecall(store, RecallSettings(**settings), redactor=Redactor(), guest=guest)
 
 
-STEVE_P = Player(STEVE, "Steve")
+STEVE_P = PlayerRef(STEVE, "Steve")
 
 
 async def test_private_turns_get_top_k_public_turns_and_guests_public_top_k(
     store: MemoryStore,
 ) -> None:
-    private = await recall(store, top_k=4, public_top_k=1).recall(Turn(STEVE_P, "ai-x"), "iron")
-    public = await recall(store, top_k=4, public_top_k=1).recall(Turn(STEVE_P, "public"), "iron")
+    private = await recall(store, top_k=4, public_top_k=1).recall(turn_of(STEVE_P, "ai-x"), "iron")
+    public = await recall(store, top_k=4, public_top_k=1).recall(turn_of(STEVE_P, "public"), "iron")
     guest = await recall(store, guest=True, top_k=4, public_top_k=1).recall(
-        Turn(STEVE_P, "ai-x"), "iron"
+        turn_of(STEVE_P, "ai-x"), "iron"
     )
     assert private is not None and public is not None and guest is not None
     assert private.startswith(RECALL_HEADING)
@@ -63,7 +55,7 @@ async def test_private_turns_get_top_k_public_turns_and_guests_public_top_k(
 
 
 async def test_the_token_budget_bounds_the_block(store: MemoryStore) -> None:
-    block = await recall(store, top_k=50, max_tokens=60).recall(Turn(STEVE_P, "ai-x"), "iron")
+    block = await recall(store, top_k=50, max_tokens=60).recall(turn_of(STEVE_P, "ai-x"), "iron")
     assert block is not None
     assert len(block) <= 60 * 4
     assert 1 < len(block.splitlines()) < 8
@@ -74,13 +66,14 @@ async def test_memories_are_redacted_before_they_are_sent(tmp_path: Path) -> Non
         store.add(memory("vault code is VAULT-1234-XYZ remember it"))
         redactor = Redactor([RedactionRule(kind="vault", pattern="VAULT-[0-9]+-[A-Z]+")])
         port = MemoryRecall(store, RecallSettings(), redactor=redactor)
-        block = await port.recall(Turn(STEVE_P, "ai-x"), "vault code")
+        block = await port.recall(turn_of(STEVE_P, "ai-x"), "vault code")
     assert block is not None and "vault code is" in block
     assert "VAULT-1234-XYZ" not in block
 
 
 async def test_nothing_found_adds_nothing(store: MemoryStore) -> None:
-    assert await recall(store).recall(Turn(STEVE_P, "ai-x"), "obsidian") is None
+    assert await recall(store).recall(turn_of(STEVE_P, "ai-x"), "obsidian") is None
     assert (
-        await recall(store, top_k=0, public_top_k=0).recall(Turn(STEVE_P, "ai-x"), "iron") is None
+        await recall(store, top_k=0, public_top_k=0).recall(turn_of(STEVE_P, "ai-x"), "iron")
+        is None
     )
