@@ -23,6 +23,8 @@ from bridge.console.web import console_app
 from bridge.control.plane import ControlPlane
 from bridge.errors import MineclawError
 from bridge.functions.review_state import ReviewBook, accept_review
+from bridge.memory.records import Memory
+from bridge.memory.store import MemoryStore
 from bridge.store.reviews import Review
 from bridge.store.target import StorageTarget
 
@@ -56,6 +58,28 @@ class NetworkConsole:
         for context in list(self._network.contexts.values()):
             context.runtime.republish()
         return review
+
+    @property
+    def memories(self) -> MemoryStore | None:
+        return self._network.default.runtime.memories
+
+    def forget_memory(self, memory_id: str, who: str) -> Memory | None:
+        runtime = self._network.default.runtime
+        if runtime.memories is None:
+            return None
+        gone = runtime.memories.forget(memory_id, owner_uuid=None)
+        if gone is not None:
+            runtime.audit.record(
+                "memory.forget",
+                {
+                    "memory_id": gone.memory_id,
+                    "scope": gone.scope,
+                    "owner": gone.owner_name,
+                    "by": who,
+                    "via": "console",
+                },
+            )
+        return gone
 
     def status(self) -> StatusView:
         servers = []

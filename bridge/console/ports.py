@@ -15,6 +15,8 @@ from typing import Protocol
 
 from bridge.control.plane import ControlPlane
 from bridge.functions.review_state import ReviewBook
+from bridge.memory.records import Memory
+from bridge.memory.store import MemoryStore
 from bridge.store.reviews import Review
 from bridge.store.target import StorageTarget
 
@@ -61,3 +63,13 @@ class ConsoleBackend(Protocol):
         ...
 
     def status(self) -> StatusView: ...
+
+    @property
+    def memories(self) -> MemoryStore | None:
+        """The players' and the server's memories (None: memory is off)."""
+        ...
+
+    def forget_memory(self, memory_id: str, who: str) -> Memory | None:
+        """Delete one memory (the console holds every node, as in game), audited; the memory
+        deleted, or None when there is none by that id. Raises `StoreError`."""
+        ...

@@ -51,6 +51,9 @@ class ConsoleServer:
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # Inherited by every accepted connection (Linux): a response's head and body are
+            # two writes, and Nagle would hold the second for the client's delayed ACK (40 ms).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.bind((bind, port))
         except OSError as exc:
             sock.close()

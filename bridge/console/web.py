@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from bridge.console import audit_views, function_views, usage_views
+from bridge.console import audit_views, function_views, memory_views, usage_views
 from bridge.console.guard import change, page, state_of
 from bridge.console.security import SecurityHeaders
 from bridge.console.sessions import COOKIE_NAME, Session
@@ -83,6 +83,7 @@ def console_app(state: ConsoleState) -> Any:
         *function_views.ROUTES,
         *audit_views.ROUTES,
         *usage_views.ROUTES,
+        *memory_views.ROUTES,
         Mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static"),
     ]
     app = Starlette(routes=routes)

@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -15,10 +16,12 @@ import pytest
 
 from bridge.console.security import CSP
 from bridge.control.console_config import ConsoleConfig
+from bridge.memory.records import Memory, new_memory_id
 
 from .support import Console, console_folder, served_console
 
 TIMEOUT = httpx.Timeout(60.0)
+STEVE_UUID = "3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f"
 
 
 def _client(console: Console) -> httpx.AsyncClient:
@@ -151,3 +154,35 @@ async def test_the_status_page_shows_servers_providers_and_problems(tmp_path: Pa
             # The shipped providers.yml names a key that is not set: the provider is listed with
             # why it is not usable, and validate's warning is among the problems.
             assert "OPENAI_API_KEY" in page.text
+
+
+async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console:
+        store = console.network.default.runtime.memories
+        assert store is not None
+        written = [
+            Memory(
+                new_memory_id(), "personal", STEVE_UUID, "Steve", text, "player", datetime.now(UTC)
+            )
+            for text in ("likes <b>oak</b> boats", "builds at 100 64 -30")
+        ]
+        store.add_many(written)
+        owner_login = _logged_in(console)
+        viewer_login = _logged_in(console, "--role", "viewer", "--as", "vera")
+        async with owner_login as client, viewer_login as viewer:
+            listed = await viewer.get("/memories", params={"player": "steve"})
+            assert "likes &lt;b&gt;oak&lt;/b&gt; boats" in listed.text
+            assert "Forget" not in listed.text  # a viewer reads only
+            form = {"csrf": _csrf(listed.text), "memory_id": written[0].memory_id}
+            assert (await viewer.post("/memories/forget", data=form)).status_code == 403
+            page = await client.get("/memories")
+            assert (
+                await client.post("/memories/forget", data={**form, "csrf": ""})
+            ).status_code == 403
+            done = await client.post("/memories/forget", data={**form, "csrf": _csrf(page.text)})
+            assert done.status_code == 303 and done.headers["location"].endswith("forgotten")
+        assert [m.text for m in store.personal(STEVE_UUID)] == ["builds at 100 64 -30"]
+        audit = console.network.default.runtime.audit
+        audit.flush()
+        [forgot] = audit.events("memory.forget")
+        assert forgot.fields["via"] == "console" and forgot.fields["owner"] == "Steve"
