@@ -27,6 +27,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.web_bench",
     "bench.game_facts_bench",
     "bench.memory_bench",
+    "bench.console_bench",
 )
 
 

@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
-from bridge.control.console_config import ConsoleConfig
+from bridge.control.console_config import ConsoleConfig, checked_host
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.mcp_config import McpConfig
 from bridge.control.memory_config import MemoryConfig
@@ -185,12 +185,7 @@ class LinkConfig(StrictModel):
     tls_key: str | None = Field(default=None, min_length=1, max_length=4096)
     """Its PEM private key (relative to the configuration folder)."""
 
-    @field_validator("host")
-    @classmethod
-    def _host(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9.:\-\[\]]+", value):
-            raise ValueError("must be a host name or an IP address")
-        return value
+    _host = field_validator("host")(checked_host)
 
     @model_validator(mode="after")
     def _tls_pair(self) -> LinkConfig:

@@ -26,6 +26,13 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def checked_host(value: str) -> str:
+    """A listening address's field check (``link.host``, ``console.host``)."""
+    if not re.fullmatch(r"[A-Za-z0-9.:\-\[\]]+", value):
+        raise ValueError("must be a host name or an IP address")
+    return value
+
+
 class ConsoleConfig(StrictModel):
     """Where the console listens and how long its links and sessions last."""
 
@@ -43,12 +50,7 @@ class ConsoleConfig(StrictModel):
     page_rows: int = Field(default=50, ge=10, le=500)
     export_rows: int = Field(default=100_000, ge=100, le=10_000_000)
 
-    @field_validator("host")
-    @classmethod
-    def _host(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9.:\-\[\]]+", value):
-            raise ValueError("must be a host name or an IP address")
-        return value
+    _host = field_validator("host")(checked_host)
 
     @model_validator(mode="after")
     def _exposure(self) -> ConsoleConfig:

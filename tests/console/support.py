@@ -14,27 +14,9 @@ from bridge.app.network import Network
 from bridge.cli import main
 from bridge.console.server import ConsoleServer
 from bridge.control import init_config_dir
+from tests.functions.test_live_tool import FUNCTIONS_YML
 
-SAY_HELLO = """\
-schema: 1
-api_version: 1
-functions:
-  - name: say-hello
-    description: Say hello on the console.
-    enabled: true
-    capabilities: [command.dispatch.console]
-    parameters:
-      type: object
-      properties: {to: {type: string, maxLength: 16}}
-      required: [to]
-      additionalProperties: false
-    on_call: |
-      async function onCall(ctx, api) {
-        const done = await api.invoke({action: "command.dispatch", input: {
-          executor: "console", command: "say hello " + ctx.args.to}});
-        return {status: "ok", output: done};
-      }
-"""
+SAY_HELLO = FUNCTIONS_YML
 
 
 @dataclass
