@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.network import Network
@@ -101,16 +102,18 @@ def console_state(backend: NetworkConsole) -> ConsoleState:
     """The console's sessions and its own store readers. Raises `StoreError`."""
     config = backend.plane().config.console
     target = backend.storage
-    logins = target.open_console_logins()
+    opened: list[Any] = []
     try:
+        logins = target.open_console_logins()
+        opened.append(logins)
         audit = target.open_audit_pages()
-        try:
-            usage = target.open_usage()
-        except MineclawError:
-            audit.close()
-            raise
-    except MineclawError:
-        logins.close()
+        opened.append(audit)
+        usage = target.open_usage()
+        opened.append(usage)
+        archive = target.open_archive()
+    except MineclawError:  # nothing stays open behind the error
+        for reader in opened:
+            reader.close()
         raise
     return ConsoleState(
         backend=backend,
@@ -119,6 +122,7 @@ def console_state(backend: NetworkConsole) -> ConsoleState:
         logins=logins,
         audit=audit,
         usage=usage,
+        archive=archive,
         templates=template_environment(),
     )
 

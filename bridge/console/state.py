@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse
 from bridge.console.ports import ConsoleBackend
 from bridge.console.sessions import Session, SessionBook
 from bridge.control.console_config import ConsoleConfig
+from bridge.store.archive import TurnArchive
 from bridge.store.audit_pages import AuditPages
 from bridge.store.console_logins import ConsoleLogins
 from bridge.store.usage import UsageLedger
@@ -36,6 +37,7 @@ class ConsoleState:
     logins: ConsoleLogins
     audit: AuditPages
     usage: UsageLedger
+    archive: TurnArchive
     templates: Environment
 
     def page(
@@ -52,5 +54,5 @@ class ConsoleState:
         return HTMLResponse(html, status_code=status)
 
     def close(self) -> None:
-        for closing in (self.audit.close, self.usage.close, self.logins.close):
+        for closing in (self.audit.close, self.usage.close, self.archive.close, self.logins.close):
             closing()

@@ -12,7 +12,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from bridge.console import audit_views, function_views, memory_views, usage_views
+from bridge.console import (
+    audit_views,
+    conversation_views,
+    function_views,
+    memory_views,
+    usage_views,
+)
 from bridge.console.guard import change, page, state_of
 from bridge.console.security import SecurityHeaders
 from bridge.console.sessions import COOKIE_NAME, Session
@@ -84,6 +90,7 @@ def console_app(state: ConsoleState) -> Any:
         *audit_views.ROUTES,
         *usage_views.ROUTES,
         *memory_views.ROUTES,
+        *conversation_views.ROUTES,
         Mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static"),
     ]
     app = Starlette(routes=routes)

@@ -191,6 +191,35 @@ class TurnArchive:
         """Every archived turn, oldest first."""
         return self._read("", ())
 
+    def page(
+        self, *, player: str | None, before: int | None, limit: int
+    ) -> tuple[list[ArchivedTurn], int | None]:
+        """Up to ``limit`` turns (of ``player``, or anyone's) newest first, older than the
+        cursor ``before``; and the cursor of the next page (None on the last). Walks the
+        primary key or ``turns_by_player``, never the table (the console)."""
+        where: list[str] = []
+        params: list[object] = []
+        if player is not None:
+            where.append("player = ?")
+            params.append(player)
+        if before is not None:
+            where.append("seq < ?")
+            params.append(before)
+        sql = "SELECT seq FROM turns" + (" WHERE " + " AND ".join(where) if where else "")
+        try:
+            seqs = [
+                int(row[0])
+                for row in self._db.query(f"{sql} ORDER BY seq DESC LIMIT ?", (*params, limit + 1))
+            ]
+        except DatabaseError as exc:
+            raise StoreError(f"cannot read the turn archive: {exc}") from exc
+        shown = seqs[:limit]
+        if not shown:
+            return [], None
+        marks = ", ".join("?" for _ in shown)
+        turns = self._read(f"WHERE seq IN ({marks})", shown)
+        return turns[::-1], shown[-1] if len(seqs) > limit else None
+
     def session_ids(self) -> list[str]:
         """Sessions in the order their first turn was archived."""
         try:

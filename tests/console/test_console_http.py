@@ -17,6 +17,7 @@ import pytest
 from bridge.console.security import CSP
 from bridge.control.console_config import ConsoleConfig
 from bridge.memory.records import Memory, new_memory_id
+from bridge.store.archive import ArchivedTurn
 
 from .support import Console, console_folder, served_console
 
@@ -186,3 +187,41 @@ async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path:
         audit.flush()
         [forgot] = audit.events("memory.forget")
         assert forgot.fields["via"] == "console" and forgot.fields["owner"] == "Steve"
+
+
+async def test_conversations_show_the_archive_as_text_newest_first(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console:
+        archive = console.network.default.runtime.archive
+        for n in range(25):
+            archive.append(
+                ArchivedTurn(
+                    turn_id=f"t-{n}",
+                    session_id="public",
+                    player="Steve" if n % 5 else "<b>Alex</b>",
+                    started_at=datetime(2026, 12, 4, 12, n, tzinfo=UTC),
+                    ended_at=datetime(2026, 12, 4, 12, n, 30, tzinfo=UTC),
+                    model_ref="openai/gpt-x",
+                    control_version="1",
+                    items=({"role": "user", "content": f"<script>alert({n})</script>"},),
+                )
+            )
+        async with _logged_in(console, "--role", "viewer") as client:
+            first = await client.get("/conversations")
+            turns = re.findall(r'data-turn="(t-\d+)"', first.text)
+            assert turns == [f"t-{n}" for n in range(24, 4, -1)]  # 20 a page
+            assert "&lt;script&gt;alert(24)&lt;/script&gt;" in first.text
+            assert "<script>alert" not in first.text
+            older = re.search(r'href="(/conversations\?[^"]+)" id="older"', first.text)
+            assert older is not None
+            rest = await client.get(older.group(1).replace("&amp;", "&"))
+            assert re.findall(r'data-turn="(t-\d+)"', rest.text) == [
+                f"t-{n}" for n in range(4, -1, -1)
+            ]
+            alex = await client.get("/conversations", params={"player": "<b>Alex</b>"})
+            assert re.findall(r'data-turn="(t-\d+)"', alex.text) == [
+                "t-20",
+                "t-15",
+                "t-10",
+                "t-5",
+                "t-0",
+            ]
