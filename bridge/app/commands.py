@@ -410,7 +410,10 @@ class CommandRouter:
             else text("status.web_off")
         )
         # One line per MCP server: its state, its tools and, when it cannot take calls, why.
-        mcp_lines = [self._line(f"MCP server {line}") for line in runtime.mcp.status()]
+        review = runtime.plane.config.mcp.require_review
+        mcp_lines = [
+            self._line(f"MCP server {line}") for line in runtime.mcp.status(require_review=review)
+        ]
         return [
             text("status.link_up" if link is not None and link.connected else "status.link_down"),
             model_line,

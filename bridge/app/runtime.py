@@ -233,7 +233,9 @@ class Runtime:
         # network share the default runtime's); their tools join every build's registry.
         self._owns_mcp = mcp is None
         self.mcp: McpClients = mcp or McpClients(
-            audit=audit, redact=lambda text: self.plane.redact(text)
+            audit=audit,
+            redact=lambda text: self.plane.redact(text),
+            reviewed=self.reviews.has,
         )
         self.mcp.add_listener(self._mcp_tools_changed)
         self._parts = ProcessParts(

@@ -395,7 +395,12 @@ def build_served(
         plane, audit=parts.audit, counted=parts.web_counted, network=parts.web_network
     )
     memory = memory_handlers(plane, parts.memory_tools)
-    mcp_tools = parts.mcp.tools() if parts.mcp is not None and plane.config.mcp.enabled else ()
+    mcp = plane.config.mcp
+    mcp_tools = (
+        parts.mcp.tools(require_review=mcp.require_review)
+        if parts.mcp is not None and mcp.enabled
+        else ()
+    )
     try:
         registry = _registry(plane, {**handlers, **web, **memory}, parts.reviews, mcp_tools)
     except MineclawError as exc:

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.provider_commands",
     "bridge.cli.function_commands",
     "bridge.cli.tool_commands",
+    "bridge.cli.mcp_command",
     "bridge.cli.console_command",
 )
 

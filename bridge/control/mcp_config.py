@@ -192,6 +192,8 @@ class McpConfig(StrictModel):
     """The MCP client: off until ``enabled``; servers by name."""
 
     enabled: bool = False
+    # Offer a tool only while its description and schema, as shown, have an owner's review.
+    require_review: bool = False
     servers: dict[str, McpServerConfig] = Field(default_factory=dict, max_length=32)
 
     @field_validator("servers")

@@ -49,6 +49,11 @@ class ReviewBook:
     def is_reviewed(self, spec: FunctionSpec) -> bool:
         return (spec.name, spec.source_sha256) in self._pairs
 
+    def has(self, name: str, sha256: str) -> bool:
+        """Whether ``name`` has a review of exactly the text hashed to ``sha256`` (an MCP
+        tool's description and schema, ``mcp.require_review``, share this state)."""
+        return (name, sha256) in self._pairs
+
     def state(self, spec: FunctionSpec, limits: FunctionLimits) -> str:
         if self.is_reviewed(spec):
             return REVIEWED

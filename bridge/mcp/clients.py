@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bridge.control.mcp_config import McpConfig, McpServerConfig
 from bridge.mcp.connection import ServerConnection, State
+from bridge.mcp.discovery import OfferedTool
 from bridge.mcp.tools import McpToolCalls
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import ExtraTool
@@ -30,9 +31,18 @@ log = logging.getLogger(__name__)
 
 
 class McpClients:
-    def __init__(self, *, audit: AuditSink, redact: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        *,
+        audit: AuditSink,
+        redact: Callable[[str], str],
+        reviewed: Callable[[str, str], bool] = lambda name, digest: False,
+    ) -> None:
+        """``reviewed(name, digest)``: whether the owner approved a tool's description and
+        schema as shown (the review state Functions use)."""
         self._audit = audit
         self._redact = redact
+        self._reviewed = reviewed
         self.connections: dict[str, ServerConnection] = {}
         self._wanted: tuple[McpConfig, Path] | None = None
         self._applied: tuple[McpConfig, Path] | None = None
@@ -111,15 +121,28 @@ class McpClients:
 
     # ---- what the registry and the status show
 
-    def tools(self) -> tuple[ExtraTool, ...]:
-        """The offered tools of every running server, in configuration order."""
+    def tools(self, *, require_review: bool = False) -> tuple[ExtraTool, ...]:
+        """The offered tools of every running server, in configuration order; with
+        ``require_review`` only those whose description and schema have a review."""
         found: list[ExtraTool] = []
         for connection in self.connections.values():
             calls = McpToolCalls(connection, audit=self._audit, redact=self._redact)
-            found.extend(calls.bound(connection.listing.offered))
+            offered = connection.listing.offered
+            if require_review:
+                offered = tuple(t for t in offered if self._reviewed(t.name, t.digest))
+            found.extend(calls.bound(offered))
         return tuple(found)
 
-    def status(self) -> list[str]:
+    def awaiting_review(self) -> list[OfferedTool]:
+        """The listed tools whose description and schema, as shown now, have no review."""
+        return [
+            tool
+            for connection in self.connections.values()
+            for tool in connection.listing.offered
+            if not self._reviewed(tool.name, tool.digest)
+        ]
+
+    def status(self, *, require_review: bool = False) -> list[str]:
         """One line per configured server: its state, tools and, when not ready, why."""
         lines = []
         for name, connection in self.connections.items():
@@ -127,6 +150,10 @@ class McpClients:
             line = f"{name}: {connection.state.value}, {len(listing.offered)} tools"
             if listing.refused:
                 line += f" ({len(listing.refused)} refused)"
+            if require_review:
+                waiting = [t for t in listing.offered if not self._reviewed(t.name, t.digest)]
+                if waiting:
+                    line += f" ({len(waiting)} awaiting review)"
             if connection.state is not State.READY:
                 line += f"; {connection.reason}"
             lines.append(line)
