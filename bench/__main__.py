@@ -28,6 +28,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.game_facts_bench",
     "bench.memory_bench",
     "bench.console_bench",
+    "bench.mcp_bench",
 )
 
 
