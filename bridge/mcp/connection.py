@@ -179,7 +179,14 @@ class ServerConnection:
                     self.starts += 1
                     self._client = client
                     self.state, self.reason = State.READY, "ready"
-                    self._changed()
+                    self._changed()  # served again with the tools before the line says so
+                    listing = self.listing
+                    log.info(
+                        "MCP server %s ready: %d tools offered, %d not offered",
+                        self.name,
+                        len(listing.offered),
+                        len(listing.refused),
+                    )
                     await self._serve(client, ended)
                     reason = "the server ended the connection"
             except TimeoutError:
