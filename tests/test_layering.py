@@ -42,6 +42,8 @@ LAYERS: dict[str, int] = {
     "decisions": 4,
     # Memories over the store: records, the keyword index, recall with the owner as a filter.
     "memory": 4,
+    # The history book: a conversation laid out as written-book pages or plain lines.
+    "history": 4,
     # Tools the model calls (built-ins and their registry).
     "tools": 5,
     # Owners' Functions and the turn loop, built on the tools.

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from bridge.app.history_commands import HISTORY_NODE, HistoryPath
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.listen_why import listen_why_lines
 from bridge.app.memory_commands import USAGE as MEMORY_USAGE
@@ -107,7 +108,7 @@ class CommandRouter:
             ),
             "ai": _Subcommand(
                 PRIVATE_PERMISSION,
-                "ai <question> | ai clear | ai stop | ai persona [name]",
+                "ai <question> | ai clear | ai stop | ai history | ai persona [name]",
                 self._ai,
                 "help.ai",
             ),
@@ -120,6 +121,7 @@ class CommandRouter:
                 node + "approve", "approve|deny <id>", self._approval, "help.approve"
             ),
             "usage": _Subcommand(None, "usage [player]", self._usage_report, "help.usage"),
+            "history": _Subcommand(HISTORY_NODE, "history", self._history, "help.history"),
             # Each player's own failed question: the lane's permission is checked with it.
             "retry": _Subcommand(None, "retry", self._retry_last, "help.retry"),
             "deny": _Subcommand(node + "approve", "deny <id>", self._approval),
@@ -169,6 +171,11 @@ class CommandRouter:
         return [self._runtime.text("commands.usage", {"usage": self._subcommands[name].usage})]
 
     # ---- the subcommands
+
+    async def _history(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
+        if args:
+            return self._usage("history")
+        return await HistoryPath(self._runtime).public(request.sender.player)
 
     async def _retry_last(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         if args:

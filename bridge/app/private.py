@@ -22,6 +22,7 @@ import logging
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from bridge.app.history_commands import HistoryPath
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
 from bridge.errors import MineclawError, StoreError
@@ -67,6 +68,8 @@ class PrivatePath:
             return self.clear(sender)
         if keyword == "stop":
             return await self.stop(sender)
+        if keyword == "history":
+            return await HistoryPath(self._runtime).private(sender)
         words = keyword.split()
         # "/ai persona" and "/ai persona <name>"; a longer line is a question like any other.
         if words[0] == "persona" and len(words) <= 2:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import get_args
 
+from bridge.app.history_commands import HISTORY_NODE
 from bridge.control.plane import ControlPlane
 from bridge.link.messages import REPORT_NODES_MAX, Permission
 from bridge.memory.records import OTHERS_MEMORY_NODE, SERVER_MEMORY_NODE
@@ -23,7 +24,12 @@ from bridge.turns.persona import PERSONA_NODE
 log = logging.getLogger(__name__)
 
 REPORT_NODES_FEATURE = "report_nodes"
-BRIDGE_NODES: tuple[str, ...] = (SERVER_MEMORY_NODE, OTHERS_MEMORY_NODE, PERSONA_NODE)
+BRIDGE_NODES: tuple[str, ...] = (
+    SERVER_MEMORY_NODE,
+    OTHERS_MEMORY_NODE,
+    PERSONA_NODE,
+    HISTORY_NODE,
+)
 """Nodes the bridge's own capabilities decide by, reported whatever ``tools.yml`` says."""
 
 # The protocol's ReportNode: dotted words of [a-z0-9_-], at most 128 characters.

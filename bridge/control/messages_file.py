@@ -38,6 +38,7 @@ HELP_COMMANDS = (
     "ai",
     "memory",
     "retry",
+    "history",
 )
 
 # (allowed placeholders, required placeholders) per template, by "section.field".
@@ -117,6 +118,8 @@ _declare("commands.clear_done", "player name")
 _declare("commands.stop_done", "player name")
 _declare("commands.stop_none", "player name")
 _declare("commands.retry_none", "player name")
+_declare("history.opened", "player name entries")
+_declare("history.empty", "player name")
 _declare("commands.retry_started", "player name question", "question")
 _declare("commands.model_current", "player name model", "model")
 _declare("commands.model_switched", "player name model", "model")
@@ -400,6 +403,7 @@ class HelpMessages(_Section):
     ai: str = "<gold>/mineclaw <usage></gold> <gray>- a private conversation (also /ai)"
     memory: str = "<gold>/mineclaw <usage></gold> <gray>- list or delete what the assistant keeps"
     retry: str = "<gold>/mineclaw <usage></gold> <gray>- ask your last failed question again"
+    history: str = "<gold>/mineclaw <usage></gold> <gray>- the public session as a book"
 
 
 class BudgetMessages(_Section):
@@ -439,6 +443,14 @@ class MemoryMessages(_Section):
     consent: str = "Keep this for everyone on the server? <text>"
 
 
+class HistoryMessages(_Section):
+    """``/ai history`` and ``/mineclaw history``: the reply beside the book."""
+
+    section_name: ClassVar[str] = "history"
+    opened: str = "<gray>Opened the conversation as a book (<entries> entries)."
+    empty: str = "<gray>Nothing to show yet."
+
+
 class LoopMessages(_Section):
     """The loop breaker's lines to the asking player (the turn is dropped, nothing kept)."""
 
@@ -470,5 +482,6 @@ class MessagesFile(StrictModel):
     budgets: BudgetMessages = Field(default_factory=BudgetMessages)
     loops: LoopMessages = Field(default_factory=LoopMessages)
     memory: MemoryMessages = Field(default_factory=MemoryMessages)
+    history: HistoryMessages = Field(default_factory=HistoryMessages)
     help: HelpMessages = Field(default_factory=HelpMessages)
     status: StatusMessages = Field(default_factory=StatusMessages)

@@ -729,6 +729,18 @@ class ServerCommandsResult(WireModel):
     truncated: bool
 
 
+class OutputBook(WireModel):
+    """A written book opened on ``player``'s screen (feature ``books``); no item is given."""
+
+    player: Uuid
+    title: Annotated[str, Field(min_length=1, max_length=32)]
+    pages: Annotated[list[Text], Field(min_length=1, max_length=100)]
+
+
+class OutputBookResult(WireModel):
+    shown: bool
+
+
 class ErrorData(WireModel):
     code: SentErrorCode
     message: Annotated[str, Field(max_length=512)]
@@ -790,6 +802,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("facts.item.result", _A, FactsItemResult),
             ("server.plugins.result", _A, ServerPluginsResult),
             ("server.commands.result", _A, ServerCommandsResult),
+            ("output.book.result", _A, OutputBookResult),
             ("error", Kind.ERROR, ErrorData),
         ],
     ),
@@ -811,6 +824,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
             ("facts.item", _R, FactsItem),
             ("server.plugins", _R, ServerPlugins),
             ("server.commands", _R, ServerCommands),
+            ("output.book", _R, OutputBook),
             ("hello.result", _A, HelloResult),
             ("chat.result", _A, ChatVerdict),
             ("command.result", _A, CommandReply),

@@ -43,6 +43,7 @@ def test_owner_nodes_are_asked_for_and_the_fixed_ones_are_not(tmp_path: Path) ->
     )
     assert reported_nodes(plane) == [
         "group.builder",
+        "mineclaw.command.history",
         "mineclaw.memory.others",
         "mineclaw.memory.server",
         "mineclaw.persona",
@@ -57,10 +58,10 @@ def test_more_nodes_than_the_protocol_carries_are_cut_with_a_line_in_the_log(
     plane = plane_with(tmp_path, nodes)
     with caplog.at_level(logging.WARNING):
         asked = reported_nodes(plane)
-    # The bridge's own three nodes (memory, persona) sort first; the last three of the
+    # The bridge's own four nodes (history, memory, persona) sort first; the last four of the
     # owner's are cut.
-    assert asked[3:] == nodes[: REPORT_NODES_MAX - 3]
-    assert "not reported: myserver.n29, myserver.n30, myserver.n31" in caplog.text
+    assert asked[4:] == nodes[: REPORT_NODES_MAX - 4]
+    assert "not reported: myserver.n28, myserver.n29, myserver.n30, myserver.n31" in caplog.text
 
 
 def test_a_node_the_plugin_could_not_be_asked_for_sets_its_tool_aside_with_a_warning(

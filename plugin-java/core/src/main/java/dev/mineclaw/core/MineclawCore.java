@@ -3,6 +3,7 @@ package dev.mineclaw.core;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.approval.ApprovalPrompt;
 import dev.mineclaw.core.approval.ApprovalRequests;
+import dev.mineclaw.core.bridge.BookRequests;
 import dev.mineclaw.core.bridge.BridgeRequests;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
@@ -54,6 +55,9 @@ public final class MineclawCore {
         if (registry != null && !features.contains(GameFactsRequests.FEATURE)) {
             features.add(GameFactsRequests.FEATURE); // announced only where the registries can be read
         }
+        if (platform.opensBooks() && !features.contains(BookRequests.FEATURE)) {
+            features.add(BookRequests.FEATURE);
+        }
         ServerCatalogue catalogue = platform.serverCatalogue();
         if (catalogue != null && !features.contains(ServerKnowledge.FEATURE)) {
             features.add(ServerKnowledge.FEATURE); // announced only where plugins and commands can be listed
@@ -92,6 +96,9 @@ public final class MineclawCore {
             new GameFactsRequests(platform, registry, settings.link().requestTimeout()).register(this.link);
         }
         new CommandResolution(platform, settings.link().requestTimeout()).register(this.link);
+        if (platform.opensBooks()) {
+            new BookRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
+        }
         if (catalogue != null) {
             new ServerKnowledge(platform, catalogue, settings.link().requestTimeout()).register(this.link);
         }

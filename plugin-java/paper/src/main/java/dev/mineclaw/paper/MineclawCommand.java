@@ -24,7 +24,7 @@ final class MineclawCommand implements BasicCommand {
     static final String LABEL = "mineclaw";
     /** Subcommands with their own node, then the ones open to every sender of the command. */
     private static final List<String> GUARDED = List.of(
-            "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai");
+            "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai", "history");
     private static final List<String> OPEN = List.of("status", "help", "usage", "retry");
     /** Subcommands with a fixed second word worth completing. */
     private static final List<String> VALIDATED = List.of("tools", "functions");

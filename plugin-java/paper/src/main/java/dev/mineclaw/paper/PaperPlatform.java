@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.logging.Logger;
+import net.kyori.adventure.inventory.Book;
 import net.kyori.adventure.text.Component;
 import org.bukkit.Server;
 import org.bukkit.command.CommandSender;
@@ -133,6 +134,17 @@ final class PaperPlatform implements Platform {
     @Override
     public void sendActionBar(UUID player, Component text) {
         online(player).sendActionBar(text);
+    }
+
+    @Override
+    public boolean opensBooks() {
+        return true;
+    }
+
+    /** Adventure's book view: shown on the player's screen, no item given. */
+    @Override
+    public void openBook(UUID player, String title, List<Component> pages) {
+        online(player).openBook(Book.book(Component.text(title), Component.text(this.plugin.getName()), pages));
     }
 
     @Override

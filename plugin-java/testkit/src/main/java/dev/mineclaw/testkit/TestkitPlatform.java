@@ -241,6 +241,27 @@ final class TestkitPlatform implements Platform {
     }
 
     @Override
+    public boolean opensBooks() {
+        return true;
+    }
+
+    /** A book opened on the player's screen: one {@code book} event with each page as plain text. */
+    @Override
+    public void openBook(UUID player, String title, List<Component> pages) {
+        TestPlayer found = owned(player, "openBook");
+        JsonObject event = new JsonObject();
+        event.addProperty("event", "book");
+        event.addProperty("to", found.ref().name());
+        event.addProperty("title", title);
+        com.google.gson.JsonArray shown = new com.google.gson.JsonArray();
+        for (Component page : pages) {
+            shown.add(TextRenderer.plain(page));
+        }
+        event.add("pages", shown);
+        this.events.accept(event);
+    }
+
+    @Override
     public boolean dispatchAsPlayer(UUID player, String command) {
         TestPlayer found = owned(player, "dispatchAsPlayer");
         dispatched(found.ref().name(), command);

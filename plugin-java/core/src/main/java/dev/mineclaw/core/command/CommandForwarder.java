@@ -73,7 +73,8 @@ public final class CommandForwarder {
 
     private CompletableFuture<List<String>> granted(CommandSender sender) {
         if (sender.isConsole()) {
-            return CompletableFuture.completedFuture(Permissions.REPORTED);
+            // The console holds every node, the ones the bridge named (tiers, report_nodes) too.
+            return CompletableFuture.completedFuture(Permissions.reported());
         }
         return PermissionFacts.of(this.platform, sender.player().uuid(), this.timeout);
     }

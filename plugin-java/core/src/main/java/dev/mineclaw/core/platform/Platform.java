@@ -135,4 +135,17 @@ public interface Platform {
     default ServerCatalogue serverCatalogue() {
         return null;
     }
+
+    /** Whether {@link #openBook} works here (the plugin then announces {@code books}). Any thread. */
+    default boolean opensBooks() {
+        return false;
+    }
+
+    /**
+     * Opens a written book with {@code title} and {@code pages} on {@code player}'s screen,
+     * without giving them an item. Player's executor.
+     */
+    default void openBook(UUID player, String title, List<Component> pages) {
+        throw new UnsupportedOperationException("this platform opens no books");
+    }
 }

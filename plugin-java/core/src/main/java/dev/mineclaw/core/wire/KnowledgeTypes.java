@@ -57,6 +57,26 @@ final class KnowledgeTypes {
         });
     }
 
+    /** {@code output.book} (feature {@code books}): a written book opened for one player. */
+    static void registerBooks() {
+        MessageTypes.request(Direction.BRIDGE_TO_PLUGIN, "output.book", data -> {
+            Set<String> fields = Set.of("player", "title", "pages");
+            data.only(fields, fields);
+            data.string("player", 36, 36, Shapes.UUID);
+            data.string("title", 1, 32, null);
+            JsonArray pages = data.array("pages", 100);
+            if (pages.isEmpty()) {
+                throw data.fail("pages", "must hold at least one page");
+            }
+            for (int i = 0; i < pages.size(); i++) {
+                Shapes.text(Fields.of(pages.get(i), data.name("pages[" + i + "]"), ErrorCode.INVALID_DATA));
+            }
+        }, data -> {
+            data.only(Set.of("shown"), Set.of("shown"));
+            data.bool("shown");
+        });
+    }
+
     private static void plugin(Fields plugin) {
         Set<String> fields = Set.of("name", "version", "enabled", "description");
         plugin.only(fields, fields);

@@ -117,6 +117,7 @@ public final class MessageTypes {
         FactsTypes.register();
         CommandTypes.register();
         KnowledgeTypes.register();
+        KnowledgeTypes.registerBooks();
     }
 
     private MessageTypes() {}

@@ -133,11 +133,19 @@ class CommandForwarderTest {
     @Test
     void consoleHoldsEveryNodeAndGetsRepliesOnTheConsole() throws Exception {
         this.link.answer(request -> lines("reloaded"));
-        run(CommandSender.CONSOLE, "reload");
+        // Every node, the ones the bridge named in link.state too (the console holds them all).
+        Permissions.reportNodes(List.of("mineclaw.command.history"));
+        try {
+            run(CommandSender.CONSOLE, "reload");
+        } finally {
+            Permissions.reportNodes(List.of());
+        }
         JsonObject sender = this.link.sent().get(0).data().getAsJsonObject("sender");
         assertEquals("console", sender.get("kind").getAsString());
         assertFalse(sender.has("player"));
-        assertEquals(Permissions.REPORTED, strings(sender.getAsJsonArray("granted")));
+        List<String> expected = new java.util.ArrayList<>(Permissions.REPORTED);
+        expected.add("mineclaw.command.history");
+        assertEquals(expected, strings(sender.getAsJsonArray("granted")));
         assertEquals(List.of(new FakePlatform.Shown("console", "reloaded")), this.platform.shown());
     }
 
