@@ -40,13 +40,12 @@ from bridge.control.validation import validate_document
 from bridge.control.workspace_files import WORKSPACE_DIR, load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.functions.dispatch_review import built_console_commands
+from bridge.functions.dry_run import dry_run
 from bridge.functions.engine import SandboxError
-from bridge.functions.host import PLAYER_REF, DryRunHost
+from bridge.functions.host import PLAYER_REF
 from bridge.functions.review import CatalogueReview, SkillText, review_catalogue, skill_texts
-from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
+from bridge.functions.runtime import FunctionOutcome
 from bridge.functions.syntax_problems import function_syntax_problems
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
-from bridge.store.audit_sink import MemoryAudit
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -158,43 +157,26 @@ def run_dry_run(args: argparse.Namespace) -> int:
     if loaded.catalogue is None:
         return EXIT_PROBLEMS
     spec = loaded.catalogue.get(args.name)
-    catalogue = loaded.catalogue
     if spec is not None and not spec.enabled:
         # A dry run is how an owner tries a Function before enabling it.
         console.print("[yellow]disabled in functions.yml; run anyway (dry run)[/yellow]")
-        enabled = spec.model_copy(update={"enabled": True})
-        others = [f for f in catalogue.functions if f.name != spec.name]
-        catalogue = catalogue.model_copy(update={"functions": [*others, enabled]})
-    host = DryRunHost(approve=args.approve, tools=loaded.known_tools)
     try:
         outcome = asyncio.run(
-            _dry_run(catalogue, loaded.limits, host, args.name, arguments, args.player)
+            dry_run(
+                loaded.catalogue,
+                loaded.limits,
+                args.name,
+                arguments,
+                args.player,
+                approve=args.approve,
+                known_tools=loaded.known_tools,
+            )
         )
     except SandboxError as exc:
         console.print(f"[red]the sandbox could not start:[/red] {escape(str(exc))}")
         return EXIT_PROBLEMS
     _print_outcome(console, outcome, args)
     return EXIT_PROBLEMS if outcome.result.get("status") == "error" else EXIT_OK
-
-
-async def _dry_run(
-    catalogue: FunctionsFile,
-    limits: FunctionLimits,
-    host: DryRunHost,
-    name: str,
-    arguments: Any,
-    player: str,
-) -> FunctionOutcome:
-    # The same worker processes and limits as the bridge; one worker is enough for one call.
-    settings = pool_settings(limits)
-    engine = await WorkerEngine.start(PoolSettings(workers=1, spare=0, limits=settings.limits))
-    try:
-        runtime = FunctionRuntime(
-            catalogue=catalogue, limits=limits, engine=engine, host=host, audit=MemoryAudit()
-        )
-        return await runtime.invoke(name, arguments, player=player)
-    finally:
-        await engine.aclose()
 
 
 def _print_outcome(console: Console, outcome: FunctionOutcome, args: argparse.Namespace) -> None:

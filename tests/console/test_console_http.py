@@ -225,3 +225,27 @@ async def test_conversations_show_the_archive_as_text_newest_first(tmp_path: Pat
                 "t-5",
                 "t-0",
             ]
+
+
+async def test_the_dry_run_form_gives_what_functions_run_gives(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console:
+        owner_login = _logged_in(console)
+        viewer_login = _logged_in(console, "--role", "viewer", "--as", "vera")
+        async with owner_login as client, viewer_login as viewer:
+            url = "/functions/say-hello/dry-run"
+            page = await client.get("/functions/say-hello")
+            form = {"csrf": _csrf(page.text), "player": "Steve", "approve": "yes"}
+            ran = await client.post(url, data={**form, "args": '{"to": "Alex"}'})
+            assert ran.status_code == 200, ran.text
+            # Unreviewed (require_review is on) and still run: the dry run is how it is read.
+            assert "say hello Alex from Steve" in ran.text
+            assert "command.dispatch.console" in ran.text
+            assert "&#34;status&#34;: &#34;ok&#34;" in ran.text or '"status": "ok"' in ran.text
+            bad = await client.post(url, data={**form, "args": "{nope"})
+            assert bad.status_code == 400 and "not JSON" in bad.text
+            who = await client.post(url, data={**form, "args": "{}", "player": "<b>"})
+            assert who.status_code == 400
+            viewer_csrf = _csrf((await viewer.get("/functions/say-hello")).text)
+            denied = await viewer.post(url, data={**form, "csrf": viewer_csrf, "args": "{}"})
+            assert denied.status_code == 403
+        assert "say-hello" not in console.offered()  # a dry run reviews nothing
