@@ -52,7 +52,13 @@ from bridge.link.messages import (
 )
 from bridge.providers.events import Completed, StreamEvent, TextDelta
 from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest, ToolCall
-from bridge.store.archive import DATA_DIR_NAME, ArchivedTurn, TurnArchive, default_archive_path
+from bridge.store.archive import (
+    DATA_DIR_NAME,
+    ArchivedTurn,
+    Fence,
+    TurnArchive,
+    default_archive_path,
+)
 from bridge.store.audit import AuditLog
 from bridge.tools.workspace import Workspace
 from bridge.turns.ports import ModelStream, TurnSnapshot
@@ -142,9 +148,9 @@ class TimedArchive(TurnArchive):
 
     last_s = 0.0
 
-    def append(self, turn: ArchivedTurn) -> None:
+    def append(self, turn: ArchivedTurn, *, fence: Fence | None = None) -> None:
         started = time.perf_counter()
-        super().append(turn)
+        super().append(turn, fence=fence)
         self.last_s = time.perf_counter() - started
 
 

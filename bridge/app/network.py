@@ -48,6 +48,7 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.store.archive import Fence
 from bridge.tools.plugin_access import PluginAccess
 
 log = logging.getLogger(__name__)
@@ -158,6 +159,7 @@ class Network:
         self._contexts: dict[str, ServerContext] = {}
         self._handlers: dict[str, _ServerHandler] = {}
         self._pending: set[asyncio.Task[None]] = set()
+        self._fence_for: Callable[[str], Fence] | None = None
         self.context(DEFAULT_SERVER_ID)
 
     @classmethod
@@ -209,6 +211,13 @@ class Network:
     def serves(self, server_id: str) -> bool:
         return self._serves is None or self._serves(server_id)
 
+    def fence_archives(self, fence_for: Callable[[str], Fence]) -> None:
+        """From now on each server's turns are archived only past ``fence_for(server_id)``
+        (the lease's epoch: `bridge.app.server_leases`)."""
+        self._fence_for = fence_for
+        for server_id, context in self._contexts.items():
+            context.runtime.archive_fence = fence_for(server_id)
+
     def serve_only(self, serves: Callable[[str], bool]) -> None:
         """From now on serve only the servers ``serves`` accepts (the leases this bridge
         holds)."""
@@ -253,6 +262,8 @@ class Network:
         personas = None if server_id == DEFAULT_SERVER_ID else self.default.app.personas
         app = AppHandler(runtime, optouts=optouts, personas=personas)
         app.link_tools.plugin_of_player = self._plugin_of_player
+        if self._fence_for is not None:
+            runtime.archive_fence = self._fence_for(server_id)
         context = self._contexts[server_id] = ServerContext(server_id, runtime, app)
         if server_id != DEFAULT_SERVER_ID:
             log.info("server %s: context created", server_id)

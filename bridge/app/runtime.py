@@ -59,7 +59,7 @@ from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
 from bridge.providers.client import ProviderClient
-from bridge.store.archive import TurnArchive
+from bridge.store.archive import Fence, FencedArchive, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.sessions import OpenPrompt, SessionRecords
 from bridge.store.usage import UsageLedger
@@ -186,9 +186,12 @@ class Runtime:
         self.turn_player: PlayerRef | None = None
         """Who asked the latest public turn, for the notice when it is stopped."""
         # The public lane and the players' private lanes (/ai), the cap and the wait line.
+        self.archive_fence: Fence | None = None
+        """Checked in every turn's archive transaction: this bridge still holds the server's
+        lease (`bridge.app.server_leases`); None without leases."""
         self.lanes = TurnLanes(
             self,
-            archive=archive,
+            archive=FencedArchive(archive, lambda: self.archive_fence),
             audit=audit,
             output=output or LinkTurnOutput(self),
             action_bar_interval_s=settings.action_bar_interval_s,

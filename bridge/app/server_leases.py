@@ -24,6 +24,8 @@ import asyncio
 import hashlib
 import logging
 import threading
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,8 @@ from bridge.app.network import Network
 from bridge.control import ControlPlane
 from bridge.errors import StoreError
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.store.archive import Fence
+from bridge.store.database import Transaction
 from bridge.store.deadline import WATCHDOG
 
 if TYPE_CHECKING:
@@ -39,7 +43,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLL_S = 1.0
-"""How often free leases are tried and the lease connection checked."""
+"""How often the leases held are renewed, free ones tried and the lease connection checked."""
+TTL_S = 5.0
+"""How long a lease lasts unrenewed: a bridge that stops renewing (hung, paused, cut off from the
+database while its session lives on) loses its servers that long after its last renewal, and
+stops serving them by then itself. More than ``POLL_S`` plus ``DEADLINE_S``, so a slow poll does
+not lose them."""
+TABLE = "mineclaw_server_leases"
+_CREATE_TABLE = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (server_id TEXT PRIMARY KEY, holder TEXT NOT NULL,"
+    " epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)"
+)
 LOCK_NAMESPACE = b"mineclaw-server-lease"
 CONNECT_TIMEOUT_S = 5
 DEADLINE_S = 3.0
@@ -60,10 +74,17 @@ class LeaseError(StoreError):
     """The lease connection could not be opened or was lost."""
 
 
-def lock_key(server_id: str) -> int:
-    """The advisory lock key of a server: 64 bits of a keyed hash of its id (a signed bigint,
-    as PostgreSQL takes it), so other applications' locks on the database never collide."""
-    digest = hashlib.blake2b(server_id.encode(), digest_size=8, person=LOCK_NAMESPACE[:16])
+class LeaseLost(StoreError):
+    """A turn's archive write refused: its bridge no longer holds the server's lease."""
+
+
+def lock_key(server_id: str, epoch: int = 0) -> int:
+    """The advisory lock key of a server's lease at ``epoch``: 64 bits of a keyed hash (a signed
+    bigint, as PostgreSQL takes it), so other applications' locks on the database never
+    collide. The holder of an epoch holds its lock for as long as its session lives: a bridge
+    that can take it knows that holder is gone."""
+    name = server_id if epoch == 0 else f"{server_id}\n{epoch}"
+    digest = hashlib.blake2b(name.encode(), digest_size=8, person=LOCK_NAMESPACE[:16])
     return int.from_bytes(digest.digest(), "big", signed=True)
 
 
@@ -79,6 +100,7 @@ class ServerLeases:
         servers: Callable[[], Iterable[str]],
         on_lost: Callable[[str], Awaitable[None]],
         poll_s: float = POLL_S,
+        ttl_s: float = TTL_S,
         application_name: str = "mineclaw-bridge-leases",
     ) -> None:
         self._dsn = dsn
@@ -92,23 +114,65 @@ class ServerLeases:
         # poll still running there (a cancelled await does not stop its thread).
         self._thread_lock = threading.Lock()
         self._closing = False
-        self._held: set[str] = set()
+        self._epochs: dict[str, int] = {}
+        """The servers this bridge holds, each with the epoch it took it at."""
+        self._valid_until = 0.0
+        """Until when (``time.monotonic``) the leases held count as this bridge's: the last
+        renewal that succeeded, from before it was sent, plus ``ttl_s``. The database lets
+        another bridge take them only after its own clock passed the same time after it
+        received that renewal, so this bridge stops first."""
+        self.ttl_s = ttl_s
+        self.holder = f"{application_name}:{uuid.uuid4()}"
+        """This bridge's name in the lease table (one per process start)."""
         self._task: asyncio.Task[None] | None = None
         self.acquired = asyncio.Event()
         """Set whenever a lease was taken (tests and logs wait for it)."""
 
     def held(self, server_id: str) -> bool:
-        return server_id in self._held
+        """Whether this bridge serves ``server_id`` now: its lease held and renewed within
+        ``ttl_s`` (a bridge resumed after a pause serves nothing until it renewed)."""
+        return server_id in self._epochs and time.monotonic() < self._valid_until
+
+    def epoch(self, server_id: str) -> int | None:
+        """The epoch this bridge holds ``server_id`` at, or None when it does not serve it."""
+        return self._epochs.get(server_id) if self.held(server_id) else None
+
+    def fence(self, server_id: str) -> Fence:
+        """The archive fence of a turn of ``server_id``: inside the turn's transaction, the
+        lease row must still name this bridge at the epoch held now. ``FOR SHARE`` makes a
+        takeover wait for this commit, so a turn is committed only while its bridge holds the
+        server, and one finished after a takeover is refused (issue 39)."""
+        holder = self.holder
+
+        def check(tx: Transaction) -> None:
+            epoch = self.epoch(server_id)  # when the turn is written, not when it started
+            rows = (
+                []
+                if epoch is None
+                else tx.query(
+                    f"SELECT 1 FROM {TABLE} WHERE server_id = ? AND holder = ? AND epoch = ?"
+                    " FOR SHARE",
+                    (server_id, holder, epoch),
+                )
+            )
+            if not rows:
+                raise LeaseLost(
+                    f"server {server_id}: this bridge no longer holds its lease (another bridge"
+                    " took it); the turn is not archived"
+                )
+
+        return check
 
     @property
     def servers_held(self) -> frozenset[str]:
-        return frozenset(self._held)
+        return frozenset(s for s in self._epochs if self.held(s))
 
     async def start(self) -> None:
         """Connect and take what is free now; raises ``LeaseError`` when the database cannot
         be reached (the bridge then does not start: serving without leases could serve a
         server twice)."""
         await asyncio.to_thread(self._locked_connect)
+        await asyncio.to_thread(self._create_table)
         await self.poll()
         self._task = asyncio.create_task(self._run())
 
@@ -119,7 +183,7 @@ class ServerLeases:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        self._held.clear()
+        self._epochs.clear()
         await asyncio.to_thread(self._close_connection)
 
     def _close_connection(self) -> None:
@@ -138,21 +202,35 @@ class ServerLeases:
 
     async def poll(self) -> None:
         wanted = list(dict.fromkeys(self._servers()))
+        sent_at = time.monotonic()
+        held = dict(self._epochs)
         try:
-            taken = await asyncio.to_thread(self._take, wanted)
+            renewed, taken = await asyncio.to_thread(self._take, wanted, held)
         except LeaseError as exc:
-            lost = sorted(self._held)
-            self._held.clear()
-            if lost:
-                log.error("server leases lost (%s): no longer serving %s", exc, ", ".join(lost))
-            for server_id in lost:
-                await self._on_lost(server_id)
+            await self._lose(sorted(self._epochs), str(exc))
             return
-        for server_id in taken:
-            self._held.add(server_id)
-            log.info("server %s: lease taken; this bridge serves it now", server_id)
+        lost = sorted(set(held) - renewed)
+        for server_id in lost:
+            self._epochs.pop(server_id, None)
+        for server_id, epoch in taken.items():
+            self._epochs[server_id] = epoch
+            log.info(
+                "server %s: lease taken (epoch %d); this bridge serves it now", server_id, epoch
+            )
+        if self._epochs:
+            self._valid_until = sent_at + self.ttl_s
+        if lost:
+            await self._lose(lost, "another bridge took them after this one missed renewing")
         if taken:
             self.acquired.set()
+
+    async def _lose(self, lost: list[str], why: str) -> None:
+        for server_id in lost:
+            self._epochs.pop(server_id, None)
+        if lost:
+            log.error("server leases lost (%s): no longer serving %s", why, ", ".join(lost))
+        for server_id in lost:
+            await self._on_lost(server_id)
 
     # ---- blocking parts, in a worker thread
 
@@ -185,14 +263,28 @@ class ServerLeases:
             raise LeaseError(f"cannot open the lease connection: {_first_line(exc)}") from exc
         return self._conn
 
-    def _take(self, wanted: list[str]) -> list[str]:
-        """Check the connection, then try each wanted server not held; the ones taken."""
+    def _create_table(self) -> None:
+        with self._thread_lock:
+            conn = self._connect()
+            with WATCHDOG.guard(conn.fileno(), DEADLINE_S):
+                # Two bridges starting together may both create it: one wins, the other waits.
+                conn.execute(f"SELECT pg_advisory_lock({lock_key('lease table')})")
+                try:
+                    conn.execute(_CREATE_TABLE)
+                finally:
+                    conn.execute(f"SELECT pg_advisory_unlock({lock_key('lease table')})")
+
+    def _take(self, wanted: list[str], held: dict[str, int]) -> tuple[set[str], dict[str, int]]:
+        """Check the connection, renew what is held, then try each wanted server not held;
+        the servers renewed and those taken (with their epochs)."""
         with self._thread_lock:
             if self._closing:
-                return []
-            return self._take_locked(wanted)
+                return set(), {}
+            return self._take_locked(wanted, held)
 
-    def _take_locked(self, wanted: list[str]) -> list[str]:
+    def _take_locked(
+        self, wanted: list[str], held: dict[str, int]
+    ) -> tuple[set[str], dict[str, int]]:
         import psycopg
 
         had_connection = self._conn is not None and not self._conn.broken
@@ -201,7 +293,7 @@ class ServerLeases:
             conn = self._connect()
             with WATCHDOG.guard(conn.fileno(), DEADLINE_S) as guard:
                 try:
-                    return self._poll_connection(conn, wanted, had_connection=had_connection)
+                    return self._poll_connection(conn, wanted, held, had_connection)
                 finally:
                     fired = guard.fired
         except psycopg.Error as exc:
@@ -220,21 +312,79 @@ class ServerLeases:
             raise
 
     def _poll_connection(
-        self, conn: psycopg.Connection[Any], wanted: list[str], *, had_connection: bool
-    ) -> list[str]:
+        self,
+        conn: psycopg.Connection[Any],
+        wanted: list[str],
+        held: dict[str, int],
+        had_connection: bool,
+    ) -> tuple[set[str], dict[str, int]]:
         if had_connection:
             conn.execute("SELECT 1")  # alive: our locks are still ours
-        elif self._held:
+        elif held:
             # A new connection holds none of the old one's locks.
             raise LeaseError("the lease connection was replaced")
-        taken = []
+        renewed: set[str] = set()
+        if held:
+            rows = conn.execute(
+                f"UPDATE {TABLE} SET expires_at = clock_timestamp() + make_interval(secs => %s)"
+                " WHERE holder = %s AND server_id = ANY(%s) RETURNING server_id, epoch",
+                (self.ttl_s, self.holder, list(held)),
+            ).fetchall()
+            renewed = {server_id for server_id, epoch in rows if held.get(server_id) == epoch}
+        taken: dict[str, int] = {}
         for server_id in wanted:
-            if server_id in self._held:
+            if server_id in held:
                 continue
-            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(server_id),)).fetchone()
-            if row is not None and row[0]:
-                taken.append(server_id)
-        return taken
+            epoch = self._try_take(conn, server_id)
+            if epoch is not None:
+                taken[server_id] = epoch
+        return renewed, taken
+
+    def _try_take(self, conn: psycopg.Connection[Any], server_id: str) -> int | None:
+        """Take ``server_id`` when its lease is free: never taken, expired (its holder stopped
+        renewing: hung, paused, cut off), or its holder's session is gone (the lock of its epoch
+        can be had: it died, or let go). The epoch goes up by one with every take."""
+        row = conn.execute(
+            f"SELECT epoch, expires_at < clock_timestamp() FROM {TABLE} WHERE server_id = %s",
+            (server_id,),
+        ).fetchone()
+        ttl = self.ttl_s
+        if row is None:
+            inserted = conn.execute(
+                f"INSERT INTO {TABLE} (server_id, holder, epoch, expires_at) VALUES"
+                " (%s, %s, 1, clock_timestamp() + make_interval(secs => %s))"
+                " ON CONFLICT (server_id) DO NOTHING RETURNING epoch",
+                (server_id, self.holder, ttl),
+            ).fetchone()
+            return self._hold(conn, server_id, inserted)
+        epoch, expired = int(row[0]), bool(row[1])
+        gone = False
+        if not expired:
+            locked = conn.execute(
+                "SELECT pg_try_advisory_lock(%s)", (lock_key(server_id, epoch),)
+            ).fetchone()
+            gone = bool(locked and locked[0])
+            if not gone:
+                return None
+        try:
+            updated = conn.execute(
+                f"UPDATE {TABLE} SET holder = %s, epoch = epoch + 1,"
+                " expires_at = clock_timestamp() + make_interval(secs => %s)"
+                " WHERE server_id = %s AND epoch = %s RETURNING epoch",
+                (self.holder, ttl, server_id, epoch),
+            ).fetchone()
+        finally:
+            if gone:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key(server_id, epoch),))
+        return self._hold(conn, server_id, updated)
+
+    @staticmethod
+    def _hold(conn: psycopg.Connection[Any], server_id: str, row: Any) -> int | None:
+        if row is None:
+            return None  # another bridge took it first
+        epoch = int(row[0])
+        conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(server_id, epoch),))
+        return epoch
 
 
 def _first_line(exc: BaseException) -> str:
@@ -263,4 +413,5 @@ def network_leases(
         storage.dsn, password=storage.password_value, servers=servers, on_lost=lost
     )
     network.serve_only(leases.held)
+    network.fence_archives(leases.fence)
     return leases

@@ -436,9 +436,7 @@ class LinkServer:
         timeout: float | None = None,
         server_id: str = DEFAULT_SERVER_ID,
     ) -> WireModel:
-        connection = self._current.get(server_id)
-        if connection is None:
-            raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        connection = self._connection_served(server_id)
         try:
             request_id = connection.core.send_request(name, data)
         except NotOpenError as exc:
@@ -459,6 +457,19 @@ class LinkServer:
             self._forget(connection, request_id)
             raise
 
+    def _connection_served(self, server_id: str) -> _Connection:
+        """The link of ``server_id``, if this bridge still serves it: a bridge resumed after a
+        pause may have lost the server's lease meanwhile, and must not act for it any more
+        (dispatch a command, show a line) before its link is dropped."""
+        connection = self._current.get(server_id)
+        if connection is None:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        if not self._servers.serves(server_id):
+            raise LinkRequestError(
+                ErrorCode.DISCONNECTED, "this bridge no longer holds this server's lease"
+            )
+        return connection
+
     @staticmethod
     def _forget(connection: _Connection, request_id: str) -> None:
         connection.core.forget_request(request_id)
@@ -467,9 +478,7 @@ class LinkServer:
     async def send_event(
         self, name: str, data: WireModel, *, server_id: str = DEFAULT_SERVER_ID
     ) -> None:
-        connection = self._current.get(server_id)
-        if connection is None:
-            raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        connection = self._connection_served(server_id)
         try:
             connection.core.send_event(name, data)
         except NotOpenError as exc:

@@ -17,7 +17,7 @@ connection is shared under a lock rather than tied to the thread that opened it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from bridge.errors import StoreError
-from bridge.store.database import Database, DatabaseError, SqliteDatabase
+from bridge.store.database import Database, DatabaseError, SqliteDatabase, Transaction
 from bridge.store.migrations import Migration, Schema, open_migrated
 from bridge.unicode_text import SURROGATE_ESCAPE, has_surrogate, valid_json
 
@@ -120,6 +120,26 @@ def _load_item(raw: str) -> JsonValue:
     return valid_json(item) if SURROGATE_ESCAPE.search(raw) else item
 
 
+Fence = Callable[[Transaction], None]
+"""A check inside a turn's archive transaction (`bridge.app.server_leases`: the lease's epoch)."""
+
+
+class FencedArchive:
+    """The ``ArchiveWriter`` of one server's turns: ``archive.append`` with the fence that
+    ``fence()`` gives at the moment of the write (None: no fence, a bridge without leases)."""
+
+    def __init__(self, archive: TurnArchive, fence: Callable[[], Fence | None]) -> None:
+        self._archive = archive
+        self._fence = fence
+
+    def append(self, turn: ArchivedTurn) -> None:
+        fence = self._fence()
+        if fence is None:
+            self._archive.append(turn)  # as it was: a stand-in archive may take no fence
+        else:
+            self._archive.append(turn, fence=fence)
+
+
 class TurnArchive:
     """An open archive. Use as a context manager or call `close`.
 
@@ -144,8 +164,10 @@ class TurnArchive:
         """The SQLite file, or None on PostgreSQL."""
         return self._db.path if isinstance(self._db, SqliteDatabase) else None
 
-    def append(self, turn: ArchivedTurn) -> None:
-        """Store one completed turn, whole, in one transaction."""
+    def append(self, turn: ArchivedTurn, *, fence: Fence | None = None) -> None:
+        """Store one completed turn, whole, in one transaction. ``fence`` runs first in that
+        transaction and raises `StoreError` when the turn may no longer be stored (the bridge
+        lost the lease of its server): then nothing of it is."""
         try:
             item_rows = [
                 (turn.turn_id, position, _item_json(item))
@@ -165,6 +187,8 @@ class TurnArchive:
         )
         try:
             with self._db.transaction() as tx:
+                if fence is not None:
+                    fence(tx)
                 tx.execute(
                     "INSERT INTO turns (turn_id, session_id, player, started_at, ended_at,"
                     " model_ref, control_version, item_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

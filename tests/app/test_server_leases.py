@@ -12,11 +12,15 @@ from typing import Any
 
 import pytest
 
-from bridge.app.server_leases import LeaseError, ServerLeases, lock_key
+from bridge.app.server_leases import LeaseError, LeaseLost, ServerLeases, lock_key
+from bridge.store.archive import TurnArchive
+from bridge.store.database import PostgresDatabase
 from tests.postgres_server import PostgresServer
+from tests.store.test_postgres_failures import turn
 
 SERVERS = ["default", "lobby", "survival"]
 WAIT = 20.0
+TTL_S = 1.0
 
 
 @pytest.fixture
@@ -39,6 +43,7 @@ class Bridge:
             servers=lambda: SERVERS,
             on_lost=self.lost.put,
             poll_s=0.05,
+            ttl_s=TTL_S,
             application_name=f"lease-test-{name}",
         )
 
@@ -131,6 +136,46 @@ async def test_a_standby_whose_lease_backend_hangs_still_takes_over(
     with paused_backend(postgres_server, "lease-test-b"):
         await a.leases.close()
         await _until(lambda: b.leases.servers_held == set(SERVERS))
+
+
+async def test_a_holder_whose_lease_backend_hangs_loses_its_servers_to_the_standby(
+    bridges: tuple[Bridge, Bridge], postgres_server: PostgresServer
+) -> None:
+    # The paused backend keeps its session, and with it its advisory locks: before leases
+    # expired, no other bridge could take those servers for as long as it was paused.
+    a, b = bridges
+    await a.leases.start()
+    await b.leases.start()
+    with paused_backend(postgres_server, "lease-test-a"):
+        lost = {await asyncio.wait_for(a.lost.get(), WAIT) for _ in SERVERS}
+        assert lost == set(SERVERS) and a.leases.servers_held == frozenset()
+        await _until(lambda: b.leases.servers_held == set(SERVERS))
+        assert {b.leases.epoch(server) for server in SERVERS} == {2}
+
+
+async def test_a_holder_that_stops_renewing_is_fenced_out_of_the_archive(
+    bridges: tuple[Bridge, Bridge], postgres_server: PostgresServer, database: str
+) -> None:
+    # A hung bridge (its poll no longer runs, its session alive) that resumes after another
+    # took its server must not commit a turn for it: once in 13 tries a resumed holder did.
+    a, b = bridges
+    await a.leases.start()
+    await b.leases.start()
+    archive = TurnArchive(
+        PostgresDatabase(postgres_server.dsn(database), password=postgres_server.password)
+    )
+    try:
+        archive.append(turn("while-held"), fence=a.leases.fence("lobby"))
+        assert a.leases._task is not None
+        a.leases._task.cancel()  # a stops renewing, as a paused process does
+        await _until(lambda: b.leases.servers_held == set(SERVERS))
+        assert not a.leases.held("lobby")
+        with pytest.raises(LeaseLost, match="no longer holds its lease"):
+            await asyncio.to_thread(archive.append, turn("after"), fence=a.leases.fence("lobby"))
+        archive.append(turn("by-b"), fence=b.leases.fence("lobby"))
+        assert [t.turn_id for t in archive.all_turns()] == ["while-held", "by-b"]
+    finally:
+        archive.close()
 
 
 async def test_an_unreachable_database_refuses_the_start(postgres_server: PostgresServer) -> None:
