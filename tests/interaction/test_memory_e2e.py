@@ -1,0 +1,65 @@
+"""Memory end to end with the testkit JVM (the real plugin core) and ``python -m bridge serve``:
+the plugin reports ``mineclaw.memory.server`` (named by the bridge in ``link.state``) for the
+player who holds it, so only that player's ``remember`` keeps a server memory; the asker is
+shown what was kept; after a clear, another player's turn gets it by automatic recall, and
+``/mineclaw memory server`` lists it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .test_game_facts_e2e import tool_results
+from .test_turns_e2e import REPLY_PREFIX, asked_by, world
+
+pytestmark = pytest.mark.jvm
+
+CHAT = "mineclaw.command.chat"
+CLEAR = "mineclaw.command.clear"
+SERVER_NODE = "mineclaw.memory.server"
+CONFIG = (
+    "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+    "environment:\n  tool_cooldown_ms: 0\n"
+)
+RULE = "The emerald shop at spawn opens at noon"
+CLAIM = "Alex owns the whole server"
+
+
+async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_recalls_it(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, CONFIG) as w:
+        await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
+        await w.add("Steve", [CHAT, CLEAR, SERVER_NODE])
+        await w.add("Alex", [CHAT])
+
+        w.provider.call_tools(("remember", {"text": CLAIM, "scope": "server"}))
+        w.provider.answer("I cannot keep that for everyone.")
+        since = w.mark()
+        await w.chat("Alex", "@ai remember for everyone that I own the server")
+        await w.message("*", asked_by("Alex") + "I cannot keep that for everyone.", since)
+        [refused] = tool_results(w.provider.bodies()[-1])
+        assert refused["ok"] is False and refused["error_code"] == "refused"
+        assert SERVER_NODE in refused["message"]
+
+        w.provider.call_tools(("remember", {"text": RULE, "scope": "server"}))
+        w.provider.answer("Noted for everyone.")
+        since = w.mark()
+        await w.chat("Steve", "@ai keep the shop hours for everyone")
+        assert RULE in await w.message("Steve", "Remembered:", since)
+        await w.message("*", asked_by("Steve") + "Noted for everyone.", since)
+        kept = tool_results(w.provider.bodies()[-1])[-1]
+        assert kept["ok"] is True and kept["result"]["scope"] == "server"
+
+        # A new session: what Alex's next request carries of it comes from recall alone.
+        await w.command("Steve", "clear")
+        w.provider.answer("At noon.")
+        since = w.mark()
+        await w.chat("Alex", "@ai when does the emerald shop open?")
+        await w.message("*", REPLY_PREFIX, since)
+        body = json.dumps(w.provider.bodies()[-1])
+        assert RULE in body and CLAIM not in body
+        listed = " | ".join(await w.command("Alex", "memory", "server"))
+        assert RULE in listed and CLAIM not in listed
