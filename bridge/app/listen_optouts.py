@@ -14,7 +14,7 @@ import re
 import threading
 from pathlib import Path
 
-from bridge.app.state_files import read_state, write_state
+from bridge.app.state_files import read_state, versioned_players, write_state
 
 FILE_NAME = "listen-optouts.json"
 MAX_PLAYERS = 100_000
@@ -44,13 +44,7 @@ class ListenOptOuts:
 
 
 def _parse(raw: bytes) -> frozenset[str]:
-    try:
-        document = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    if not isinstance(document, dict) or document.get("version") != 1:
-        raise ValueError('expected {"version": 1, "players": [...]}')
-    players = document.get("players")
+    players = versioned_players(raw, "[...]")
     if not isinstance(players, list) or len(players) > MAX_PLAYERS:
         raise ValueError(f"players must be a list of at most {MAX_PLAYERS} UUIDs")
     for index, player in enumerate(players):

@@ -13,7 +13,7 @@ import re
 import threading
 from pathlib import Path
 
-from bridge.app.state_files import read_state, write_state
+from bridge.app.state_files import read_state, versioned_players, write_state
 from bridge.control.souls_files import SOUL_NAME
 
 FILE_NAME = "persona-choices.json"
@@ -51,13 +51,7 @@ class PersonaChoices:
 
 
 def _parse(raw: bytes) -> dict[str, str]:
-    try:
-        document = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    if not isinstance(document, dict) or document.get("version") != 1:
-        raise ValueError('expected {"version": 1, "players": {...}}')
-    players = document.get("players")
+    players = versioned_players(raw, "{...}")
     if not isinstance(players, dict) or len(players) > MAX_PLAYERS:
         raise ValueError(f"players must map at most {MAX_PLAYERS} UUIDs to soul names")
     for player, soul in players.items():

@@ -8,6 +8,7 @@ what it held.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
@@ -43,6 +44,18 @@ def read_state(path: Path, parse: Callable[[bytes], T], empty: T, what: str) -> 
         except OSError as move:
             log.error("%s could not be set aside: %s", path, move.strerror)
         return empty
+
+
+def versioned_players(raw: bytes, shape: str) -> object:
+    """The ``players`` of a ``{"version": 1, "players": ...}`` file; ``ValueError`` naming
+    ``shape`` (what ``players`` should be) when the file is not that."""
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("version") != 1:
+        raise ValueError(f'expected {{"version": 1, "players": {shape}}}')
+    return document.get("players")
 
 
 def write_state(path: Path, body: bytes) -> None:

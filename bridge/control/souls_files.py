@@ -9,22 +9,15 @@ soul of each lane type; a name no file defines is a problem of that field.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
 
 from bridge.control.base import StrictModel
-from bridge.control.files import read_regular_file
 from bridge.control.problems import ConfigLoadError, Problem
 from bridge.control.validation import validate_document
-from bridge.control.workspace_files import (
-    WORKSPACE_DIR,
-    file_text,
-    is_real_directory,
-    parse_front_matter,
-)
+from bridge.control.workspace_files import WORKSPACE_DIR, markdown_files, parse_front_matter
 
 SOULS_DIR = "souls"
 MAX_SOULS = 32
@@ -55,20 +48,10 @@ def load_souls(config_dir: Path) -> tuple[dict[str, Soul], list[Problem]]:
     problems: list[Problem] = []
     directory = config_dir / WORKSPACE_DIR / SOULS_DIR
     label_dir = f"{WORKSPACE_DIR}/{SOULS_DIR}"
-    if not is_real_directory(directory, label_dir, problems, required=False):
-        return {}, problems
-    names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".md"))
-    if len(names) > MAX_SOULS:
-        problems.append(Problem(label_dir, None, None, "", f"more than {MAX_SOULS} souls"))
-        names = names[:MAX_SOULS]
     souls: dict[str, Soul] = {}
-    for name in names:
-        label = f"{label_dir}/{name}"
+    for label, text in markdown_files(directory, label_dir, problems, MAX_SOULS, MAX_SOUL_BYTES):
         try:
-            data = read_regular_file(directory / name, label=label, max_bytes=MAX_SOUL_BYTES)
-            if data is None:
-                continue  # removed while listing
-            soul = parse_soul(file_text(data, label), label)
+            soul = parse_soul(text, label)
         except ConfigLoadError as exc:
             problems.extend(exc.problems)
             continue

@@ -73,21 +73,11 @@ def load_workspace(config_dir: Path) -> tuple[str, tuple[Skill, ...], list[Probl
 
 def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
     label_dir = f"{WORKSPACE_DIR}/{SKILLS_DIR}"
-    if not is_real_directory(directory, label_dir, problems, required=False):
-        return ()
-    names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".md"))
-    if len(names) > MAX_SKILLS:
-        problems.append(Problem(label_dir, None, None, "", f"more than {MAX_SKILLS} skills"))
-        names = names[:MAX_SKILLS]
     skills: list[Skill] = []
     seen: dict[str, str] = {}
-    for name in names:
-        label = f"{label_dir}/{name}"
+    for label, text in markdown_files(directory, label_dir, problems, MAX_SKILLS, MAX_SKILL_BYTES):
         try:
-            data = read_regular_file(directory / name, label=label, max_bytes=MAX_SKILL_BYTES)
-            if data is None:
-                continue  # removed while listing
-            skill = parse_skill(file_text(data, label), label)
+            skill = parse_skill(text, label)
         except ConfigLoadError as exc:
             problems.extend(exc.problems)
             continue
@@ -98,6 +88,30 @@ def _load_skills(directory: Path, problems: list[Problem]) -> tuple[Skill, ...]:
         seen[skill.header.id] = label
         skills.append(skill)
     return tuple(skills)
+
+
+def markdown_files(
+    directory: Path, label_dir: str, problems: list[Problem], max_files: int, max_bytes: int
+) -> list[tuple[str, str]]:
+    """The ``*.md`` files of an optional workspace folder in file-name order, as (label, text);
+    a folder that is not a real one, too many files, and a file that cannot be read (too big,
+    not UTF-8, not a regular file) are problems, and such a file is left out."""
+    if not is_real_directory(directory, label_dir, problems, required=False):
+        return []
+    names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".md"))
+    if len(names) > max_files:
+        problems.append(Problem(label_dir, None, None, "", f"more than {max_files} files"))
+        names = names[:max_files]
+    files: list[tuple[str, str]] = []
+    for name in names:
+        label = f"{label_dir}/{name}"
+        try:
+            data = read_regular_file(directory / name, label=label, max_bytes=max_bytes)
+            if data is not None:  # None: removed while listing
+                files.append((label, file_text(data, label)))
+        except ConfigLoadError as exc:
+            problems.extend(exc.problems)
+    return files
 
 
 def parse_front_matter(text: str, label: str) -> tuple[YamlDocument, str, int]:

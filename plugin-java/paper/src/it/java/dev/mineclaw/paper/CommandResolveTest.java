@@ -8,11 +8,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import dev.mineclaw.core.support.TestBridge;
 import java.util.List;
-import org.bukkit.command.Command;
-import org.bukkit.command.CommandSender;
 import org.bukkit.command.FormattedCommandAlias;
-import org.bukkit.command.PluginIdentifiableCommand;
-import org.bukkit.plugin.Plugin;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,32 +17,12 @@ import org.junit.jupiter.api.Test;
  * script marked as such; an unknown label answered as unknown.
  */
 class CommandResolveTest {
-    /** A plugin's command, as a plugin that registers its own commands makes them. */
-    private static final class Owned extends Command implements PluginIdentifiableCommand {
-        private final Plugin owner;
-
-        Owned(String name, List<String> aliases, String permission, Plugin owner) {
-            super(name, "", "/" + name, aliases);
-            setPermission(permission);
-            this.owner = owner;
-        }
-
-        @Override
-        public boolean execute(CommandSender sender, String label, String[] args) {
-            return true;
-        }
-
-        @Override
-        public Plugin getPlugin() {
-            return this.owner;
-        }
-    }
-
     @Test
     void aliasesResolveToTheirCommandWithOwnerAndPermission() throws Exception {
         try (PluginHarness harness = PluginHarness.linked("")) {
             harness.server.getCommandMap().register("essentials",
-                    new Owned("sudo", List.of("esudo"), "essentials.sudo", harness.plugin));
+                    new OwnedCommand("sudo", "", "/sudo", List.of("esudo"), "essentials.sudo",
+                            harness.plugin));
             harness.server.getCommandMap().register("bukkit",
                     new FormattedCommandAlias("healall", new String[] {"effect give @a instant_health"}));
             JsonObject request = new JsonObject();

@@ -12,11 +12,7 @@ import dev.mineclaw.core.support.TestBridge;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.bukkit.command.Command;
-import org.bukkit.command.CommandSender;
 import org.bukkit.command.FormattedCommandAlias;
-import org.bukkit.command.PluginIdentifiableCommand;
-import org.bukkit.plugin.Plugin;
 import org.junit.jupiter.api.Test;
 import org.mockbukkit.mockbukkit.entity.PlayerMock;
 
@@ -27,26 +23,6 @@ import org.mockbukkit.mockbukkit.entity.PlayerMock;
  * alias script left out; the installed plugins with their declared meta.
  */
 class ServerKnowledgeTest {
-    private static final class Owned extends Command implements PluginIdentifiableCommand {
-        private final Plugin owner;
-
-        Owned(String name, List<String> aliases, String permission, Plugin owner) {
-            super(name, "Teleports you to a warp.", "/<command> <name>", aliases);
-            setPermission(permission);
-            this.owner = owner;
-        }
-
-        @Override
-        public boolean execute(CommandSender sender, String label, String[] args) {
-            return true;
-        }
-
-        @Override
-        public Plugin getPlugin() {
-            return this.owner;
-        }
-    }
-
     private static JsonObject commands(PluginHarness harness, String id, JsonElement player) throws Exception {
         JsonObject request = new JsonObject();
         request.add("player", player);
@@ -68,7 +44,8 @@ class ServerKnowledgeTest {
     void theCommandMapIsListedByWhatTheAskerMayRun() throws Exception {
         try (PluginHarness harness = PluginHarness.linked("")) {
             harness.server.getCommandMap().register("warps",
-                    new Owned("warp", List.of("go"), "warps.use", harness.plugin));
+                    new OwnedCommand("warp", "Teleports you to a warp.", "/<command> <name>", List.of("go"),
+                            "warps.use", harness.plugin));
             harness.server.getCommandMap().register("bukkit",
                     new FormattedCommandAlias("healall", new String[] {"effect give @a instant_health"}));
             PlayerMock steve = harness.server.addPlayer("Steve");

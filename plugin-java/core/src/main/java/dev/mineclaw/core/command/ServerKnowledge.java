@@ -176,24 +176,11 @@ public final class ServerKnowledge {
         }
         visible.sort(Comparator.comparing((CommandListing c) -> c.facts().name().toLowerCase(Locale.ROOT))
                 .thenComparing(c -> String.valueOf(c.facts().plugin())));
-        JsonArray commands = new JsonArray();
-        int used = 2;
-        boolean truncated = false;
+        List<JsonObject> views = new ArrayList<>();
         for (CommandListing command : visible) {
-            JsonObject view = commandView(command);
-            int size = COMPACT.toJson(view).getBytes(StandardCharsets.UTF_8).length + 1;
-            if (commands.size() >= COMMANDS_MAX || used + size > maxChars) {
-                truncated = true;
-                break;
-            }
-            commands.add(view);
-            used += size;
+            views.add(commandView(command));
         }
-        JsonObject answer = new JsonObject();
-        answer.add("commands", commands);
-        answer.addProperty("total", visible.size());
-        answer.addProperty("truncated", truncated);
-        return answer;
+        return bounded("commands", views, COMMANDS_MAX, maxChars);
     }
 
     private static JsonObject commandView(CommandListing command) {
@@ -225,17 +212,30 @@ public final class ServerKnowledge {
             }
         }
         sorted.sort(Comparator.comparing(p -> p.name().toLowerCase(Locale.ROOT)));
-        JsonArray listed = new JsonArray();
-        int used = 2;
-        boolean truncated = false;
+        List<JsonObject> views = new ArrayList<>();
         for (PluginFacts plugin : sorted) {
             JsonObject view = new JsonObject();
             view.add("name", text(plugin.name(), PLUGIN_NAME_MAX));
             view.add("version", text(plugin.version(), VERSION_MAX));
             view.addProperty("enabled", plugin.enabled());
             view.add("description", text(plugin.description(), TEXT_MAX));
+            views.add(view);
+        }
+        return bounded("plugins", views, PLUGINS_MAX, maxChars);
+    }
+
+    /**
+     * {@code views} under {@code field}, stopping at the first that would pass {@code max} entries
+     * or {@code maxChars} bytes of compact JSON; {@code total} counts them all and {@code truncated}
+     * says whether one was left out.
+     */
+    private static JsonObject bounded(String field, List<JsonObject> views, int max, int maxChars) {
+        JsonArray listed = new JsonArray();
+        int used = 2; // the brackets
+        boolean truncated = false;
+        for (JsonObject view : views) {
             int size = COMPACT.toJson(view).getBytes(StandardCharsets.UTF_8).length + 1;
-            if (listed.size() >= PLUGINS_MAX || used + size > maxChars) {
+            if (listed.size() >= max || used + size > maxChars) {
                 truncated = true;
                 break;
             }
@@ -243,8 +243,8 @@ public final class ServerKnowledge {
             used += size;
         }
         JsonObject answer = new JsonObject();
-        answer.add("plugins", listed);
-        answer.addProperty("total", sorted.size());
+        answer.add(field, listed);
+        answer.addProperty("total", views.size());
         answer.addProperty("truncated", truncated);
         return answer;
     }

@@ -25,16 +25,7 @@ final class KnowledgeTypes {
         MessageTypes.request(toPlugin, "server.plugins", data -> {
             data.only(Set.of("max_chars"), Set.of("max_chars"));
             data.integer("max_chars", MAX_CHARS_MIN, MAX_CHARS_MAX);
-        }, data -> {
-            Set<String> fields = Set.of("plugins", "total", "truncated");
-            data.only(fields, fields);
-            JsonArray plugins = data.array("plugins", PLUGINS_MAX);
-            for (int i = 0; i < plugins.size(); i++) {
-                plugin(Fields.of(plugins.get(i), data.name("plugins[" + i + "]"), ErrorCode.INVALID_DATA));
-            }
-            data.integer("total", 0, INT_MAX);
-            data.bool("truncated");
-        });
+        }, data -> listing(data, "plugins", PLUGINS_MAX, KnowledgeTypes::plugin));
         MessageTypes.request(toPlugin, "server.commands", data -> {
             Set<String> fields = Set.of("player", "plugin", "max_chars");
             data.only(fields, fields);
@@ -45,16 +36,7 @@ final class KnowledgeTypes {
                 data.string("plugin", 1, 64, null);
             }
             data.integer("max_chars", MAX_CHARS_MIN, MAX_CHARS_MAX);
-        }, data -> {
-            Set<String> fields = Set.of("commands", "total", "truncated");
-            data.only(fields, fields);
-            JsonArray commands = data.array("commands", COMMANDS_MAX);
-            for (int i = 0; i < commands.size(); i++) {
-                command(Fields.of(commands.get(i), data.name("commands[" + i + "]"), ErrorCode.INVALID_DATA));
-            }
-            data.integer("total", 0, INT_MAX);
-            data.bool("truncated");
-        });
+        }, data -> listing(data, "commands", COMMANDS_MAX, KnowledgeTypes::command));
     }
 
     /** {@code output.book} (feature {@code books}): a written book opened for one player. */
@@ -75,6 +57,18 @@ final class KnowledgeTypes {
             data.only(Set.of("shown"), Set.of("shown"));
             data.bool("shown");
         });
+    }
+
+    /** A bounded answer: {@code field} (each entry checked by {@code entry}), total, truncated. */
+    private static void listing(Fields data, String field, int max, java.util.function.Consumer<Fields> entry) {
+        Set<String> fields = Set.of(field, "total", "truncated");
+        data.only(fields, fields);
+        JsonArray entries = data.array(field, max);
+        for (int i = 0; i < entries.size(); i++) {
+            entry.accept(Fields.of(entries.get(i), data.name(field + "[" + i + "]"), ErrorCode.INVALID_DATA));
+        }
+        data.integer("total", 0, INT_MAX);
+        data.bool("truncated");
     }
 
     private static void plugin(Fields plugin) {
