@@ -75,6 +75,7 @@ from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnOutput, TurnSnapsho
 from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 from bridge.turns.tokens import raw_tokens_of_text
+from bridge.turns.tool_status import TOOLS
 from bridge.turns.wake import WakeRules
 from bridge.web.seam import TestNetwork
 
@@ -185,6 +186,7 @@ class Runtime:
         """The latest turn's task (set by the chat path), for shutdown."""
         self.turn_player: PlayerRef | None = None
         """Who asked the latest public turn, for the notice when it is stopped."""
+        self.turn_output: TurnOutput = output or LinkTurnOutput(self)
         # The public lane and the players' private lanes (/ai), the cap and the wait line.
         self.archive_fence: Fence | None = None
         """Checked in every turn's archive transaction: this bridge still holds the server's
@@ -193,7 +195,7 @@ class Runtime:
             self,
             archive=FencedArchive(archive, lambda: self.archive_fence),
             audit=audit,
-            output=output or LinkTurnOutput(self),
+            output=self.turn_output,
             action_bar_interval_s=settings.action_bar_interval_s,
             sessions=None if records is None else SessionStore(records, archive, session_scope),
             metrics=self.metrics,
@@ -239,6 +241,7 @@ class Runtime:
             audit=audit,
             redact=lambda text: self.plane.redact(text),
             reviewed=self.reviews.has,
+            progress=self._mcp_progress,
         )
         self.mcp.add_listener(self._mcp_tools_changed)
         self._parts = ProcessParts(
@@ -546,6 +549,11 @@ class Runtime:
             )
         )
         self.prepare()
+
+    async def _mcp_progress(self, context: CallContext, shown: str) -> None:
+        """An MCP call's progress in its asker's action bar, as the round's tool line."""
+        player = PlayerRef(uuid=context.player_uuid, name=context.player_name)
+        await self.turn_output.action_bar_line(player, TOOLS, {"tools": shown})
 
     def _mcp_tools_changed(self) -> None:
         """An MCP server's tools or state changed: the current version is served again with

@@ -23,7 +23,7 @@ from pathlib import Path
 from bridge.control.mcp_config import McpConfig, McpServerConfig
 from bridge.mcp.connection import ServerConnection, State
 from bridge.mcp.discovery import OfferedTool
-from bridge.mcp.tools import McpToolCalls
+from bridge.mcp.tools import McpToolCalls, ProgressSink
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import ExtraTool
 
@@ -37,9 +37,12 @@ class McpClients:
         audit: AuditSink,
         redact: Callable[[str], str],
         reviewed: Callable[[str, str], bool] = lambda name, digest: False,
+        progress: ProgressSink | None = None,
     ) -> None:
         """``reviewed(name, digest)``: whether the owner approved a tool's description and
-        schema as shown (the review state Functions use)."""
+        schema as shown (the review state Functions use); ``progress``: shows a call's progress
+        to its asker."""
+        self._progress = progress
         self._audit = audit
         self._redact = redact
         self._reviewed = reviewed
@@ -126,7 +129,9 @@ class McpClients:
         ``require_review`` only those whose description and schema have a review."""
         found: list[ExtraTool] = []
         for connection in self.connections.values():
-            calls = McpToolCalls(connection, audit=self._audit, redact=self._redact)
+            calls = McpToolCalls(
+                connection, audit=self._audit, redact=self._redact, progress=self._progress
+            )
             offered = connection.listing.offered
             if require_review:
                 offered = tuple(t for t in offered if self._reviewed(t.name, t.digest))

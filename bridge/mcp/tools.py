@@ -12,32 +12,55 @@ the arguments (redacted, cut) beside the invoker's ``tool.invoke``.
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from mcp.shared.dispatcher import ProgressFnT
 
 from bridge.control.mcp_config import McpToolConfig
 from bridge.control.tools_file import MCP_HANDLER
 from bridge.control.tools_file import ToolSpec as ToolEntry
-from bridge.mcp.connection import CallFailed, CallTimedOut, ServerConnection, Unavailable
+from bridge.mcp.connection import (
+    CallFailed,
+    CallTimedOut,
+    ServerConnection,
+    Unavailable,
+)
 from bridge.mcp.discovery import OfferedTool
 from bridge.mcp.results import error_text, shaped_result
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import CallContext, ExtraTool, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
 
+log = logging.getLogger(__name__)
+
 MAX_AUDIT_ARGUMENT_CHARS = 2_000
+PROGRESS_INTERVAL_S = 0.5
+"""At most one progress frame per call this often: a server's flood of notifications is not
+the player's action bar's."""
+
+ProgressSink = Callable[[CallContext, str], Awaitable[None]]
+"""Shows ``<tool> <percent>%`` in the asker's action bar (the text is the bridge's: the tool's
+offered name and a number, never the server's progress message)."""
 
 
 class McpToolCalls:
     """The registry tools of one server's listing."""
 
     def __init__(
-        self, connection: ServerConnection, *, audit: AuditSink, redact: Callable[[str], str]
+        self,
+        connection: ServerConnection,
+        *,
+        audit: AuditSink,
+        redact: Callable[[str], str],
+        progress: ProgressSink | None = None,
     ) -> None:
         self._connection = connection
         self._audit = audit
         self._redact = redact
+        self._progress = progress
 
     def bound(self, offered: tuple[OfferedTool, ...]) -> list[ExtraTool]:
         found = []
@@ -54,7 +77,9 @@ class McpToolCalls:
             started = time.monotonic()
             status = "ok"
             try:
-                result = await connection.call(tool.remote, arguments)
+                result = await connection.call(
+                    tool.remote, arguments, progress=self._progress_of(tool, context)
+                )
                 if result.is_error:
                     status = "tool_error"
                     raise ToolFailure(ErrorCode.TOOL_ERROR, error_text(result))
@@ -79,6 +104,25 @@ class McpToolCalls:
                 self._record(context, tool, arguments, status, started)
 
         return call
+
+    def _progress_of(self, tool: OfferedTool, context: CallContext) -> ProgressFnT | None:
+        sink = self._progress
+        if sink is None:
+            return None
+        last = [float("-inf")]
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            now = time.monotonic()
+            if total is None or total <= 0 or now - last[0] < PROGRESS_INTERVAL_S:
+                return
+            last[0] = now
+            percent = max(0, min(100, round(progress / total * 100)))
+            try:
+                await sink(context, f"{tool.name} {percent}%")
+            except Exception:  # a frame that cannot be shown never fails the call
+                log.debug("MCP progress frame skipped", exc_info=True)
+
+        return progressed
 
     def _record(
         self,

@@ -22,6 +22,7 @@ from bridge.control.mcp_config import McpConfig
 from bridge.control.tools_file import ToolsFile
 from bridge.mcp.clients import McpClients
 from bridge.mcp.connection import ServerConnection, State
+from bridge.mcp.tools import ProgressSink
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.invoke import Cooldowns, ToolInvoker
@@ -99,11 +100,15 @@ class Harness:
 
 @contextlib.asynccontextmanager
 async def harness(
-    tmp_path: Path, config: McpConfig, *, secrets: frozenset[str] = frozenset()
+    tmp_path: Path,
+    config: McpConfig,
+    *,
+    secrets: frozenset[str] = frozenset(),
+    progress: ProgressSink | None = None,
 ) -> AsyncIterator[Harness]:
     audit = MemoryAudit()
     redactor = Redactor([], secret_values=secrets)
-    clients = McpClients(audit=audit, redact=redactor.redact_text)
+    clients = McpClients(audit=audit, redact=redactor.redact_text, progress=progress)
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     found = Harness(clients, audit, redactor)

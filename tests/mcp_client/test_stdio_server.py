@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 from bridge.mcp.connection import State
+from bridge.tools.registry import CallContext
 from bridge.tools.results import ErrorCode
 
 from .harness import harness, mcp_config, stdio_server
@@ -68,23 +68,23 @@ async def test_a_call_past_its_timeout_is_cancelled_on_the_server(tmp_path: Path
         assert h.connection("wiki").state is State.READY
 
 
-async def test_a_players_stop_cancels_the_call_on_the_server(tmp_path: Path) -> None:
-    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
-        connection = await h.ready("wiki")
-        # Seen through the call's progress: the server is running it when it reports progress.
-        running = asyncio.Event()
-        call = connection.call
+async def test_progress_shows_to_the_asker_and_a_stop_cancels_the_call_on_the_server(
+    tmp_path: Path,
+) -> None:
+    shown: list[tuple[str, str]] = []
+    running = asyncio.Event()
 
-        async def with_progress(remote: str, arguments: dict[str, Any]) -> Any:
-            async def progress(done: float, total: float | None, message: str | None) -> None:
-                running.set()
+    async def action_bar(context: CallContext, text: str) -> None:
+        shown.append((context.player_name, text))
+        running.set()
 
-            return await call(remote, arguments, progress=progress)
-
-        connection.call = with_progress  # type: ignore[method-assign,assignment]
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()}), progress=action_bar) as h:
+        await h.ready("wiki")
         turn = asyncio.create_task(h.call("mcp__wiki__slow"))
         async with asyncio.timeout(60):
-            await running.wait()
+            await running.wait()  # the server runs the call: it reported progress
+        # The bridge's own words: the tool's offered name and a number, not the server's text.
+        assert shown == [("Steve", "mcp__wiki__slow 50%")]
         turn.cancel()  # what a player's stop does to the turn's running call
         async with asyncio.timeout(60):
             while (await h.call("mcp__wiki__cancellations")).result["text"].splitlines()[1] == "0":
