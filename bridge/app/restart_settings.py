@@ -32,12 +32,14 @@ def restart_only_fields(plane: ControlPlane) -> dict[str, object]:
     fields.update(
         {f"metrics.{name}": getattr(metrics, name) for name in type(metrics).model_fields}
     )
-    # So is the console's listening socket.
+    # So is the console, with its settings (all but the login link's lifetime, which
+    # `mineclaw-bridge console` reads when it issues a link).
     console = plane.config.console
     fields.update(
         {
             f"console.{name}": "none" if (value := getattr(console, name)) is None else value
             for name in type(console).model_fields
+            if name != "login_link_minutes"
         }
     )
     return fields
