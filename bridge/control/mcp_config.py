@@ -27,12 +27,12 @@ from bridge.control.secrets import (
     unset_reference,
 )
 from bridge.control.tools_file import PERMISSION_NODE
+from bridge.control.web_config import http_url
 
 SERVER_NAME = re.compile(r"(?=.{1,24}$)[a-z][a-z0-9]*(_[a-z0-9]+)*")
 """Lower case, digits and single underscores: ``__`` separates the parts of a tool's name."""
 _ENV_NAME = re.compile(ENV_NAME_PATTERN)
 _HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]{0,63}")
-_URL = re.compile(r"https?://[^\s/?#]+(/[^\s]*)?")
 _REMOTE_TOOL = re.compile(r"[A-Za-z0-9_\-.]{1,64}")
 
 
@@ -113,9 +113,7 @@ class McpServerConfig(StrictModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not _URL.fullmatch(value):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        return http_url(value)
 
     @field_validator("headers")
     @classmethod

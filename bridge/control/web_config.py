@@ -23,6 +23,13 @@ _URL = re.compile(r"https?://[^\s/?#]+(/[^\s]*)?")
 _PROXY = re.compile(r"http://[A-Za-z0-9.\-\[\]:]+(:[0-9]{1,5})?/?")
 
 
+def http_url(value: str | None) -> str | None:
+    """A field's check that ``value`` (when set) is an http:// or https:// URL."""
+    if value is not None and not _URL.fullmatch(value):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
 class WebSearchConfig(StrictModel):
     """Which search backend ``web_search`` asks (``url``: SearXNG's address, or another endpoint
     of Tavily or Brave)."""
@@ -36,9 +43,7 @@ class WebSearchConfig(StrictModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not _URL.fullmatch(value):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        return http_url(value)
 
     @field_validator("api_key", mode="before")
     @classmethod
