@@ -50,3 +50,12 @@ async def test_a_sampling_request_is_refused_and_the_server_stays_up(tmp_path: P
         assert outcome.ok, outcome
         assert "sampling refused" in outcome.result["text"]
         assert (await h.call("mcp__wiki__echo", {"text": "still here"})).ok
+
+
+async def test_elicitation_and_roots_are_refused(tmp_path: Path) -> None:
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server("--hostile")})) as h:
+        await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__ask_player")
+        assert outcome.ok, outcome
+        text = outcome.result["text"]
+        assert "elicitation refused" in text and "roots refused" in text, text
