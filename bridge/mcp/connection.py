@@ -131,6 +131,10 @@ class ServerConnection:
     async def aclose(self) -> None:
         self._stop.set()
         self._wake.set()
+        if self._task is not None and self.state is not State.READY:
+            # Connecting (a handshake that may never end) or waiting out a backoff: nothing
+            # to finish, so stopping does not wait for connect_timeout_ms.
+            self._task.cancel()
         if self._task is not None:
             # Closing a stdio server waits for it to exit (the SDK's grace, then a kill).
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bridge.mcp.connection import State
 from bridge.tools.registry import CallContext
 from tests.app.conftest import NO_COOLDOWNS, App, open_app, provider, write_config
 from tests.app.scripted_provider import ScriptedProvider
 
-from .harness import TOOLBOX, WAIT
+from .harness import SERVERS, TOOLBOX, WAIT
 
 __all__ = ["provider"]  # the scripted model server of the app tests, as a fixture here
 GUEST: list[str] = []
@@ -24,14 +25,15 @@ MEMBER = ["mineclaw.command.chat", "mineclaw.budget.member", "mineclaw.tool.wiki
 PLAIN = ["mineclaw.command.chat", "mineclaw.budget.member"]
 
 
-def config_yml(enabled: bool = True) -> str:
+def config_yml(enabled: bool = True, server: dict[str, object] | None = None) -> str:
     config = yaml.safe_load(NO_COOLDOWNS)
     # With budgets on, a player holding no tier is a guest.
     config["budgets"] = {"enabled": True, "tiers": {"member": {"day_tokens": 100000}}}
     config["mcp"] = {
         "enabled": enabled,
         "servers": {
-            "wiki": {
+            "wiki": server
+            or {
                 "transport": "stdio",
                 "command": sys.executable,
                 "args": [TOOLBOX],
@@ -84,3 +86,30 @@ async def test_the_servers_tools_are_served_to_whom_the_gates_allow(app: App) ->
     assert not {n for n in await served_tools(app, MEMBER) if n.startswith("mcp__")}
     assert runtime.mcp.connections == {}
     assert not [line for line in await app.command("status") if "MCP server" in line]
+
+
+async def test_a_server_that_never_answers_holds_no_verdict_and_no_turn(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    """The server's handshake never ends (connect_timeout_ms is far away): chat is decided and
+    a turn answered meanwhile, without its tools."""
+    config = tmp_path / "config"
+    silent = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(SERVERS / "silent.py")],
+        "connect_timeout_ms": 120_000,
+    }
+    write_config(config, provider.port, config_yml(server=silent))
+    app = await open_app(config, provider)
+    try:
+        provider.answer("Hello without the wiki.")
+        verdict = await app.chat("@ai hello", granted=MEMBER)
+        assert verdict.decision == "accept"
+        await app.turn_done()
+        assert app.runtime.mcp.connections["wiki"].state is State.STARTING
+        assert "wiki: starting" in " ".join(await app.command("status"))
+        sent = provider.bodies()[-1]
+        assert not [t for t in sent.get("tools", []) if t["function"]["name"].startswith("mcp__")]
+    finally:
+        await app.runtime.aclose()
