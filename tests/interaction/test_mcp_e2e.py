@@ -71,8 +71,7 @@ async def test_a_member_calls_an_mcp_tool_and_a_guest_never_sees_it(tmp_path: Pa
         since = w.mark()
         await w.chat("Alex", "@ai ask the wiki")
         assert (
-            await w.message("*", REPLY_PREFIX, since)
-            == asked_by("Alex") + "I cannot ask the wiki."
+            await w.message("*", REPLY_PREFIX, since) == asked_by("Alex") + "I cannot ask the wiki."
         )
         guest_first, guest_second = w.provider.bodies()[2:]
         assert not [name for name in offered(guest_first) if name.startswith("mcp__")]

@@ -33,8 +33,10 @@ async def test_only_reviewed_descriptions_and_schemas_are_offered(tmp_path: Path
 
         assert (await h.call("mcp__wiki__reword")).ok  # the server changes echo's description
         await h.until(
-            lambda: next(t for t in connection.listing.offered if t.name == echo.name).digest
-            != echo.digest
+            lambda: (
+                next(t for t in connection.listing.offered if t.name == echo.name).digest
+                != echo.digest
+            )
         )
         assert h.clients.tools(require_review=True) == ()
 
