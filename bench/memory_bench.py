@@ -18,6 +18,9 @@ by a random player.
 - baseline: a plain scan of the same rows: every row read (``NOT INDEXED`` on SQLite, index
   and bitmap scans off on PostgreSQL), the same owner filter, ``LIKE '%word%'`` on any of the
   query's words, the first 5 matches kept (no ranking: cheaper than what it stands for);
+- hybrid: `MemoryStore.ranked` with a question vector given (16 dimensions; every memory has
+  one): the keyword search plus the cosine over every memory the asker may see (the HTTP
+  request for the question's vector is not in it);
 - recall: the whole port a turn awaits before its first request (`MemoryRecall.recall`: a
   worker thread, the search, redaction, the block) - the time added before the first frame.
 
@@ -44,12 +47,14 @@ from bridge.redaction import Redactor
 from bridge.store.database import Database
 from bridge.store.target import StorageTarget
 from bridge.turns.ports import PlayerRef, TurnContext
+from tests.memory.embedding_server import vector_of
 from tests.postgres_server import start_postgres
 
 PER_PLAYER = 100
 SERVER = 200
 VOCABULARY = 4000
 SEED = 34
+MODEL = "bench-embed"
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
 
@@ -124,6 +129,12 @@ def measure(store: MemoryStore, queries: list[tuple[PlayerRef, str]]) -> dict[st
         like_scan(store.database, question, player.uuid)
         times["like"].append(time.perf_counter() - start)
     times["recall"] = asyncio.run(recall_times(store, queries))
+    times["hybrid"] = []
+    for player, question in queries:
+        vector = vector_of(question)
+        start = time.perf_counter()
+        store.ranked(question, vector, MODEL, asker_uuid=player.uuid, limit=5)
+        times["hybrid"].append(time.perf_counter() - start)
     return times
 
 
@@ -178,6 +189,13 @@ def main() -> None:
                         loading = time.perf_counter()
                         for first in range(0, size, 5000):
                             store.add_many(memories[first : first + 5000])
+                        # Vectors made here (the test server's words-to-meanings vectors,
+                        # 16 dimensions), not over HTTP: the row measures the ranking.
+                        for first in range(0, size, 5000):
+                            batch = memories[first : first + 5000]
+                            store.set_embeddings(
+                                MODEL, [(m.memory_id, vector_of(m.text)) for m in batch]
+                            )
                         loaded = time.perf_counter() - loading
                         if backend == "postgresql":
                             with store.database.transaction() as tx:
@@ -202,6 +220,8 @@ def row(backend: str, size: int, times: dict[str, list[float]], loaded: float) -
         f" LIKE p50 {statistics.median(ms['like']):6.2f} ms p99 {like99:6.2f} ms |"
         f" recall port p50 {statistics.median(ms['recall']):6.2f} ms"
         f" p99 {percentile(ms['recall'], 0.99):6.2f} ms | LIKE/index p99 {like99 / index99:5.2f}"
+        f" | hybrid p50 {statistics.median(ms['hybrid']):6.2f} ms"
+        f" p99 {percentile(ms['hybrid'], 0.99):6.2f} ms"
     )
 
 

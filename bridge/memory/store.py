@@ -116,6 +116,12 @@ _SELECT = (
     "SELECT m.memory_id, m.scope, m.owner_uuid, m.owner_name, m.text, m.source,"
     " m.created_at, m.origin"
 )
+_VISIBLE_ROWS = (
+    "SELECT * FROM memories WHERE scope IN ('personal', 'conversation') AND owner_uuid = ?"
+    " UNION ALL SELECT * FROM memories WHERE scope = 'server'"
+    " UNION ALL SELECT * FROM memories WHERE scope = 'conversation' AND owner_uuid = ''"
+)
+"""Every row the asker (the one parameter) may see, each part read by the scope index."""
 MAX_CANDIDATES = 5000
 """The most matches of one search that are ranked (a player has at most
 ``memory.max_per_player`` memories; the rest are the server's)."""
@@ -300,11 +306,7 @@ class MemoryStore:
         # The rows the asker may see first, by the scope index (the planner would otherwise
         # start from the GIN index, whose postings of a common word span every player).
         sql = (
-            "WITH visible AS MATERIALIZED ("
-            " SELECT * FROM memories WHERE scope IN ('personal', 'conversation')"
-            " AND owner_uuid = ?"
-            " UNION ALL SELECT * FROM memories WHERE scope = 'server'"
-            " UNION ALL SELECT * FROM memories WHERE scope = 'conversation' AND owner_uuid = '')"
+            f"WITH visible AS MATERIALIZED ({_VISIBLE_ROWS})"
             f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
             " FROM visible m, to_tsquery('simple', ?) q"
             f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"
@@ -368,10 +370,11 @@ class MemoryStore:
         }
         best = max((hit.score for hit in keyword.values()), default=0.0)
         scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
+        # The visible rows by the scope index (an OR over the table would read all of it).
         rows = self._query(
-            f"{_SELECT}, m.embedding FROM memories m WHERE {_VISIBLE}"
+            f"{_SELECT}, m.embedding FROM ({_VISIBLE_ROWS}) m WHERE {_VISIBLE}"
             f" AND m.scope IN ({scope_list}) AND m.embedding_model = ?",
-            (asker_uuid, model),
+            (asker_uuid, asker_uuid, model),
         )
         scored: dict[str, Found] = {}
         for row in rows:
