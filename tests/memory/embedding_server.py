@@ -32,6 +32,8 @@ class EmbeddingServer(ReplayServer):
     def __init__(self) -> None:
         super().__init__()
         self.failures: list[int] = []
+        self.answers: list[Any] = []
+        """Bodies to answer with (status 200) before the computed ones: hostile answers."""
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -43,6 +45,8 @@ class EmbeddingServer(ReplayServer):
         if self.failures:
             status = self.failures.pop(0)
             return _json(status, {"error": {"message": f"scripted failure {status}"}})
+        if self.answers:
+            return _json(200, self.answers.pop(0))
         body = request.json()
         data = [
             {"object": "embedding", "index": index, "embedding": vector_of(text)}

@@ -113,3 +113,41 @@ def test_the_hybrid_search_finds_by_meaning_and_keeps_the_owner_a_filter(
     assert store.forget(mine.memory_id, owner_uuid=STEVE) is not None
     found = store.ranked(question, vector_of(question), "nomic", asker_uuid=STEVE, limit=5)
     assert mine.memory_id not in {hit.memory.memory_id for hit in found}
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ({"data": [{"index": 0, "embedding": [1.0]}]}, "1 vectors for 2 texts"),
+        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}, "index"),
+        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 5, "embedding": [1.0]}]}, "index"),
+        ({"data": [{"index": 0, "embedding": []}, {"index": 1, "embedding": [1.0]}]}, "empty"),
+        ({"data": [{"index": 0, "embedding": ["x"]}, {"index": 1, "embedding": [1.0]}]}, "usable"),
+        ({"data": "nothing"}, "usable"),
+        ({"error": "no data"}, "usable"),
+        ([1, 2], "usable"),
+    ],
+)
+async def test_an_answer_without_one_vector_per_text_is_refused(
+    server: EmbeddingServer, answer: object, error: str
+) -> None:
+    server.answers = [answer]
+    made = client(server, attempts=1)
+    try:
+        with pytest.raises(EmbeddingError, match=error):
+            await made.embed(["one", "two"])
+    finally:
+        await made.aclose()
+
+
+async def test_vectors_of_different_lengths_are_refused(server: EmbeddingServer) -> None:
+    server.answers = [
+        {"data": [{"index": 0, "embedding": [1.0, 2.0]}]},
+        {"data": [{"index": 0, "embedding": [1.0]}]},
+    ]
+    made = client(server, batch_size=1)
+    try:
+        with pytest.raises(EmbeddingError, match="different lengths"):
+            await made.embed(["one", "two"])
+    finally:
+        await made.aclose()
