@@ -9,7 +9,6 @@ the console's whole idea of an owner.
 from __future__ import annotations
 
 import argparse
-import getpass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.storage_settings import storage_target
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, print_error, refuse_folder
+from bridge.cli.review_command import system_user
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import StoreError
 from bridge.store.console_logins import ROLES
@@ -54,7 +54,7 @@ def run_console(args: argparse.Namespace) -> int:
     if not config.enabled:
         print_error("the console is off: set console.enabled: true in config.yml and restart")
         return EXIT_PROBLEMS
-    who = (args.who or _system_user()).strip()[:64] or "owner"
+    who = (args.who or system_user()).strip()[:64] or "owner"
     try:
         with storage_target(plane, args.config).open_console_logins() as logins:
             token = logins.issue(
@@ -71,10 +71,3 @@ def run_console(args: argparse.Namespace) -> int:
         " behind a proxy, use the proxy's address with the same path",
     )
     return EXIT_OK
-
-
-def _system_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "owner"

@@ -25,7 +25,7 @@ from rich.markup import escape
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.storage_settings import storage_target
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, print_error
-from bridge.cli.review_command import _confirmed, _system_user
+from bridge.cli.review_command import confirmed, system_user
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.control.mcp_config import McpConfig
 from bridge.control.plane import ControlPlane
@@ -105,10 +105,10 @@ def run_review(args: argparse.Namespace) -> int:
             f"  {escape(json.dumps(tool.parameters, sort_keys=True))}",
             highlight=False,
         )
-    if not args.yes and not _confirmed(", ".join(args.names)):
+    if not args.yes and not confirmed(", ".join(args.names)):
         console.print("not reviewed")
         return EXIT_PROBLEMS
-    reviewer = args.reviewer or _system_user()
+    reviewer = args.reviewer or system_user()
     target = storage_target(plane, args.config)
     try:
         with target.open_reviews() as reviews:

@@ -64,7 +64,7 @@ def run_review(args: argparse.Namespace) -> int:
     if spec is None:
         print_error(f"functions.yml has no Function named {args.name!r}")
         return EXIT_USAGE
-    reviewer = args.reviewer or _system_user()
+    reviewer = args.reviewer or system_user()
     target = storage_target(plane, args.config)
     try:
         with target.open_reviews() as reviews:
@@ -77,7 +77,7 @@ def run_review(args: argparse.Namespace) -> int:
                 colour = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1])
                 text = escape(line)
                 console.print(f"[{colour}]{text}[/{colour}]" if colour else text, highlight=False)
-            if not args.yes and not _confirmed(spec.name):
+            if not args.yes and not confirmed(spec.name):
                 console.print("not reviewed")
                 return EXIT_PROBLEMS
             audit = target.open_audit()
@@ -95,14 +95,14 @@ def run_review(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _system_user() -> str:
+def system_user() -> str:
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no name for this uid (a container)
         return "cli"
 
 
-def _confirmed(name: str) -> bool:
+def confirmed(name: str) -> bool:
     if not sys.stdin.isatty():
         print_error("no terminal to ask on: pass --yes to accept the source shown")
         return False
