@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,10 +41,10 @@ Row = tuple[Any, ...]
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a PostgreSQL connection may take before the start (or a write) fails."""
-STATEMENT_TIMEOUT_MS = 10_000
+STATEMENT_TIMEOUT_MS = 8_000
 """The longest one PostgreSQL statement may run (or wait for a lock) before the server fails it:
 a turn's commit must end, in an error if need be, rather than hold its lane for good."""
-DEADLINE_S = 15.0
+DEADLINE_S = 10.0
 """The longest one PostgreSQL transaction (or read) may take, measured by the bridge itself:
 a backend that hangs (paused, stuck) never fires its own ``statement_timeout``, and keepalives
 see a healthy peer. Past it the connection's socket is shut down (``bridge.store.deadline``),
@@ -333,6 +334,7 @@ class PostgresDatabase(Database):
         self._closed = False
         with self._lock:
             self._connection()  # a wrong DSN or a server that is down fails the start
+        _PEERS.add(self)
 
     def _connection(self) -> psycopg.Connection[Any]:
         import psycopg
@@ -427,10 +429,28 @@ class PostgresDatabase(Database):
         except Exception:  # closing a dead connection has nothing left to report
             pass
 
+    def _drop_if_idle(self) -> None:
+        """Close this connection unless an operation is using it (then its own deadline
+        watches it): the next operation opens a new one, on a new backend."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if self._conn is not None:
+                self._drop(self._conn)
+        finally:
+            self._lock.release()
+
     def _error(self, exc: BaseException, guard: Guard | None = None) -> DatabaseError:
         import psycopg
 
         if guard is not None and guard.fired:
+            # The server's backends may all be stuck (a paused or frozen server process):
+            # the other repositories' connections to it are let go now, so their next writes
+            # (a turn's usage, its session record) open new ones instead of each waiting out
+            # a deadline of its own on a backend that hangs.
+            for peer in list(_PEERS):
+                if peer is not self and peer._dsn == self._dsn:
+                    peer._drop_if_idle()
             return DatabaseError(
                 f"{self.description}: no answer within {self.deadline_s:g} s (the bridge's "
                 "deadline); the connection was cut and the next operation opens a new one"
@@ -444,6 +464,10 @@ class PostgresDatabase(Database):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+_PEERS: weakref.WeakSet[PostgresDatabase] = weakref.WeakSet()
+"""Every open PostgreSQL database of the process (the archive's, the audit log's, ...)."""
 
 
 def _first_line(exc: BaseException) -> str:

@@ -220,3 +220,34 @@ def test_a_backend_that_hangs_fails_the_write_at_the_deadline_and_the_next_one_w
         assert "no answer within 1 s (the bridge's deadline)" in str(failures[0])
         archive.append(turn("after"))  # on a new connection
         assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
+
+
+def test_a_deadline_lets_go_of_the_other_idle_connections_to_that_server(
+    postgres_only: Backend,
+) -> None:
+    # A paused server process stalls every backend: before, each repository's next write
+    # (the archive's, then the usage ledger's, then the session's) waited out its own deadline.
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    dsn, password = backend.server.dsn(backend.dbname), backend.server.password
+    first = PostgresDatabase(dsn, password=password, deadline_s=1.0)
+    other = PostgresDatabase(dsn, password=password, deadline_s=3600.0)
+    try:
+        pids = [db.query("SELECT pg_backend_pid()")[0][0] for db in (first, other)]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreError, match="the bridge's deadline"):
+                first.query("SELECT 1")
+            answers: list[object] = []
+            reader = threading.Thread(target=lambda: answers.append(other.query("SELECT 2")))
+            reader.start()
+            reader.join(60)
+            assert not reader.is_alive(), "the other connection waited on its paused backend"
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        assert answers == [[(2,)]]
+    finally:
+        first.close()
+        other.close()
