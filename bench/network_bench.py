@@ -12,6 +12,8 @@ line an ordinary chat line (no wake) that goes through the server's own wake rul
 alternate; the median of the rounds' p99 ratios counts. Budget: 1.5x.
 
 Run: ``python -m bench.network_bench [--servers 20] [--rate 10] [--seconds 10] [--rounds 3]``.
+``--failover`` gives the failover rows instead (``bench.failover_bench``: a dead, a hung holder,
+a stalled backend, a stalled standby; seconds from the fault to an answered question).
 """
 
 from __future__ import annotations
@@ -250,7 +252,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--failover", action="store_true", help="the failover rows (bench.failover_bench)"
+    )
     args = parser.parse_args(argv)
+    if args.failover:
+        from bench.failover_bench import run as failover
+
+        return asyncio.run(failover(args.rounds))
     if args.echo_server:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(echo_server())
