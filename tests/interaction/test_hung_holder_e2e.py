@@ -13,6 +13,7 @@ nobody saw).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -117,3 +118,28 @@ async def test_a_paused_holder_loses_its_server_and_its_late_turn_is_not_archive
         assert sum("lobby first" in t for t in asked) == 1, asked
         assert sum("lobby third" in t for t in asked) == 1, asked
         assert not any("lobby cut" in t for t in asked), asked
+
+
+async def test_sigterm_exits_although_the_lease_backend_hangs_and_the_standby_takes_over(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    # Before the lease poll had a deadline, a bridge stopped with SIGTERM while its lease
+    # backend hung stayed alive, holding every server, until it was killed.
+    async with holder_and_standby(tmp_path, postgres_server) as (first, second, lobby, _, db):
+        with postgres_server.admin() as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s"
+                " AND application_name = 'mineclaw-bridge-leases' ORDER BY backend_start",
+                (db,),
+            ).fetchall()
+        holder_lease = int(rows[0][0])  # the holder started first
+        os.kill(holder_lease, signal.SIGSTOP)
+        try:
+            since = lobby.mark()
+            assert await first.interrupt(signal.SIGTERM) == 0
+            await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
+            await lobby.testkit.wait_event(
+                lambda e: e.get("event") == "link.up", since=since, timeout=WAIT
+            )
+        finally:
+            os.kill(holder_lease, signal.SIGCONT)
