@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import httpx
 
 from bridge.control import ControlPlane
 from bridge.errors import StoreError
-from bridge.memory.embeddings import EmbeddingClient, EmbeddingError, EmbeddingSettings
+from bridge.memory.embeddings import (
+    Embedded,
+    EmbeddingClient,
+    EmbeddingError,
+    EmbeddingSettings,
+)
 from bridge.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -61,10 +66,14 @@ class MemoryEmbedder:
         plane: Callable[[], ControlPlane],
         *,
         transport: httpx.AsyncBaseTransport | None = None,
+        count: Callable[[str, int, bool], Awaitable[None]] | None = None,
     ) -> None:
         self._store = store
         self._plane = plane
         self._transport = transport
+        self._count = count
+        """Told what each call cost: the ``provider/model`` reference, the tokens, and whether
+        they are estimated (the provider reported no usage)."""
         self._client: EmbeddingClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._again = False
@@ -98,11 +107,24 @@ class MemoryEmbedder:
         if client is None:
             return None
         try:
-            [vector] = await asyncio.wait_for(client.embed([question]), QUESTION_DEADLINE_S)
+            embedded = await asyncio.wait_for(client.embed_counted([question]), QUESTION_DEADLINE_S)
+            [vector] = embedded.vectors
         except (EmbeddingError, TimeoutError, ValueError) as exc:
             log.warning("question not embedded, keywords alone: %s", exc)
             return None
+        await self._counted(embedded)
         return vector
+
+    async def _counted(self, embedded: Embedded) -> None:
+        """Every token the owner pays for is counted, the vectors' too."""
+        memory = self._plane().config.memory
+        if self._count is None or embedded.tokens <= 0:
+            return
+        reference = f"{memory.embedding_provider}/{memory.embedding_model}"
+        try:
+            await self._count(reference, embedded.tokens, embedded.estimated)
+        except Exception:  # the ledger's failure must not cost the recall its vectors
+            log.exception("memory embedding usage not counted")
 
     def poke(self) -> None:
         """Catch up now. From another thread (a reload runs in one) the poke is handed to the
@@ -141,7 +163,9 @@ class MemoryEmbedder:
                 pending = await asyncio.to_thread(self._store.unembedded, model, batch)
                 if not pending:
                     break
-                vectors = await client.embed([text for _, text in pending])
+                embedded = await client.embed_counted([text for _, text in pending])
+                await self._counted(embedded)
+                vectors = embedded.vectors
                 pairs = [(memory_id, v) for (memory_id, _), v in zip(pending, vectors, strict=True)]
                 await asyncio.to_thread(self._store.set_embeddings, model, pairs)
                 self.done, self.total = await asyncio.to_thread(self._store.embedded_count, model)

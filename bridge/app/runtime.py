@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import os
 from collections.abc import Callable, Collection, Mapping
@@ -55,7 +56,7 @@ from bridge.link.messages import Text
 from bridge.mcp.clients import McpClients
 from bridge.memory.conversations import IndexedArchive
 from bridge.memory.store import MemoryStore
-from bridge.metrics import BridgeMetrics
+from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
 from bridge.providers.client import ProviderClient
@@ -67,6 +68,7 @@ from bridge.tools.game_facts import version_line
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
+from bridge.turns.billing import EMBEDDING
 from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.lanes import Lane
@@ -226,7 +228,9 @@ class Runtime:
         self.memory_embedder = (
             None
             if memories is None
-            else MemoryEmbedder(memories, lambda: self.plane, transport=transport)
+            else MemoryEmbedder(
+                memories, lambda: self.plane, transport=transport, count=self._embedding_used
+            )
         )
         """Memory vectors (``memory.embeddings``): the question's, and the catch-up."""
         if self.memory_tools is not None and self.memory_embedder is not None:
@@ -413,6 +417,35 @@ class Runtime:
                 previous=self._served,
             )
         )
+
+    async def _embedding_used(self, model: str, tokens: int, estimated: bool) -> None:
+        """Memory vectors are the server's cost, as a compaction is: counted in the metrics
+        and the usage ledger under ``memory.embedding``, against the server's budget."""
+        self.metrics.tokens_used(
+            tier=NO_TIER,
+            model=model,
+            input_tokens=tokens,
+            output_tokens=0,
+            estimated=estimated,
+            purpose=EMBEDDING,
+        )
+        if self.budgets is None:
+            return
+        budgets, config = self.budgets, self.plane.config.budgets
+        try:
+            await asyncio.to_thread(
+                functools.partial(
+                    budgets.record,
+                    player_uuid=None,
+                    player_name=None,
+                    tokens=tokens,
+                    estimated=estimated,
+                    config=config,
+                    purpose=EMBEDDING,
+                )
+            )
+        except StoreError as exc:
+            log.error("memory embedding usage not counted: %s", exc)
 
     def poke_embedder(self) -> None:
         """Memory vectors catch up (new memories, a changed model); nothing when off."""

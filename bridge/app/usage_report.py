@@ -14,6 +14,7 @@ from bridge.app.listen_decisions import DECISION_PURPOSE
 from bridge.control.budgets_config import BudgetsConfig, TokenLimits
 from bridge.policy.budgets import USAGE_OTHERS, Budgets, UsageLine, periods_at
 from bridge.store.usage import SERVER, Totals, UsageLedger
+from bridge.turns.billing import EMBEDDING
 
 
 def _amount(totals: Totals, limit: int | None) -> str:
@@ -58,12 +59,16 @@ def usage_lines(
         if uuid_or_none is not None:
             lines.append(_line(f"{asker_name} ({report.tier})", report.player))
     lines.append(_line("server", report.server))
-    if ledger is not None:  # listen decisions: the server's cost (inside its totals above)
+    if ledger is not None:  # the server's own costs (inside its totals above)
         periods = periods_at(budgets.now(), config.zone())
-        decisions = ledger.by_purpose(SERVER, periods).get(DECISION_PURPOSE)
-        if decisions is not None and decisions.month.tokens:
-            shown = UsageLine(decisions, TokenLimits())
-            lines.append(_line("of which listen decisions", shown))
+        spent = ledger.by_purpose(SERVER, periods)
+        for purpose, what in (
+            (DECISION_PURPOSE, "listen decisions"),
+            (EMBEDDING, "memory vectors"),
+        ):
+            used = spent.get(purpose)
+            if used is not None and used.month.tokens:
+                lines.append(_line(f"of which {what}", UsageLine(used, TokenLimits())))
     state = "on" if config.enabled else "off (usage is counted, nothing is refused)"
     lines.append(
         f"budgets {state}; the day resets {report.day_resets}, the month {report.month_resets}"

@@ -21,6 +21,9 @@ import httpx
 
 from bridge.errors import MineclawError
 
+# The estimate where a provider reports no usage: the turns' own ratio (bridge.turns.tokens,
+# a layer above this one).
+CHARS_PER_TOKEN = 4
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_ERROR_CHARS = 300
 
@@ -42,6 +45,16 @@ class EmbeddingSettings:
     attempts: int = 3
     backoff_s: float = 0.5
     max_backoff_s: float = 8.0
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """Vectors and what they cost: the provider's ``usage`` where every batch reported it, an
+    estimate (``estimated``) for the batches that did not."""
+
+    vectors: list[list[float]]
+    tokens: int
+    estimated: bool
 
 
 class EmbeddingClient:
@@ -67,15 +80,25 @@ class EmbeddingClient:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in the order of ``texts``."""
+        return (await self.embed_counted(texts)).vectors
+
+    async def embed_counted(self, texts: Sequence[str]) -> Embedded:
+        """The vectors and the tokens the provider billed for them (see `Embedded`)."""
         vectors: list[list[float]] = []
+        tokens, estimated = 0, False
         size = max(1, self.settings.batch_size)
         for first in range(0, len(texts), size):
-            vectors.extend(await self._batch(list(texts[first : first + size])))
+            batch = list(texts[first : first + size])
+            got, used = await self._batch(batch)
+            vectors.extend(got)
+            if used is None:
+                used, estimated = estimated_tokens(batch), True
+            tokens += used
         if vectors and len({len(v) for v in vectors}) != 1:
             raise EmbeddingError("the endpoint gave vectors of different lengths")
-        return vectors
+        return Embedded(vectors, tokens, estimated)
 
-    async def _batch(self, texts: list[str]) -> list[list[float]]:
+    async def _batch(self, texts: list[str]) -> tuple[list[list[float]], int | None]:
         settings = self.settings
         url = settings.base_url.rstrip("/") + "/embeddings"
         pause = settings.backoff_s
@@ -89,7 +112,7 @@ class EmbeddingClient:
                 retry = True
             else:
                 if response.status_code == 200:
-                    return _vectors(response, len(texts))
+                    return _vectors(response, len(texts)), _billed(response)
                 text = response.text[:MAX_ERROR_CHARS]
                 failure = EmbeddingError(f"{url}: HTTP {response.status_code}: {text}")
                 retry = response.status_code in RETRYABLE_STATUS
@@ -101,6 +124,26 @@ class EmbeddingClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _billed(response: httpx.Response) -> int | None:
+    """``usage.prompt_tokens`` (or ``total_tokens``) of an answer, None where it says none."""
+    try:
+        usage = response.json().get("usage")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(usage, dict):
+        return None
+    for key in ("prompt_tokens", "total_tokens"):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+            return value
+    return None
+
+
+def estimated_tokens(texts: Sequence[str]) -> int:
+    """What a batch costs where the provider said nothing: the turns' estimate, per text."""
+    return sum(-(-len(text) // CHARS_PER_TOKEN) for text in texts)
 
 
 def _vectors(response: httpx.Response, count: int) -> list[list[float]]:

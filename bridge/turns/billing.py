@@ -10,7 +10,7 @@ calibrated prompt estimate plus the streamed text.
 
 Purposes (`bridge.store.usage`): ``turn`` for an answer, ``turn.failed`` for a served attempt
 that failed (a broken stream, retried or not), ``turn.stopped`` for the attempt a stop cut
-short, ``compaction`` for a summary.
+short, ``compaction`` for a summary, ``memory.embedding`` for memory vectors.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ ANSWERED = "turn"
 FAILED = "turn.failed"
 STOPPED = "turn.stopped"
 COMPACTION = "compaction"
+EMBEDDING = "memory.embedding"
 
 
 @dataclass(slots=True)

@@ -8,6 +8,9 @@ import asyncio
 import re
 from pathlib import Path
 
+from bridge.policy.budgets import periods_at
+from bridge.store.usage import SERVER
+
 from .conftest import ALEX, STEVE, WAIT, App, open_app
 from .scripted_provider import ScriptedProvider
 from .test_private import opened, said
@@ -248,6 +251,20 @@ async def test_memories_are_embedded_in_the_background_and_recalled_by_meaning(
         await caught_up(app, "other-embed")
         status = " | ".join(await app.command("status"))
         assert "memory: embeddings other-embed: 3 of 3 embedded" in status
+        # Every vector is the owner's cost: the server's, under memory.embedding.
+        words = sum(
+            len(re.findall(r"[a-z]+", text.lower()))
+            for body in vectors.bodies
+            for text in body["input"]
+        )
+        budgets = app.runtime.budgets
+        assert budgets is not None
+        periods = periods_at(budgets.now(), app.runtime.plane.config.budgets.zone())
+        spent = budgets.book.by_purpose(SERVER, periods)  # type: ignore[attr-defined]
+        assert spent["memory.embedding"].day.tokens == words > 0
+        assert spent["memory.embedding"].day.estimated == 0
+        usage = " | ".join(await app.command("usage"))
+        assert f"of which memory vectors: today {words}" in usage
     finally:
         await app.runtime.aclose()
         await vectors.stop()

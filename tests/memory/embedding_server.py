@@ -34,6 +34,8 @@ class EmbeddingServer(ReplayServer):
         self.failures: list[int] = []
         self.answers: list[Any] = []
         """Bodies to answer with (status 200) before the computed ones: hostile answers."""
+        self.report_usage = True
+        """Computed answers carry ``usage.prompt_tokens`` (a token a word, as billed)."""
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -52,7 +54,11 @@ class EmbeddingServer(ReplayServer):
             {"object": "embedding", "index": index, "embedding": vector_of(text)}
             for index, text in enumerate(body["input"])
         ]
-        return _json(200, {"object": "list", "model": body["model"], "data": data[::-1]})
+        answer: dict[str, Any] = {"object": "list", "model": body["model"], "data": data[::-1]}
+        if self.report_usage:
+            words = sum(len(re.findall(r"[a-z]+", text.lower())) for text in body["input"])
+            answer["usage"] = {"prompt_tokens": words, "total_tokens": words}
+        return _json(200, answer)
 
 
 def _json(status: int, answer: Any) -> Reply:

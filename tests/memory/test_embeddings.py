@@ -47,6 +47,23 @@ async def test_batches_keep_their_order(server: EmbeddingServer) -> None:
     assert {body["model"] for body in server.bodies} == {"nomic"}
 
 
+async def test_what_each_batch_cost_is_the_providers_usage_or_an_estimate_said_so(
+    server: EmbeddingServer,
+) -> None:
+    texts = ["my base is at the river", "a gem house", "x" * 40]
+    made = client(server, batch_size=2)
+    try:
+        billed = await made.embed_counted(texts)
+        assert billed.vectors == [vector_of(text) for text in texts]
+        assert (billed.tokens, billed.estimated) == (6 + 3 + 1, False)
+        server.report_usage = False
+        guessed = await made.embed_counted(texts)
+    finally:
+        await made.aclose()
+    # Four characters a token, rounded up, per text: 23, 11 and 40 characters.
+    assert (guessed.tokens, guessed.estimated) == (6 + 3 + 10, True)
+
+
 async def test_a_retryable_failure_is_tried_again_and_others_are_not(
     server: EmbeddingServer,
 ) -> None:
