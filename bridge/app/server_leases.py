@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bridge.app.network import Network
 from bridge.control import ControlPlane
@@ -70,6 +70,18 @@ _KEEPALIVES: dict[str, Any] = {
 }
 
 
+LossCause = Literal["database lost", "lease lost"]
+"""Why a bridge stopped serving a server: its lease connection failed or hung (``database
+lost``: whether another bridge serves it now is for the plugin's next try to find out), or
+another bridge took the lease after this one missed renewing it (``lease lost``)."""
+
+CLOSE_REASONS: dict[LossCause, str] = {
+    "database lost": "database lost: this bridge lost its database; try the next",
+    "lease lost": "lease lost: another bridge took this server; try the next",
+}
+"""The link's close reason (4005) for each cause: the plugin's log says what happened."""
+
+
 class LeaseError(StoreError):
     """The lease connection could not be opened or was lost."""
 
@@ -90,7 +102,7 @@ def lock_key(server_id: str, epoch: int = 0) -> int:
 
 class ServerLeases:
     """``servers``: the ids to lease (read at every poll, so a reload adds servers).
-    ``on_lost``: awaited with each server whose lease this bridge lost."""
+    ``on_lost``: awaited with each server whose lease this bridge lost, and why."""
 
     def __init__(
         self,
@@ -98,7 +110,7 @@ class ServerLeases:
         *,
         password: str | None,
         servers: Callable[[], Iterable[str]],
-        on_lost: Callable[[str], Awaitable[None]],
+        on_lost: Callable[[str, LossCause], Awaitable[None]],
         poll_s: float = POLL_S,
         ttl_s: float = TTL_S,
         application_name: str = "mineclaw-bridge-leases",
@@ -207,7 +219,7 @@ class ServerLeases:
         try:
             renewed, taken = await asyncio.to_thread(self._take, wanted, held)
         except LeaseError as exc:
-            await self._lose(sorted(self._epochs), str(exc))
+            await self._lose(sorted(self._epochs), str(exc), "database lost")
             return
         lost = sorted(set(held) - renewed)
         for server_id in lost:
@@ -220,17 +232,19 @@ class ServerLeases:
         if self._epochs:
             self._valid_until = sent_at + self.ttl_s
         if lost:
-            await self._lose(lost, "another bridge took them after this one missed renewing")
+            await self._lose(
+                lost, "another bridge took them after this one missed renewing", "lease lost"
+            )
         if taken:
             self.acquired.set()
 
-    async def _lose(self, lost: list[str], why: str) -> None:
+    async def _lose(self, lost: list[str], why: str, cause: LossCause) -> None:
         for server_id in lost:
             self._epochs.pop(server_id, None)
         if lost:
             log.error("server leases lost (%s): no longer serving %s", why, ", ".join(lost))
         for server_id in lost:
-            await self._on_lost(server_id)
+            await self._on_lost(server_id, cause)
 
     # ---- blocking parts, in a worker thread
 
@@ -393,11 +407,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def network_leases(
-    network: Network, plane: ControlPlane, drop: Callable[[str], Awaitable[None]]
+    network: Network, plane: ControlPlane, drop: Callable[[str, str], Awaitable[None]]
 ) -> ServerLeases | None:
     """The leases of a bridge whose store is PostgreSQL (``None`` with SQLite: one bridge per
     store, nothing to share). Serves from then on only the servers it holds; ``drop`` closes
-    a server's link when its lease is lost, then the server's context is retired."""
+    a server's link when its lease is lost (with the close reason of the cause), then the
+    server's context is retired."""
     storage = plane.config.storage
     if storage.backend != "postgresql" or storage.dsn is None:
         return None
@@ -405,8 +420,8 @@ def network_leases(
     def servers() -> list[str]:
         return [DEFAULT_SERVER_ID, *network.default.runtime.plane.servers.servers]
 
-    async def lost(server_id: str) -> None:
-        await drop(server_id)
+    async def lost(server_id: str, cause: LossCause) -> None:
+        await drop(server_id, CLOSE_REASONS[cause])
         await network.retire(server_id)
 
     leases = ServerLeases(

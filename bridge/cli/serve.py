@@ -205,14 +205,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return _fail(f"config.yml: console: {exc}")
     server = LinkServer(servers=network, settings=settings)
 
-    async def drop(server_id: str) -> None:
-        # Said as it is: the lease went with this bridge's database connection; whether another
-        # bridge serves the server now is for the plugin's next attempt to find out.
-        await server.drop(
-            server_id,
-            CloseCode.NOT_SERVED,
-            "lease lost: this bridge lost its database; try the next",
-        )
+    async def drop(server_id: str, reason: str) -> None:
+        # Said as it is (database lost, lease lost): whether another bridge serves the server
+        # now is for the plugin's next attempt to find out.
+        await server.drop(server_id, CloseCode.NOT_SERVED, reason)
 
     leases = network_leases(network, plane, drop)
     try:

@@ -56,6 +56,10 @@ from bridge.link.protocol import (
 
 logger = logging.getLogger(__name__)
 
+SHUTTING_DOWN = "shutting down: this bridge is stopping; try the next"
+"""The close reason of every link when the bridge stops (distinct from a lost database or a lost
+lease: the plugin's log says which happened)."""
+
 
 @dataclass(frozen=True)
 class LinkSettings:
@@ -366,7 +370,7 @@ class LinkServer:
             self._summaries = None
         self._server.close(close_connections=False)  # stop accepting; we close ours with 1000
         for connection in self._connections:
-            connection.core.close(CloseCode.NORMAL, "bridge shutting down")
+            connection.core.close(CloseCode.NORMAL, SHUTTING_DOWN)
             connection.dispatch(connection.core.events_received())
         await asyncio.gather(*(connection.flush() for connection in self._connections))
         self._server.close()

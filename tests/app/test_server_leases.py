@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from bridge.app.server_leases import LeaseError, LeaseLost, ServerLeases, lock_key
+from bridge.app.server_leases import (
+    CLOSE_REASONS,
+    LeaseError,
+    LeaseLost,
+    LossCause,
+    ServerLeases,
+    lock_key,
+)
+from bridge.link.server import SHUTTING_DOWN
 from bridge.store.archive import TurnArchive
 from bridge.store.database import PostgresDatabase
 from tests.postgres_server import PostgresServer
@@ -33,19 +41,24 @@ def database(postgres_server: PostgresServer) -> Iterator[str]:
 
 
 class Bridge:
-    """One bridge's leases, recording the servers it was told it lost."""
+    """One bridge's leases, recording the servers it was told it lost, and why."""
 
     def __init__(self, server: PostgresServer, database: str, name: str) -> None:
         self.lost: asyncio.Queue[str] = asyncio.Queue()
+        self.causes: list[tuple[str, LossCause]] = []
         self.leases = ServerLeases(
             server.dsn(database),
             password=server.password,
             servers=lambda: SERVERS,
-            on_lost=self.lost.put,
+            on_lost=self._lost,
             poll_s=0.05,
             ttl_s=TTL_S,
             application_name=f"lease-test-{name}",
         )
+
+    async def _lost(self, server_id: str, cause: LossCause) -> None:
+        self.causes.append((server_id, cause))
+        await self.lost.put(server_id)
 
 
 @pytest.fixture
@@ -101,6 +114,9 @@ async def test_a_bridge_whose_connection_is_cut_stops_serving_and_the_other_take
     assert ended
     lost = {await asyncio.wait_for(a.lost.get(), WAIT) for _ in SERVERS}
     assert lost == set(SERVERS) and a.leases.servers_held == frozenset()
+    # Said as it is: no other bridge is known to serve them (issue 39 found "another bridge
+    # serves this server now" with no other bridge running).
+    assert {cause for _, cause in a.causes} == {"database lost"}
     await _until(lambda: b.leases.servers_held == set(SERVERS))
     # Bridge a comes back to the database but finds every server taken.
     await a.leases.poll()
@@ -170,6 +186,9 @@ async def test_a_holder_that_stops_renewing_is_fenced_out_of_the_archive(
         a.leases._task.cancel()  # a stops renewing, as a paused process does
         await _until(lambda: b.leases.servers_held == set(SERVERS))
         assert not a.leases.held("lobby")
+        # Resumed, a finds its servers taken: "lease lost", not "database lost".
+        await a.leases.poll()
+        assert sorted(a.causes) == [(server, "lease lost") for server in sorted(SERVERS)]
         with pytest.raises(LeaseLost, match="no longer holds its lease"):
             await asyncio.to_thread(archive.append, turn("after"), fence=a.leases.fence("lobby"))
         archive.append(turn("by-b"), fence=b.leases.fence("lobby"))
@@ -183,12 +202,18 @@ async def test_an_unreachable_database_refuses_the_start(postgres_server: Postgr
         f"postgresql://nobody@127.0.0.1:{postgres_server.port}/no_such_database",
         password="wrong-password",
         servers=lambda: SERVERS,
-        on_lost=asyncio.Queue[str]().put,
+        on_lost=lambda server_id, cause: asyncio.sleep(0),
     )
     with pytest.raises(LeaseError) as caught:
         await leases.start()
     assert "wrong-password" not in str(caught.value)
     assert not leases.held("default")
+
+
+def test_the_close_reasons_say_what_happened_each_in_its_own_words() -> None:
+    reasons = [*CLOSE_REASONS.values(), SHUTTING_DOWN]
+    assert [r.split(":")[0] for r in reasons] == ["database lost", "lease lost", "shutting down"]
+    assert all(len(r.encode()) <= 123 for r in reasons)  # a WebSocket close reason's limit
 
 
 def test_lock_keys_are_stable_and_distinct() -> None:

@@ -137,6 +137,11 @@ async def test_sigterm_exits_although_the_lease_backend_hangs_and_the_standby_ta
         try:
             since = lobby.mark()
             assert await first.interrupt(signal.SIGTERM) == 0
+            down = await lobby.testkit.wait_event(
+                lambda e: e.get("event") == "link.down", since=since, timeout=WAIT
+            )
+            # The plugin's log says the bridge stopped (not a lost database or lease).
+            assert "shutting down: this bridge is stopping" in down["reason"], down
             await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
             await lobby.testkit.wait_event(
                 lambda e: e.get("event") == "link.up", since=since, timeout=WAIT
