@@ -23,6 +23,7 @@ from bridge.policy.budgets import (
     tier_of,
 )
 from bridge.policy.guest_tools import guest_may_use
+from bridge.store.usage import UsageDetail
 from bridge.tools.registry import ToolAdmission
 from bridge.turns.ports import BudgetHold, PlayerRef, TurnLimits
 
@@ -64,6 +65,7 @@ class PlayerBudget:
         *,
         estimated: bool,
         purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
         reservation = hold.handle if isinstance(hold.handle, Reservation) else NOTHING_HELD
         self.budgets.settle(
@@ -74,12 +76,21 @@ class PlayerBudget:
             estimated=estimated,
             purpose=purpose,
             config=self.config,
+            detail=detail,
         )
 
     def spend(
-        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+        self,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
-        self.settle(BudgetHold(), player, tokens, estimated=estimated, purpose=purpose)
+        self.settle(
+            BudgetHold(), player, tokens, estimated=estimated, purpose=purpose, detail=detail
+        )
 
     def _payer(self, player: PlayerRef | None) -> str | None:
         return None if player is None or self.granted is None else player.uuid

@@ -57,9 +57,11 @@ from bridge.decisions.prompt import (
 from bridge.decisions.record import DecidedBy, DecisionLog
 from bridge.errors import MineclawError
 from bridge.link.messages import ChatRequest, PlayerRef
+from bridge.metrics import NO_TIER
 from bridge.policy.budgets import NOTHING_HELD, BudgetRefusal, Reservation
 from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest
+from bridge.store.usage import UsageDetail
 from bridge.turns.gates import GateRefusal
 from bridge.turns.listen import carry_limits
 from bridge.turns.tokens import raw_tokens_of_text
@@ -372,6 +374,13 @@ class ListenDecider:
                     estimated=reply.estimated,
                     purpose=DECISION_PURPOSE,
                     config=config,
+                    detail=UsageDetail(
+                        model=model_ref,
+                        tier=NO_TIER,
+                        input_tokens=reply.input_tokens,
+                        cached_input_tokens=0,
+                        output_tokens=reply.output_tokens,
+                    ),
                 )
             except MineclawError as exc:
                 log.error("listen decision usage not recorded: %s", exc)

@@ -63,7 +63,7 @@ from bridge.providers.client import ProviderClient
 from bridge.store.archive import Fence, FencedArchive, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.sessions import OpenPrompt, SessionRecords
-from bridge.store.usage import UsageLedger
+from bridge.store.usage import UsageDetail, UsageLedger
 from bridge.tools.game_facts import version_line
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
@@ -442,6 +442,13 @@ class Runtime:
                     estimated=estimated,
                     config=config,
                     purpose=EMBEDDING,
+                    detail=UsageDetail(
+                        model=model,
+                        tier=NO_TIER,
+                        input_tokens=tokens,
+                        cached_input_tokens=0,
+                        output_tokens=0,
+                    ),
                 )
             )
         except StoreError as exc:

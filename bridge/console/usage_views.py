@@ -1,7 +1,8 @@
-"""The usage page: tokens per day for the server (against its daily budget), per purpose and
-for the players who used most, as plots drawn by the vendored uPlot from ``/usage.json``, and
-the same numbers as a table. The Prometheus metrics stay the source for external dashboards;
-this reads the usage ledger the budgets count in."""
+"""The usage page: tokens per day for the server (against its daily budget), per purpose, per
+model and tier with the estimated cost at today's prices, and for the players who used most,
+as plots drawn by the vendored uPlot from ``/usage.json``, and the same numbers as tables. The
+Prometheus metrics stay the source for external dashboards; this reads the usage ledger the
+budgets count in."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from starlette.routing import Route
 from bridge.console.guard import page
 from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
-from bridge.store.usage import SERVER
+from bridge.control.providers import ModelPrice
+from bridge.store.usage import SERVER, ModelDay
 
 DAYS = 30
 TOP_PLAYERS = 5
@@ -49,6 +51,19 @@ def usage_series(state: ConsoleState, now: datetime | None = None) -> dict[str, 
         if day in index:
             purposes[purpose][index[day]] += tokens
     top = sorted(players, key=lambda holder: -sum(players[holder]))[:TOP_PLAYERS]
+    models: dict[str, list[int]] = defaultdict(lambda: [0] * DAYS)
+    tiers: dict[str, list[int]] = defaultdict(lambda: [0] * DAYS)
+    cost: dict[str, list[float]] = defaultdict(lambda: [0.0] * DAYS)
+    prices = state.backend.plane().providers.models
+    for used in state.usage.models_since(days[0]):
+        at = index.get(used.day)
+        if at is None:
+            continue
+        models[used.model][at] += used.input_tokens + used.output_tokens
+        tiers[used.tier][at] += used.input_tokens + used.output_tokens
+        model = prices.get(used.model)
+        if model is not None and model.price is not None:
+            cost[used.model][at] += _cost(model.price, used)
     return {
         "days": days,
         "server": server,
@@ -56,7 +71,23 @@ def usage_series(state: ConsoleState, now: datetime | None = None) -> dict[str, 
         "budget_day": budgets.server.day_tokens if budgets.enabled else None,
         "purposes": dict(sorted(purposes.items())),
         "players": [{"name": names[holder], "tokens": players[holder]} for holder in top],
+        "models": dict(sorted(models.items())),
+        "tiers": dict(sorted(tiers.items())),
+        "cost": {
+            model: [round(x, 6) for x in days_cost] for model, days_cost in sorted(cost.items())
+        },
     }
+
+
+def _cost(price: ModelPrice, used: ModelDay) -> float:
+    """The estimate at today's prices (``providers.yml``), as the metrics price a response."""
+    cached = min(used.cached_input_tokens, used.input_tokens)
+    fresh = used.input_tokens - cached
+    return (
+        fresh * price.input_per_million
+        + cached * price.cached_input
+        + used.output_tokens * price.output_per_million
+    ) / 1_000_000
 
 
 def usage_page(state: ConsoleState, request: Request, session: Session) -> Response:
@@ -68,7 +99,16 @@ def usage_page(state: ConsoleState, request: Request, session: Session) -> Respo
         )
         if tokens
     ]
-    return state.page(request, "usage.html", session, series=series, rows=rows[::-1])
+    totals = [
+        (
+            name,
+            sum(series["models"][name]),
+            sum(series["cost"].get(name, ())),
+            name in series["cost"],
+        )
+        for name in series["models"]
+    ]
+    return state.page(request, "usage.html", session, series=series, rows=rows[::-1], models=totals)
 
 
 def usage_json(state: ConsoleState, request: Request, session: Session) -> Response:

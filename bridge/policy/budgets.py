@@ -35,7 +35,7 @@ from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from bridge.control.budgets_config import TIER_NODE_PREFIX, BudgetsConfig, TokenLimits
-from bridge.store.usage import SERVER, HolderUsage, Periods
+from bridge.store.usage import SERVER, HolderUsage, Periods, UsageDetail
 
 Scope = Literal["player", "server"]
 Period = Literal["day", "month"]
@@ -62,6 +62,7 @@ class UsageBook(Protocol):
         estimated: bool,
         purpose: str = "turn",
         at: datetime | None = None,
+        detail: UsageDetail | None = None,
     ) -> None: ...
 
     def usage(self, holder: str, periods: Periods) -> HolderUsage: ...
@@ -316,6 +317,7 @@ class Budgets:
         estimated: bool,
         purpose: str,
         config: BudgetsConfig,
+        detail: UsageDetail | None = None,
     ) -> None:
         """Record what the request used, then let its reservation go (also when recording
         fails: a ledger error must not hold tokens forever). Recorded first, so a check in
@@ -330,6 +332,7 @@ class Budgets:
                 estimated=estimated,
                 purpose=purpose,
                 config=config,
+                detail=detail,
             )
         finally:
             self.release(reservation)
@@ -377,6 +380,7 @@ class Budgets:
         estimated: bool,
         config: BudgetsConfig,
         purpose: str = "turn",
+        detail: UsageDetail | None = None,
     ) -> None:
         """Count tokens a provider served under ``purpose`` (also while budgets are off, so
         ``/mineclaw usage`` is always true): the player's and the server's, or the server's
@@ -390,6 +394,7 @@ class Budgets:
             estimated=estimated,
             purpose=purpose,
             at=now,
+            detail=detail,
         )
 
     def report(

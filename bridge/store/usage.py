@@ -51,6 +51,13 @@ _PURPOSES = (
     " tokens BIGINT NOT NULL, estimated_tokens BIGINT NOT NULL,"
     " PRIMARY KEY (holder, period_kind, period, purpose))"
 )
+_MODELS = (
+    "CREATE TABLE IF NOT EXISTS usage_models ("
+    " period TEXT NOT NULL, model TEXT NOT NULL, tier TEXT NOT NULL,"
+    " input_tokens BIGINT NOT NULL, cached_input_tokens BIGINT NOT NULL,"
+    " output_tokens BIGINT NOT NULL, estimated_tokens BIGINT NOT NULL,"
+    " PRIMARY KEY (period, model, tier))"
+)
 _NAMES = (
     "CREATE TABLE IF NOT EXISTS usage_names"
     " (uuid TEXT NOT NULL, name TEXT NOT NULL, seen_at TEXT NOT NULL, PRIMARY KEY (uuid, name))"
@@ -87,6 +94,11 @@ SCHEMA = Schema(
             "INSERT INTO usage_names (uuid, name, seen_at)"
             " SELECT uuid, name, seen_at FROM usage_players",
         ),
+        Migration.portable(
+            4,
+            "the server's daily usage per model and tier, by kind of token",
+            _MODELS,
+        ),
     ),
     sqlite_user_version=True,
 )
@@ -99,6 +111,32 @@ class Periods:
 
     day: str
     month: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageDetail:
+    """Which model served a request, for whose tier, and its tokens by kind (``input_tokens``
+    includes the cached ones, as providers report it): the console's plots per model and tier
+    and its cost estimate. Counted for the server's day only."""
+
+    model: str
+    tier: str
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDay:
+    """The server's tokens of one model and tier on one day."""
+
+    day: str
+    model: str
+    tier: str
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    estimated: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +208,11 @@ class UsageLedger:
         estimated: bool,
         purpose: str = "turn",
         at: datetime | None = None,
+        detail: UsageDetail | None = None,
     ) -> None:
         """Count ``tokens`` for the player (if any) and for the server, in the day and the
-        month, in total and under ``purpose``, in one transaction (every total moves together
-        or none does)."""
+        month, in total and under ``purpose``, and by model and tier when ``detail`` says
+        them, in one transaction (every total moves together or none does)."""
         if tokens < 0:
             raise StoreError("usage cannot be negative")
         if not purpose:
@@ -208,6 +247,29 @@ class UsageLedger:
                     " + excluded.estimated_tokens",
                     [(*key, purpose, tokens, part) for key in keys],
                 )
+                if detail is not None:
+                    cached = min(max(0, detail.cached_input_tokens), max(0, detail.input_tokens))
+                    tx.execute(
+                        "INSERT INTO usage_models (period, model, tier, input_tokens,"
+                        " cached_input_tokens, output_tokens, estimated_tokens)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (period, model, tier) DO UPDATE SET"
+                        " input_tokens = usage_models.input_tokens + excluded.input_tokens,"
+                        " cached_input_tokens = usage_models.cached_input_tokens"
+                        " + excluded.cached_input_tokens,"
+                        " output_tokens = usage_models.output_tokens + excluded.output_tokens,"
+                        " estimated_tokens = usage_models.estimated_tokens"
+                        " + excluded.estimated_tokens",
+                        (
+                            periods.day,
+                            detail.model[:200],
+                            detail.tier[:64],
+                            max(0, detail.input_tokens),
+                            cached,
+                            max(0, detail.output_tokens),
+                            part,
+                        ),
+                    )
                 if player_uuid is not None and player_name:
                     _seen(tx, player_uuid, player_name, moment)
         except DatabaseError as exc:
@@ -271,6 +333,19 @@ class UsageLedger:
             (SERVER, first_day),
         )
         return [(str(day), str(purpose), int(tokens)) for day, purpose, tokens in rows]
+
+    def models_since(self, first_day: str) -> list[ModelDay]:
+        """The server's tokens per model and tier per day from ``first_day`` on, oldest first
+        (requests counted before this was kept have no model: they are in the totals only)."""
+        rows = self._read(
+            "SELECT period, model, tier, input_tokens, cached_input_tokens, output_tokens,"
+            " estimated_tokens FROM usage_models WHERE period >= ? ORDER BY period, model, tier",
+            (first_day,),
+        )
+        return [
+            ModelDay(str(day), str(model), str(tier), *(int(n) for n in numbers))
+            for day, model, tier, *numbers in rows
+        ]
 
     def find_player(self, name: str) -> tuple[str, str] | None:
         """The UUID and current name of the player last seen with ``name`` (any case), now or

@@ -14,6 +14,7 @@ whole before it is recorded or replayed, like every item a turn takes in.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,7 @@ from bridge.providers.items import (
 )
 from bridge.store.audit_sink import AuditSink
 from bridge.store.sessions import CompactionRecord, SessionRecords
+from bridge.store.usage import UsageDetail
 from bridge.turns.activity import ServerActivity
 from bridge.turns.attempts import AttemptsSpent, complete
 from bridge.turns.billing import COMPACTION
@@ -234,10 +236,18 @@ class Compactor:
         budget = snapshot.budget
         if budget is None:
             return
+        detail = UsageDetail(
+            model=snapshot.model_ref,
+            tier=NO_TIER,
+            input_tokens=input_tokens,
+            cached_input_tokens=cached,
+            output_tokens=output_tokens,
+        )
+        spend = functools.partial(
+            budget.spend, estimated=estimated, purpose=COMPACTION, detail=detail
+        )
         try:
-            await asyncio.to_thread(
-                budget.spend, None, tokens, estimated=estimated, purpose=COMPACTION
-            )
+            await asyncio.to_thread(spend, None, tokens)
         except StoreError as exc:
             log.error("usage of a compaction not counted: %s", exc)
 

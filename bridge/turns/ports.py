@@ -17,6 +17,7 @@ from bridge.providers.events import StreamEvent
 from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSpec
 from bridge.providers.settings import RetryPolicy
 from bridge.store.archive import ArchivedTurn
+from bridge.store.usage import UsageDetail
 
 if TYPE_CHECKING:
     from bridge.redaction import Redactor
@@ -135,12 +136,19 @@ class TurnBudget(Protocol):
         *,
         estimated: bool,
         purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
         """Count what the request used (``estimated``: the provider reported none) and let
-        its hold go."""
+        its hold go; ``detail``: the model, the tier and the tokens by kind."""
 
     def spend(
-        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+        self,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
         """Count tokens of a request that held nothing."""
 

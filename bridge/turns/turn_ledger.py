@@ -11,11 +11,13 @@ at those three points and keeps nothing of the accounting itself.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from bridge.errors import StoreError
 from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.providers.events import Completed, Usage
+from bridge.store.usage import UsageDetail
 from bridge.turns.billing import ANSWERED, FAILED, STOPPED, RequestMeter, estimated_cost
 from bridge.turns.ports import BudgetHold, TurnContext, TurnSnapshot
 from bridge.turns.tokens import raw_tokens
@@ -142,15 +144,24 @@ class TurnLedger:
         if budget is None:
             return
         player = self._context.player
+        detail = UsageDetail(
+            model=model_ref,
+            tier=self.tier,
+            input_tokens=input_tokens,
+            cached_input_tokens=0 if reported is None else reported.cached_input_tokens,
+            output_tokens=output_tokens,
+        )
         try:
             if hold is None:
                 if tokens > 0:
-                    await asyncio.to_thread(
-                        budget.spend, player, tokens, estimated=estimated, purpose=purpose
+                    spend = functools.partial(
+                        budget.spend, estimated=estimated, purpose=purpose, detail=detail
                     )
+                    await asyncio.to_thread(spend, player, tokens)
             else:
-                await asyncio.to_thread(
-                    budget.settle, hold, player, tokens, estimated=estimated, purpose=purpose
+                settle = functools.partial(
+                    budget.settle, estimated=estimated, purpose=purpose, detail=detail
                 )
+                await asyncio.to_thread(settle, hold, player, tokens)
         except StoreError as exc:
             log.error("usage of turn %s not counted: %s", self._context.turn_id, exc)

@@ -13,7 +13,7 @@ from playwright.async_api import Page
 
 from bridge.cli import main
 from bridge.store.target import StorageTarget
-from bridge.store.usage import Periods
+from bridge.store.usage import Periods, UsageDetail
 
 from .browser import chromium, new_page, screenshot
 from .support import Console, console_folder, served_console
@@ -130,20 +130,34 @@ async def test_filter_the_audit_log(tmp_path: Path) -> None:
         assert errors == []
 
 
+PRICED = """    price:
+      input_per_million: 0.15
+      cached_input_per_million: 0.075
+      output_per_million: 0.60
+"""
+
+
 async def test_a_usage_plot_is_drawn(tmp_path: Path) -> None:
-    async with served_console(console_folder(tmp_path)) as console, chromium() as browser:
+    folder = console_folder(tmp_path)
+    providers = (folder / "providers.yml").read_text(encoding="utf-8")
+    providers = providers.replace("    # price:", PRICED + "    # price:", 1)
+    (folder / "providers.yml").write_text(providers, encoding="utf-8")
+    async with served_console(folder) as console, chromium() as browser:
         usage = console.network.default.runtime.usage
         assert usage is not None
         today = datetime.now(UTC)
         for back, tokens in enumerate((1200, 3400, 800)):
             day = today - timedelta(days=back)
             periods = Periods(day.strftime("%Y-%m-%d"), day.strftime("%Y-%m"))
+            # A million tokens in and a million out of the priced model: 0.15 + 0.60 a day.
+            detail = UsageDetail("openai/gpt-4o-mini", "vip", 1_000_000, 0, 1_000_000)
             usage.add(
                 player_uuid="3f1c2a4e-8b7d-4c6a-9e2f-1a2b3c4d5e6f",
                 player_name="Steve",
                 periods=periods,
                 tokens=tokens,
                 estimated=False,
+                detail=detail,
             )
         page, errors = await new_page(browser)
         await _log_in(page, console)
@@ -152,6 +166,10 @@ async def test_a_usage_plot_is_drawn(tmp_path: Path) -> None:
         size = await page.locator("#plot-server canvas").bounding_box()
         assert size is not None and size["width"] > 300 and size["height"] > 100
         assert await page.locator("#usage tbody tr").count() == 3
+        for plot in ("#plot-models", "#plot-tiers", "#plot-cost"):
+            await page.wait_for_selector(f"{plot}[data-drawn=true] canvas")
+        models = await page.locator("#models tbody tr").all_inner_texts()
+        assert models == ["openai/gpt-4o-mini\t6000000\t2.2500"]
         await screenshot(page, "usage")
         assert errors == []  # the CSP let the vendored uPlot draw, nothing was refused
 

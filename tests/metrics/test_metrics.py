@@ -17,6 +17,7 @@ from bridge.control.plane import ConfigLoadError
 from bridge.metrics import BridgeMetrics, MetricsEndpoint
 from bridge.metrics.endpoint import MetricsError
 from bridge.store.audit_sink import MemoryAudit
+from bridge.store.usage import UsageDetail
 from bridge.turns.activity import ServerActivity
 from bridge.turns.engine import TurnEngine, TurnRequest
 from bridge.turns.ports import BudgetHold, PlayerRef
@@ -54,12 +55,19 @@ class VipBudget:
         *,
         estimated: bool,
         purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
         if tokens:
             self.spent.append(tokens)
 
     def spend(
-        self, player: PlayerRef | None, tokens: int, *, estimated: bool, purpose: str
+        self,
+        player: PlayerRef | None,
+        tokens: int,
+        *,
+        estimated: bool,
+        purpose: str,
+        detail: UsageDetail | None = None,
     ) -> None:
         self.spent.append(tokens)
 

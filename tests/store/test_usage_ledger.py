@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bridge.errors import StoreError
-from bridge.store.usage import SERVER, Periods, Totals, UsageLedger
+from bridge.store.usage import SERVER, ModelDay, Periods, Totals, UsageDetail, UsageLedger
 from tests.storage_backends import Backend
 
 DEC3 = Periods(day="2026-12-03", month="2026-12")
@@ -77,7 +77,7 @@ def test_a_usage_file_from_before_migrations_opens_with_its_totals(tmp_path: Pat
         versions = conn.execute(
             "SELECT version FROM schema_migrations WHERE schema_name = 'usage'"
         ).fetchall()
-    assert versions == [(1,), (2,), (3,)]
+    assert versions == [(1,), (2,), (3,), (4,)]
 
 
 def test_usage_is_counted_by_purpose_and_a_request_of_nobodys_by_the_server_alone(
@@ -119,6 +119,45 @@ def test_usage_is_counted_by_purpose_and_a_request_of_nobodys_by_the_server_alon
                 estimated=False,
                 purpose="",
             )
+
+
+def test_the_servers_usage_is_kept_per_day_model_and_tier_by_kind(backend: Backend) -> None:
+    dec4 = Periods(day="2026-12-04", month="2026-12")
+    turn = UsageDetail(
+        "local/m1", "vip", input_tokens=300, cached_input_tokens=200, output_tokens=40
+    )
+    with backend.target.open_usage() as ledger:
+        for periods in (DEC3, DEC3, dec4):
+            ledger.add(
+                player_uuid=STEVE,
+                player_name="Steve",
+                periods=periods,
+                tokens=340,
+                estimated=False,
+                detail=turn,
+            )
+        guess = UsageDetail(
+            "local/m1", "none", input_tokens=90, cached_input_tokens=500, output_tokens=10
+        )
+        ledger.add(
+            player_uuid=None,
+            player_name=None,
+            periods=DEC3,
+            tokens=100,
+            estimated=True,
+            purpose="compaction",
+            detail=guess,
+        )
+        ledger.add(player_uuid=STEVE, player_name="Steve", periods=DEC3, tokens=5, estimated=False)
+        assert ledger.models_since("2026-12-03") == [
+            # More cached than input (a provider's odd report) counts as all cached.
+            ModelDay("2026-12-03", "local/m1", "none", 90, 90, 10, 100),
+            ModelDay("2026-12-03", "local/m1", "vip", 600, 400, 80, 0),
+            ModelDay("2026-12-04", "local/m1", "vip", 300, 200, 40, 0),
+        ]
+        assert [row.day for row in ledger.models_since("2026-12-04")] == ["2026-12-04"]
+        # The totals are counted as before, the usage without a detail too.
+        assert ledger.usage(SERVER, DEC3).day == Totals(340 * 2 + 100 + 5, 100)
 
 
 def test_a_player_is_found_by_a_former_name_after_a_rename(backend: Backend) -> None:

@@ -96,6 +96,13 @@ async def test_attempts_that_broke_after_streaming_are_billed_and_the_answer_too
     assert failed_tokens == failed_estimated > 0  # two served attempts, estimated
     end = harness.audit.events[-1][1]
     assert end["tokens"] == 320 + failed_tokens and end["estimated_tokens"] == failed_tokens
+    # By model and tier too (the console's plots and cost): the answer as reported, and the
+    # two broken attempts estimated.
+    (row,) = ledger.models_since(DAY.day)
+    assert (row.model, row.tier) == ("local/model-a", "guest")
+    assert row.output_tokens > 20 and row.input_tokens > 300
+    assert row.input_tokens + row.output_tokens == 320 + failed_tokens
+    assert row.estimated == failed_tokens
 
 
 async def test_a_turn_that_fails_after_streaming_is_billed_but_one_refused_up_front_is_not(

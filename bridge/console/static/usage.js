@@ -56,6 +56,11 @@
       times,
       Object.entries(usage.purposes).map(([purpose, values]) => ({ label: purpose, values }))
     );
+    const byName = (entries) =>
+      Object.entries(entries).map(([label, values]) => ({ label: label, values: values }));
+    draw("plot-models", "Tokens per model", times, byName(usage.models || {}));
+    draw("plot-tiers", "Tokens per tier", times, byName(usage.tiers || {}));
+    draw("plot-cost", "Estimated cost per model", times, byName(usage.cost || {}));
     draw(
       "plot-players",
       "Top players",
