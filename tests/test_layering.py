@@ -44,6 +44,8 @@ LAYERS: dict[str, int] = {
     "memory": 4,
     # The history book: a conversation laid out as written-book pages or plain lines.
     "history": 4,
+    # A player's several private conversations: ids, titles, the active one, the limit.
+    "conversations": 4,
     # Tools the model calls (built-ins and their registry).
     "tools": 5,
     # Owners' Functions and the turn loop, built on the tools.

@@ -108,7 +108,8 @@ class CommandRouter:
             ),
             "ai": _Subcommand(
                 PRIVATE_PERMISSION,
-                "ai <question> | ai clear | ai stop | ai history | ai persona [name]",
+                "ai <question> | ai clear | ai stop | ai history [id] | ai persona [name]"
+                " | ai new [title] | ai list | ai switch|rename|delete <id>",
                 self._ai,
                 "help.ai",
             ),

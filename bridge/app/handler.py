@@ -12,6 +12,7 @@ import logging
 
 from bridge.app.chat import ChatPath
 from bridge.app.commands import CommandRouter
+from bridge.app.conversation_state import ConversationState
 from bridge.app.listen_optouts import ListenOptOuts
 from bridge.app.operator_notices import OperatorNotices
 from bridge.app.output import LinkTurnOutput
@@ -49,6 +50,7 @@ class AppHandler:
         *,
         optouts: ListenOptOuts | None = None,
         personas: PersonaChoices | None = None,
+        conversations: ConversationState | None = None,
     ) -> None:
         self.runtime = runtime
         self.output = LinkTurnOutput(runtime)
@@ -63,6 +65,12 @@ class AppHandler:
             personas = PersonaChoices(runtime.plane.directory / DATA_DIR_NAME)
         self.personas = personas
         runtime.persona_choices = personas
+        # The players' private conversations and which one is active: the same file, shared.
+        if conversations is None:
+            conversations = ConversationState(runtime.plane.directory / DATA_DIR_NAME)
+        self.conversations = conversations
+        runtime.conversations = conversations
+        runtime.lanes.private_lane_id = conversations.lane_id
         runtime.listen.share_ignored(optouts.players)
         # The public lane's turns carry what listen mode overheard since the last one.
         runtime.lanes.public.engine.overheard = ListenCarry(

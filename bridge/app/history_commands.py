@@ -36,6 +36,12 @@ class HistoryPath:
         lane = self._runtime.lanes.lanes.private(TurnPlayer(sender.uuid, sender.name))
         return await self._show(lane.session.session_id, sender)
 
+    async def conversation(self, sender: PlayerRef, lane_id: str) -> list[Text]:
+        """One of the sender's conversations by its lane (``/ai history <id>``): the session
+        it is on now, in memory or recorded; an empty history when it never had one."""
+        session_id = await asyncio.to_thread(self._runtime.lanes.current_session_id, lane_id)
+        return await self._show(session_id or "", sender)
+
     async def public(self, sender: PlayerRef | None) -> list[Text]:
         """The public session, to an operator or the console."""
         return await self._show(self._runtime.lanes.public.session.session_id, sender)

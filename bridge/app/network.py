@@ -260,7 +260,8 @@ class Network:
         # One opt-out set for every server: a player is one person across the network.
         optouts = None if server_id == DEFAULT_SERVER_ID else self.default.app.optouts
         personas = None if server_id == DEFAULT_SERVER_ID else self.default.app.personas
-        app = AppHandler(runtime, optouts=optouts, personas=personas)
+        conversations = None if server_id == DEFAULT_SERVER_ID else self.default.app.conversations
+        app = AppHandler(runtime, optouts=optouts, personas=personas, conversations=conversations)
         app.link_tools.plugin_of_player = self._plugin_of_player
         if self._fence_for is not None:
             runtime.archive_fence = self._fence_for(server_id)

@@ -20,11 +20,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
+from bridge.app.conversation_commands import ConversationPath, is_conversation_command
 from bridge.app.history_commands import HistoryPath
 from bridge.app.runtime import Runtime
 from bridge.app.served import NotConfiguredError
+from bridge.conversations.shelf import CONVERSATION_ID
 from bridge.errors import MineclawError, StoreError
 from bridge.link.messages import CommandRequest, PlayerRef, Text
 from bridge.turns.activity import BusyError
@@ -53,6 +56,17 @@ async def turn_ended(task: asyncio.Future[Any] | None) -> None:
 class PrivatePath:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
+        self._conversations = ConversationPath(runtime)
+
+    async def history_of(self, sender: PlayerRef, conversation_id: str) -> list[Text]:
+        """``/ai history <id>``: one of the sender's conversations, active or not."""
+        runtime = self._runtime
+        state = runtime.conversations
+        if state is None or state.shelf(sender.uuid).find(conversation_id) is None:
+            values = {"player": sender.name, "id": conversation_id}
+            return [runtime.text("private.conversation_unknown", values)]
+        lane_id = state.lane_of(sender.uuid, conversation_id)
+        return await HistoryPath(runtime).conversation(sender, lane_id)
 
     async def ask(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         runtime = self._runtime
@@ -64,6 +78,12 @@ class PrivatePath:
         if not question:
             return [runtime.text("private.usage", player)]
         keyword = question.lower()
+        words = question.split()
+        command = [words[0].lower(), *words[1:]]
+        if command[0] == "history" and len(command) == 2 and CONVERSATION_ID.fullmatch(command[1]):
+            return await self.history_of(sender, command[1])
+        if is_conversation_command(command):
+            return await self._conversations.run(sender, command)
         if keyword == "clear":
             return self.clear(sender)
         if keyword == "stop":
@@ -74,7 +94,14 @@ class PrivatePath:
         # "/ai persona" and "/ai persona <name>"; a longer line is a question like any other.
         if words[0] == "persona" and len(words) <= 2:
             return await self.persona(sender, request.sender.granted, words[1:])
-        return self._ask(sender, request.sender.granted, question)
+        conversations = runtime.conversations
+        if conversations is None:
+            return self._ask(sender, request.sender.granted, question)
+        before = conversations.shelf(sender.uuid).active.last_active
+        lines = self._ask(sender, request.sender.granted, question)
+        if conversations.shelf(sender.uuid).active.last_active != before:
+            await self._conversations.save(sender)  # the question was taken
+        return lines
 
     def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
         runtime = self._runtime
@@ -126,6 +153,8 @@ class PrivatePath:
             values = {**player, "place": str(admission.place)}
             return [runtime.text("queue.already_waiting", values)]
         runtime.gates.admit(player_uuid=sender.uuid)
+        if runtime.conversations is not None:  # the conversation's last activity is now
+            runtime.conversations.shelf(sender.uuid).asked(datetime.now(UTC))
         return [asked]
 
     async def persona(

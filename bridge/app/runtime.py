@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from bridge.app.conversation_state import ConversationState
 from bridge.app.listen_decisions import ListenDecider
 from bridge.app.memory_binding import memory_tools_for, workspace_memories
 from bridge.app.memory_embedding import MemoryEmbedder
@@ -174,6 +175,8 @@ class Runtime:
         cannot serve is not shown to the model."""
         self.listen = ListenMode()
         self.persona_choices: PersonaChoices | None = None
+        self.conversations: ConversationState | None = None
+        """The players' private conversations (set by the app handler; shared in a network)."""
         """The players' own persona choices (set by the app handler; shared in a network)."""
         self.gates = ChatGates()
         self.model_override: str | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -73,3 +74,7 @@ def write_state(path: Path, body: bytes) -> None:
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise StoreError(f"{path}: cannot be written: {exc.strerror or exc}") from exc
+
+
+PLAYER_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A player's key in these files: a lower-case UUID."""

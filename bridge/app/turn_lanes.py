@@ -35,7 +35,7 @@ from bridge.turns.activity import ServerActivity, TurnCap
 from bridge.turns.compaction import Compactor
 from bridge.turns.confirm_window import ConfirmationWindow
 from bridge.turns.engine import TurnEngine, TurnListener, TurnOutcome, TurnRequest
-from bridge.turns.lanes import Lane, Lanes, lane_session_ids
+from bridge.turns.lanes import Lane, Lanes, lane_session_ids, private_lane_id
 from bridge.turns.persona import with_persona
 from bridge.turns.ports import PUBLIC_LANE, ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.queue import Admission, TurnQueue, Waiting
@@ -118,15 +118,29 @@ class TurnLanes:
         """Bounds the prompts of a turn others wait behind (the approval broker asks it)."""
         self.on_provider_failure: ProviderFailureListener | None = None
         """Told of each turn dropped for its model requests (``/mineclaw retry`` offers)."""
+        self.private_lane_id: Callable[[str], str] = private_lane_id
+        """A player's private lane id: the lane of their active conversation (set by the app
+        handler, `bridge.app.conversation_state`)."""
         self.lanes = Lanes(
             public,
             lambda lane_id, owner: self._build(lane_id, owner, self._private_output),
             pinned=self.queue.has_waiting,
+            lane_id_of=lambda player_uuid: self.private_lane_id(player_uuid),
         )
 
     @property
     def public(self) -> Lane:
         return self.lanes.public
+
+    def current_session_id(self, lane_id: str) -> str | None:
+        """The session ``lane_id`` is on: its lane's in memory, else the one recorded for it
+        (None: it never had one). Blocking (may read the session records)."""
+        lane = self.lanes.get(lane_id)
+        if lane is not None:
+            return lane.session.session_id
+        if self._sessions is None:
+            return None
+        return self._sessions.records.current_session(self._sessions.key(lane_id))
 
     def add_after_turn(self, listener: TurnListener) -> None:
         """Called after every turn of every lane, before the wait line moves."""

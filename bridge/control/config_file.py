@@ -15,6 +15,7 @@ from bridge.control.base import StrictModel
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.control.concurrency_config import ConcurrencyConfig
 from bridge.control.console_config import ConsoleConfig, checked_host
+from bridge.control.conversations_config import ConversationsConfig
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.mcp_config import McpConfig
 from bridge.control.memory_config import MemoryConfig
@@ -230,4 +231,5 @@ class ConfigFile(StrictModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     persona: PersonaConfig = Field(default_factory=PersonaConfig)
+    conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)

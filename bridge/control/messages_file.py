@@ -84,6 +84,16 @@ _declare("private.persona_current", "player name persona")
 _declare("private.persona_entry", "player name persona description", "persona")
 _declare("private.persona_chosen", "player name persona", "persona")
 _declare("private.persona_unknown", "player name persona", "persona")
+_declare("private.conversation_new", "player name id title", "id")
+_declare("private.conversation_limit", "player name limit", "limit")
+_declare("private.conversation_list", "player name")
+_declare("private.conversation_entry", "player name id title last", "id")
+_declare("private.conversation_entry_active", "player name id title last", "id")
+_declare("private.conversation_switched", "player name id title", "id")
+_declare("private.conversation_renamed", "player name id title", "id")
+_declare("private.conversation_deleted", "player name id title active", "id")
+_declare("private.conversation_unknown", "player name id", "id")
+_declare("private.conversation_busy", "player name id")
 _declare("reply.thinking", "name player")
 _declare("reply.tools", "name player tools", "tools")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
@@ -262,7 +272,7 @@ class PrivateMessages(_Section):
     asked: str = "<light_purple>[you → <name>]</light_purple> <gray><question>"
     usage: str = (
         "<gray>Ask <name> privately: /ai followed by your question. /ai clear starts over,"
-        " /ai stop stops the answer."
+        " /ai stop stops the answer, /ai new and /ai list keep several conversations."
     )
     players_only: str = "<gray>Only players can talk to <name> privately."
     cleared: str = "<gray>Started a new private conversation with <name>."
@@ -274,6 +284,26 @@ class PrivateMessages(_Section):
     persona_entry: str = "<gray>  <persona> - <description>"
     persona_chosen: str = "<green>Your private conversations now speak as: <persona>."
     persona_unknown: str = "<red>No persona is named <persona>; /ai persona lists them."
+    # Several conversations (/ai new|list|switch|rename|delete): <id> is a conversation's short
+    # id, <title> its title ("untitled" without one), <last> when the player last asked in it.
+    conversation_new: str = (
+        "<green>Started conversation <id>: <title>. Your /ai questions go there now."
+    )
+    conversation_limit: str = (
+        "<red>You already keep <limit> conversations, the most allowed; /ai delete one first."
+    )
+    conversation_list: str = "<gray>Your conversations with <name> (/ai switch and an id):"
+    conversation_entry: str = "<gray>  <id>  <title>  <dark_gray>(<last>)"
+    conversation_entry_active: str = "<white>> <id>  <title>  <dark_gray>(<last>, active)"
+    conversation_switched: str = "<green>Now in conversation <id>: <title>."
+    conversation_renamed: str = "<green>Conversation <id> is now called: <title>."
+    conversation_deleted: str = (
+        "<gray>Deleted conversation <id> (<title>). Your questions go to conversation <active>."
+    )
+    conversation_unknown: str = "<red>You have no conversation <id>; /ai list shows them."
+    conversation_busy: str = (
+        "<red>Conversation <id> is still answering; wait for it or /ai stop it first."
+    )
 
 
 class ApprovalMessages(_Section):

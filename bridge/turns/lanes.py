@@ -1,4 +1,5 @@
-"""Lanes: the public session and one private conversation per player (``/ai``).
+"""Lanes: the public session and one private lane per player (``/ai``): the lane of the
+conversation the player has active (`bridge.conversations`).
 
 Each lane has its own session, its own "one thing at a time" (`ServerActivity`), its own turn
 engine and compactor: a private turn never waits for the public one, and the public session
@@ -85,8 +86,12 @@ class Lanes:
         *,
         pinned: Callable[[str], bool] = lambda lane_id: False,
         max_private: int = MAX_PRIVATE_LANES,
+        lane_id_of: Callable[[str], str] = private_lane_id,
     ) -> None:
+        """``lane_id_of(player_uuid)``: the lane of the player's active private conversation
+        (`bridge.conversations`); one lane per player by default."""
         self.public = public
+        self._lane_id_of = lane_id_of
         self._factory = factory
         self._pinned = pinned
         self._max_private = max_private
@@ -94,13 +99,17 @@ class Lanes:
         self._by_id: dict[str, Lane] = {public.lane_id: public}
 
     def private(self, player: PlayerRef) -> Lane:
-        """The player's private lane, made on first use."""
+        """The player's private lane (of their active conversation), made on first use. A lane
+        kept for a conversation that is no longer the active one is let go while idle (the
+        player switched, maybe on another server of the network); a busy one is kept until its
+        turn ends."""
+        lane_id = self._lane_id_of(player.uuid)
         lane = self._private.get(player.uuid)
-        if lane is not None:
+        if lane is not None and (lane.lane_id == lane_id or not self.forget_private(player.uuid)):
             self._private.move_to_end(player.uuid)
             return lane
         self._forget_idle()
-        lane = self._factory(private_lane_id(player.uuid), player)
+        lane = self._factory(lane_id, player)
         self._private[player.uuid] = self._by_id[lane.lane_id] = lane
         return lane
 

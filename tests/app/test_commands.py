@@ -299,7 +299,8 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         "tools validate",
         "functions validate",
         "approve|deny <id>",
-        "ai <question> | ai clear | ai stop | ai history | ai persona [name]",
+        "ai <question> | ai clear | ai stop | ai history [id] | ai persona [name]"
+        " | ai new [title] | ai list | ai switch|rename|delete <id>",
         "listen ignore-me|include-me",
     ):
         assert f"/mineclaw {usage}</gold>" in operator, usage

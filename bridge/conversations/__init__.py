@@ -1,0 +1,1 @@
+"""Several private conversations per player (``/ai new|list|switch|rename|delete``)."""

@@ -1,0 +1,171 @@
+"""Several private conversations per player through the application (the provider real HTTP
+over loopback): each conversation replays only its own turns, the active one and the list
+survive a restart, the limit, a switch refused while an answer runs, history by id, and a
+conversations file that cannot be read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from bridge.store.archive import DATA_DIR_NAME
+from bridge.turns.lanes import private_lane_id
+
+from .conftest import ALEX, STEVE, WAIT, App, open_app, write_config
+from .scripted_provider import ScriptedProvider
+from .test_private import said, user_texts
+
+COOLDOWNS = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
+EMPTY = "<gray>Nothing to show yet."
+
+
+async def opened(tmp_path: Path, provider: ScriptedProvider, extra: str = "") -> App:
+    config = tmp_path / "config"
+    write_config(config, provider.port, COOLDOWNS + extra)
+    return await open_app(config, provider)
+
+
+async def asked(app: App, question: str, answer: str) -> None:
+    provider = app.provider
+    provider.answer(answer)
+    lines = await app.command("ai", question, player=STEVE)
+    assert question in lines[0], lines
+    await said(app, answer)
+    lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
+    assert lane is not None and lane.task is not None
+    await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+
+
+async def test_each_conversation_keeps_its_own_turns_and_the_active_one_survives_a_restart(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await asked(app, "where is my house?", "at spawn")
+        started = await app.command("ai", "new", "Redstone", "farm", player=STEVE)
+        assert started == [
+            "<green>Started conversation 2: Redstone farm. Your /ai questions go there now."
+        ]
+        await asked(app, "how do repeaters work?", "they delay")
+        assert user_texts(provider.bodies()[-1]) == ["how do repeaters work?"]
+        lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
+        assert lane is not None and lane.lane_id == private_lane_id(STEVE.uuid) + "-2"
+
+        assert await app.command("ai", "switch", "1", player=STEVE) == [
+            "<green>Now in conversation 1: untitled."
+        ]
+        await asked(app, "and my bed?", "beside it")
+        assert user_texts(provider.bodies()[-1]) == ["where is my house?", "and my bed?"]
+        await app.command("ai", "rename", "1", "My <red>base</red>", player=STEVE)
+        await app.command("ai", "switch", "2", player=STEVE)
+        listing = await app.command("ai", "list", player=STEVE)
+        assert listing[0].startswith("<gray>Your conversations with")
+        assert "1  My <red>base</red>" in listing[1]  # asked in last; the title is a value
+        assert listing[2].startswith("<white>> 2  Redstone farm") and "active" in listing[2]
+        assert "UTC" in listing[1] and "UTC" in listing[2]
+        # Alex has only his first conversation, untouched by Steve's.
+        alex = await app.command("ai", "list", player=ALEX)
+        assert len(alex) == 2 and "> 1  untitled" in alex[1] and "(-, active)" in alex[1]
+        app.runtime.audit.flush()
+        events = [e.fields["conversation"] for e in app.runtime.audit.events("conversation.switch")]
+        assert events == ["1", "2"]
+    finally:
+        await app.runtime.aclose()
+
+    again = await open_app(app.config, provider)
+    try:
+        provider.answer("a comparator")
+        await again.command("ai", "and a clock?", player=STEVE)
+        await said(again, "a comparator")
+        # Back in conversation 2, with its own turns restored from the archive.
+        assert user_texts(provider.bodies()[-1]) == ["how do repeaters work?", "and a clock?"]
+        listing = await again.command("ai", "list", player=STEVE)
+        assert listing[1].startswith("<white>> 2  Redstone farm")
+    finally:
+        await again.runtime.aclose()
+
+
+async def test_the_limit_refuses_a_new_conversation_and_delete_frees_a_place(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider, "conversations:\n  max_per_player: 2\n")
+    try:
+        await app.command("ai", "new", player=STEVE)
+        refused = await app.command("ai", "new", "third", player=STEVE)
+        assert refused == [
+            "<red>You already keep 2 conversations, the most allowed; /ai delete one first."
+        ]
+        deleted = await app.command("ai", "delete", "2", player=STEVE)
+        assert deleted == [
+            "<gray>Deleted conversation 2 (untitled). Your questions go to conversation 1."
+        ]
+        assert (await app.command("ai", "new", "third", player=STEVE))[0].startswith(
+            "<green>Started conversation 3: third."
+        )
+        unknown = await app.command("ai", "switch", "2", player=STEVE)
+        assert unknown == ["<red>You have no conversation 2; /ai list shows them."]
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_a_switch_while_the_answer_runs_is_refused_and_a_question_shaped_line_is_asked(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await app.command("ai", "new", player=STEVE)
+        held = provider.held("slow answer")
+        await app.command("ai", "switch", "to", "creative?", player=STEVE)  # a question
+        await asyncio.wait_for(held.streaming.wait(), WAIT)
+        assert user_texts(provider.bodies()[-1]) == ["switch to creative?"]
+        busy = await app.command("ai", "switch", "1", player=STEVE)
+        assert busy == ["<red>Conversation 2 is still answering; wait for it or /ai stop it first."]
+        assert (await app.command("ai", "delete", "2", player=STEVE)) == busy
+        held.release.set()
+        await said(app, "slow answer")
+        lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
+        assert lane is not None and lane.task is not None
+        await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+        assert (await app.command("ai", "switch", "1", player=STEVE))[0].startswith("<green>")
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_history_by_id_shows_that_conversation_active_or_not(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await asked(app, "first question", "first answer")
+        await app.command("ai", "new", player=STEVE)
+        # This plugin opens no books: the lines of conversation 1, though 2 is active.
+        lines = await app.command("ai", "history", "1", player=STEVE)
+        assert lines == ["<gray>Steve: first question", "<gray>Mineclaw: first answer"]
+        assert await app.command("ai", "history", player=STEVE) == [EMPTY]
+        assert await app.command("ai", "history", "2", player=STEVE) == [EMPTY]
+        unknown = await app.command("ai", "history", "7", player=STEVE)
+        assert unknown == ["<red>You have no conversation 7; /ai list shows them."]
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_an_unreadable_conversations_file_is_set_aside_and_everyone_is_on_the_first(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    data = tmp_path / "config" / DATA_DIR_NAME
+    data.mkdir(parents=True)
+    bad = {
+        "version": 1,
+        "players": {
+            STEVE.uuid: {"active": "5", "next_id": 6, "conversations": [{"id": "1"}]},
+        },
+    }
+    (data / "conversations.json").write_text(json.dumps(bad))
+    app = await opened(tmp_path, provider)
+    try:
+        assert (data / "conversations.json.bad").exists()
+        listing = await app.command("ai", "list", player=STEVE)
+        assert len(listing) == 2 and "> 1  untitled" in listing[1]
+    finally:
+        await app.runtime.aclose()
