@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from bridge.app.cut_turns import CutTurns
 from bridge.app.handler import AppHandler
 from bridge.app.runtime import Runtime, RuntimeSettings
 from bridge.control import ControlPlane
@@ -98,6 +99,7 @@ class _ServerHandler:
 
     async def on_connected(self, link: Link, hello: Hello) -> None:
         await self._app.on_connected(link, hello)
+        self._network.cut_turns.tell(self._context.server_id, self._app)
 
     async def on_disconnected(self) -> None:
         await self._app.on_disconnected()
@@ -160,6 +162,8 @@ class Network:
         self._handlers: dict[str, _ServerHandler] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self._fence_for: Callable[[str], Fence] | None = None
+        self.cut_turns = CutTurns()
+        """The askers of turns cut when this bridge stopped serving their server."""
         self.context(DEFAULT_SERVER_ID)
 
     @classmethod
@@ -350,6 +354,13 @@ class Network:
             return
         if context.runtime.link is not None:
             await context.app.send_link_state()
+
+    def cut(self, server_id: str, reason: str) -> int:
+        """This bridge stopped serving ``server_id`` (its database or lease lost): stop its
+        running turns, their askers told ``reason`` when it links here again
+        (``bridge.app.cut_turns``); how many were stopped."""
+        context = self._contexts.get(server_id)
+        return 0 if context is None else self.cut_turns.cut(server_id, context.runtime, reason)
 
     async def retire(self, server_id: str) -> None:
         """This bridge no longer serves ``server_id`` (another bridge took its lease): its

@@ -81,6 +81,12 @@ CLOSE_REASONS: dict[LossCause, str] = {
 }
 """The link's close reason (4005) for each cause: the plugin's log says what happened."""
 
+ASKER_REASONS: dict[LossCause, str] = {
+    "database lost": "the bridge lost its database",
+    "lease lost": "another bridge took over this server",
+}
+"""What the asker of a turn cut by the loss is told (``errors.provider_failure``'s reason)."""
+
 
 class LeaseError(StoreError):
     """The lease connection could not be opened or was lost."""
@@ -411,8 +417,9 @@ def network_leases(
 ) -> ServerLeases | None:
     """The leases of a bridge whose store is PostgreSQL (``None`` with SQLite: one bridge per
     store, nothing to share). Serves from then on only the servers it holds; ``drop`` closes
-    a server's link when its lease is lost (with the close reason of the cause), then the
-    server's context is retired."""
+    a server's link when its lease is lost (with the close reason of the cause), then its
+    running turns are stopped (their askers told when it links here again) and the server's
+    context is retired."""
     storage = plane.config.storage
     if storage.backend != "postgresql" or storage.dsn is None:
         return None
@@ -422,6 +429,7 @@ def network_leases(
 
     async def lost(server_id: str, cause: LossCause) -> None:
         await drop(server_id, CLOSE_REASONS[cause])
+        network.cut(server_id, ASKER_REASONS[cause])  # the default server's context stays
         await network.retire(server_id)
 
     leases = ServerLeases(

@@ -1,0 +1,77 @@
+"""A bridge that loses its database mid-turn, end to end on the tests' own PostgreSQL: one
+``python -m bridge serve`` process and a testkit server; the bridge's lease session is ended by
+the database while a turn streams.
+
+Before (issue 39): the link was dropped with "another bridge serves this server now" although
+there was no other bridge, the default server's turn streamed on to its end, and its asker was
+told nothing. Now the close reason says the database was lost, the turn stops, and once the
+bridge holds the server again and the plugin relinks, the asker gets the failure line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from app.scripted_provider import ScriptedProvider
+
+from tests.postgres_server import PostgresServer
+
+from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
+from .test_network_e2e import Server
+from .test_takeover_e2e import _config
+from .test_turns_e2e import OP
+
+pytestmark = pytest.mark.jvm
+
+WAIT = 60.0
+
+
+async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_relink(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    require_testkit_jar()
+    provider = ScriptedProvider()
+    await provider.start()
+    database = postgres_server.create_database("cut")
+    bridge: BridgeProcess | None = None
+    testkit: TestkitProcess | None = None
+    try:
+        _config(tmp_path / "a", provider, postgres_server.dsn(database), postgres_server.password)
+        bridge = await BridgeProcess.start(tmp_path / "a", port=free_port())
+        await bridge.stdout.wait_for(r"^server leases \(PostgreSQL\) held: default", timeout=WAIT)
+        testkit = await TestkitProcess.start(
+            bridge.url, bridge.token_file, "--link-timeout-ms", "2000"
+        )
+        await testkit.wait_event(lambda e: e.get("event") == "link.up")
+        world = Server("default", testkit)
+        await world.add("Steve", OP)
+
+        held = provider.held("Never ", "shown.")
+        assert (await world.chat("Steve", "@ai a long one"))["outcome"] == "public"
+        await held.streaming.wait()
+        since = world.mark()
+        with postgres_server.admin() as conn:  # as when the database restarts or cuts us off
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s"
+                " AND application_name = 'mineclaw-bridge-leases'",
+                (database,),
+            ).fetchall()
+        assert ended
+
+        down = await testkit.wait_event(
+            lambda e: e.get("event") == "link.down", since=since, timeout=WAIT
+        )
+        assert "database lost" in down["reason"], down
+        await bridge.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
+        # The bridge reaches its database again, takes the free lease, the plugin relinks.
+        await testkit.wait_event(lambda e: e.get("event") == "link.up", since=since, timeout=WAIT)
+        await world.message("Steve", "the bridge lost its database", since)
+        held.release.set()
+    finally:
+        if testkit is not None:
+            await testkit.shutdown()
+        if bridge is not None:
+            await bridge.kill()
+        await provider.stop()
+        postgres_server.drop_database(database)
