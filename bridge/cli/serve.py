@@ -24,6 +24,7 @@ from bridge.app.heap import settle_startup_heap
 from bridge.app.network import Network
 from bridge.app.restart_settings import SERVING_FILE, write_serving_state
 from bridge.app.server_leases import ServerLeases, network_leases
+from bridge.cli import shutdown_bound
 from bridge.cli.clock_file import budget_clock
 from bridge.cli.output import refuse_folder
 from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
@@ -270,6 +271,8 @@ async def _serve_until_stopped(
     try:
         await stop.wait()
     finally:
+        # From here on the process exits within the bound, done or not (a hung database).
+        bound = shutdown_bound.arm(runtime.plane.config.storage.stop_wait_s)
         watch.cancel()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
@@ -281,5 +284,6 @@ async def _serve_until_stopped(
         await network.aclose()
         if serving is not None:
             serving.unlink(missing_ok=True)
+        bound.cancel()
     print("stopped", flush=True)
     return EXIT_OK

@@ -29,6 +29,9 @@ class StorageConfig(StrictModel):
     # serve's patience with a database that does not answer yet (booted before it): retried
     # with a growing pause and a line per attempt; 0 tries once.
     start_wait_s: int = Field(default=300, ge=0, le=86_400)
+    # serve's bound on its whole shutdown after SIGTERM or Ctrl-C, whatever the database does:
+    # past it the process exits, so its sessions and leases end (bridge.cli.shutdown_bound).
+    stop_wait_s: int = Field(default=30, ge=1, le=3600)
 
     @field_validator("dsn")
     @classmethod
