@@ -11,7 +11,8 @@ here, on the loaded plane, and each is an error for all four:
 - a Function capability naming a native tool that is not configured;
 - a skill naming a Function that does not exist;
 - a ``listen.decision_model`` that ``providers.yml`` does not define (a typo would otherwise
-  leave every listen-mode line to the classifier without a word).
+  leave every listen-mode line to the classifier without a word), or a
+  ``conversations.title_model`` it does not define.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ def plane_problems(plane: ControlPlane) -> list[Problem]:
     if decision_model is not None and decision_model not in plane.providers.models:
         message = f"model {decision_model!r} is not configured in providers.yml"
         problems.append(Problem(CONFIG_FILE, None, None, "listen.decision_model", message))
+    title_model = plane.config.conversations.title_model
+    if title_model is not None and title_model not in plane.providers.models:
+        message = f"model {title_model!r} is not configured in providers.yml"
+        problems.append(Problem(CONFIG_FILE, None, None, "conversations.title_model", message))
     embedding_provider = plane.config.memory.embedding_provider
     if embedding_provider is not None and embedding_provider not in plane.providers.providers:
         message = f"provider {embedding_provider!r} is not configured in providers.yml"

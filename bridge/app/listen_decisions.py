@@ -185,7 +185,7 @@ class ListenDecider:
         model_ref = settings.decision_model
 
         async def ask() -> ModelReply:
-            return await _ask_model(stream, document)
+            return await ask_model(stream, document)
 
         async def decide() -> None:
             try:
@@ -402,16 +402,25 @@ class ListenDecider:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-async def _ask_model(stream: ModelStream, document: str) -> ModelReply:
+async def ask_model(
+    stream: ModelStream,
+    document: str,
+    *,
+    instructions: str = INSTRUCTIONS,
+    session_id: str = DECISION_SESSION,
+    max_output_tokens: int = MAX_OUTPUT_TOKENS,
+) -> ModelReply:
     """One request to the decision model; its text and usage. Raises `DecisionUnavailable`
-    (the fallback decides) or `DecisionPermissionError` (the provider refused the key)."""
+    (the fallback decides) or `DecisionPermissionError` (the provider refused the key).
+    ``instructions``, ``session_id``, ``max_output_tokens``: another one-off request of the
+    same shape (conversation titles)."""
     request = ProviderRequest(
-        session_id=DECISION_SESSION,
-        instructions=INSTRUCTIONS,
+        session_id=session_id,
+        instructions=instructions,
         items=(PlayerMessage(player=None, text=document),),
-        max_output_tokens=MAX_OUTPUT_TOKENS,
+        max_output_tokens=max_output_tokens,
     )
-    prompt_tokens = raw_tokens_of_text(INSTRUCTIONS) + raw_tokens_of_text(document)
+    prompt_tokens = raw_tokens_of_text(instructions) + raw_tokens_of_text(document)
     streamed: list[str] = []
     async with contextlib.aclosing(stream(request)) as events:
         async for event in events:

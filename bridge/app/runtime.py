@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from bridge.app.conversation_state import ConversationState
+from bridge.app.conversation_titles import ConversationTitler
 from bridge.app.listen_decisions import ListenDecider
 from bridge.app.memory_binding import memory_tools_for, workspace_memories
 from bridge.app.memory_embedding import MemoryEmbedder
@@ -207,6 +208,9 @@ class Runtime:
             archive_for=None if memories is None else self._indexed_archive,
         )
         self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
+        # Titles of private conversations after their first answered turn.
+        self.conversation_titles = ConversationTitler(self)
+        self.lanes.on_private_turn = self.conversation_titles.after_turn
         self.metrics.add_audit(lambda: (audit.dropped_events, audit.lost_events))
         self.approval_broker = ApprovalBroker(ledger=records)
         """Every approval prompt of this runtime (run_command, Functions)."""
@@ -655,6 +659,7 @@ class Runtime:
         (``close_stores=False``: the archive and audit log stay open for the other servers of
         a network that share them)."""
         await self.listen_decisions.aclose()
+        await self.conversation_titles.aclose()
         await self.lanes.aclose()
         await self.functions.aclose()
         self.mcp.remove_listener(self._mcp_tools_changed)

@@ -116,6 +116,8 @@ class TurnLanes:
             has_waiting=self.queue.has_waiting,
         )
         """Bounds the prompts of a turn others wait behind (the approval broker asks it)."""
+        self.on_private_turn: Callable[[Lane, TurnRequest, TurnOutcome], None] | None = None
+        """Told of each private turn's end (conversation titles)."""
         self.on_provider_failure: ProviderFailureListener | None = None
         """Told of each turn dropped for its model requests (``/mineclaw retry`` offers)."""
         self.private_lane_id: Callable[[str], str] = private_lane_id
@@ -242,10 +244,17 @@ class TurnLanes:
     def _turn_done(self, lane: Lane, request: TurnRequest, task: asyncio.Task[TurnOutcome]) -> None:
         """A turn dropped because its model requests failed: ``on_provider_failure`` may offer
         its question again; the line it answers reaches the asker after the failure line."""
-        listener = self.on_provider_failure
-        if listener is None or task.cancelled() or task.exception() is not None:
+        if task.cancelled() or task.exception() is not None:
             return
         outcome = task.result()
+        if lane.private and self.on_private_turn is not None:
+            try:
+                self.on_private_turn(lane, request, outcome)
+            except Exception:
+                log.exception("private turn listener failed")
+        listener = self.on_provider_failure
+        if listener is None:
+            return
         if outcome.status != "dropped" or outcome.failure_class is None:
             return
         try:

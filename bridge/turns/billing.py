@@ -10,7 +10,8 @@ calibrated prompt estimate plus the streamed text.
 
 Purposes (`bridge.store.usage`): ``turn`` for an answer, ``turn.failed`` for a served attempt
 that failed (a broken stream, retried or not), ``turn.stopped`` for the attempt a stop cut
-short, ``compaction`` for a summary, ``memory.embedding`` for memory vectors.
+short, ``compaction`` for a summary, ``memory.embedding`` for memory vectors,
+``conversation.title`` for a private conversation's title.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ FAILED = "turn.failed"
 STOPPED = "turn.stopped"
 COMPACTION = "compaction"
 EMBEDDING = "memory.embedding"
+TITLE = "conversation.title"
 
 
 @dataclass(slots=True)

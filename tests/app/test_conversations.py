@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+from bridge.policy.budgets import periods_at
 from bridge.store.archive import DATA_DIR_NAME
+from bridge.store.usage import SERVER
+from bridge.turns.billing import TITLE
 from bridge.turns.lanes import private_lane_id
 
 from .conftest import ALEX, STEVE, WAIT, App, open_app, write_config
@@ -167,5 +171,69 @@ async def test_an_unreadable_conversations_file_is_set_aside_and_everyone_is_on_
         assert (data / "conversations.json.bad").exists()
         listing = await app.command("ai", "list", player=STEVE)
         assert len(listing) == 2 and "> 1  untitled" in listing[1]
+    finally:
+        await app.runtime.aclose()
+
+
+TITLED = "conversations:\n  titles: true\n  title_model: local/m2\n"
+
+
+def tokens_of(app: App, holder: str, purpose: str) -> int:
+    usage = app.runtime.usage
+    assert usage is not None
+    periods = periods_at(datetime.now(UTC), app.runtime.plane.config.budgets.zone())
+    found = usage.by_purpose(holder, periods).get(purpose)
+    return 0 if found is None else found.day.tokens
+
+
+async def test_the_first_answered_turn_titles_the_conversation_with_the_title_model(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider, TITLED)
+    try:
+        await app.command("ai", "new", player=STEVE)
+        provider.answer("use observers")
+        provider.answer("Redstone clocks.", usage=(50, 4))  # the title request's
+        await app.command("ai", "how do I build a clock?", player=STEVE)
+        await said(app, "use observers")
+        lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
+        assert lane is not None and lane.task is not None
+        await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+        await app.runtime.conversation_titles.settled()
+        title_request = provider.bodies()[-1]
+        assert title_request["model"] == "m2"
+        system = " ".join(
+            m["content"] for m in title_request["messages"] if m["role"] in ("system", "developer")
+        )
+        assert "You name conversations" in system
+        assert "Question: how do I build a clock?" in user_texts(title_request)[0]
+        listing = await app.command("ai", "list", player=STEVE)
+        assert listing[1].startswith("<white>> 2  Redstone clocks  ")
+        # The server pays for it under its own purpose; the player does not.
+        assert tokens_of(app, SERVER, TITLE) == 54
+        assert tokens_of(app, STEVE.uuid, TITLE) == 0
+
+        # Titled now: the next turn asks for no title; nor does a conversation the player
+        # titled himself.
+        requests = len(provider.requests)
+        await asked(app, "and a faster one?", "use a comparator")
+        await app.command("ai", "new", "My", "own", player=STEVE)
+        await asked(app, "hello", "hi")
+        await app.runtime.conversation_titles.settled()
+        assert len(provider.requests) == requests + 2
+        assert "2  Redstone clocks" in (await app.command("ai", "list", player=STEVE))[2]
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_without_titles_no_request_is_made(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await asked(app, "hello", "hi")
+        await app.runtime.conversation_titles.settled()
+        assert len(provider.requests) == 1
+        assert "> 1  untitled" in (await app.command("ai", "list", player=STEVE))[1]
     finally:
         await app.runtime.aclose()

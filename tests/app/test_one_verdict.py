@@ -116,6 +116,10 @@ CORPUS: dict[str, tuple[Mistake, bool]] = {
         ),
         False,
     ),
+    "title-model-not-in-providers-yml": (
+        lambda folder: _replace(folder / "config.yml", "  title_model: null", "  title_model: a/b"),
+        False,
+    ),
     "unknown-field-in-message-yml": (
         lambda folder: _append(folder / "message.yml", "unknown_field: 1\n"),
         False,

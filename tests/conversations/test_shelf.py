@@ -16,6 +16,7 @@ from bridge.conversations.shelf import (
     lane_suffix,
     shown_time,
 )
+from bridge.conversations.titles import MAX_PART_CHARS, title_document, title_from_reply
 
 NOW = datetime(2026, 12, 4, 23, 0, tzinfo=UTC)
 
@@ -78,3 +79,12 @@ def test_lane_suffix_and_shown_time() -> None:
     assert lane_suffix("1") == "" and lane_suffix("12") == "-12"
     assert shown_time(None) == "-"
     assert shown_time(NOW) == "2026-12-04 23:00 UTC"
+
+
+def test_a_models_reply_becomes_a_title_without_quotes_or_a_full_stop() -> None:
+    assert title_from_reply('"Building a redstone clock."\nextra') == "Building a redstone clock"
+    assert title_from_reply("Title: 红石时钟。") == "红石时钟"
+    assert title_from_reply("  \n ") is None
+    assert title_from_reply('""') is None
+    document = title_document("q" * 2000, " the answer ")
+    assert document.count("q") == MAX_PART_CHARS and document.endswith("Answer: the answer")
