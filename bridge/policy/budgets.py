@@ -27,6 +27,7 @@ player asked for (``player_uuid=None``: compaction, listen decisions, titles).
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from bridge.control.budgets_config import TIER_NODE_PREFIX, BudgetsConfig, TokenLimits
+from bridge.errors import StoreError
 from bridge.store.usage import SERVER, HolderUsage, Periods, UsageDetail
 
 Scope = Literal["player", "server"]
@@ -221,6 +223,36 @@ def _room(standing: list[_Standing]) -> int | None:
     return min(rooms) if rooms else None
 
 
+UNRECORDED_MAX = 10_000
+"""The most usages kept while the ledger cannot be written (the oldest go first past it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Usage:
+    """One ``UsageLedger.add`` call, kept until the ledger takes it."""
+
+    player_uuid: str | None
+    player_name: str | None
+    periods: Periods
+    tokens: int
+    estimated: bool
+    purpose: str
+    at: datetime
+    detail: UsageDetail | None
+
+    def add_to(self, book: UsageBook) -> None:
+        book.add(
+            player_uuid=self.player_uuid,
+            player_name=self.player_name,
+            periods=self.periods,
+            tokens=self.tokens,
+            estimated=self.estimated,
+            purpose=self.purpose,
+            at=self.at,
+            detail=self.detail,
+        )
+
+
 class Budgets:
     """The budgets of one process: the ledger and the clock; the settings come with each call
     (the plane in force then), so a reload applies to the next check."""
@@ -234,6 +266,10 @@ class Budgets:
         # reservation that follows it one step (callers are worker threads).
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
+        # Usage the ledger refused (its database lost or hung), counted by the next record
+        # that reaches it: a provider bills what it served whether the store was there or not.
+        self._unrecorded: collections.deque[_Usage] = collections.deque(maxlen=UNRECORDED_MAX)
+        self._unrecorded_lock = threading.Lock()
 
     @property
     def book(self) -> UsageBook:
@@ -386,16 +422,32 @@ class Budgets:
         ``/mineclaw usage`` is always true): the player's and the server's, or the server's
         alone when ``player_uuid`` is None. The one call for every kind of request."""
         now = self._clock()
-        self._book.add(
+        usage = _Usage(
             player_uuid=player_uuid,
             player_name=player_name,
-            periods=periods_at(now, config.zone()),
+            periods=periods_at(now, config.zone()),  # the day it was served, not counted
             tokens=tokens,
             estimated=estimated,
             purpose=purpose,
             at=now,
             detail=detail,
         )
+        with self._unrecorded_lock:
+            self._unrecorded.append(usage)
+            while self._unrecorded:
+                try:
+                    self._unrecorded[0].add_to(self._book)
+                except StoreError as exc:
+                    raise StoreError(
+                        f"{exc}; {len(self._unrecorded)} kept, counted once the store answers again"
+                    ) from exc
+                self._unrecorded.popleft()
+
+    @property
+    def unrecorded(self) -> int:
+        """Usages kept since the ledger refused them, waiting for the store to answer again."""
+        with self._unrecorded_lock:
+            return len(self._unrecorded)
 
     def report(
         self, *, player_uuid: str, granted: Collection[str] | None, config: BudgetsConfig

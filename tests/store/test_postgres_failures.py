@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from bridge.control.budgets_config import BudgetsConfig
 from bridge.errors import StoreError
+from bridge.policy.budgets import Budgets, periods_at
 from bridge.store import database as database_module
 from bridge.store.archive import ArchivedTurn, TurnArchive
 from bridge.store.database import PostgresDatabase
 from bridge.store.target import StorageTarget
+from bridge.store.usage import SERVER, UsageLedger
+from bridge.turns.ports import PlayerRef
 from tests.postgres_server import BRIDGE_ROLE, PostgresServer, start_postgres
 from tests.storage_backends import Backend
 
@@ -251,3 +255,54 @@ def test_a_deadline_lets_go_of_the_other_idle_connections_to_that_server(
     finally:
         first.close()
         other.close()
+
+
+def test_usage_the_ledger_refused_while_its_backend_hung_is_counted_once_it_answers(
+    postgres_only: Backend,
+) -> None:
+    # A turn cut when the store was lost had its usage dropped ("not counted"), though the
+    # provider billed every token it served (issue 39). Now it is kept and counted by the next
+    # record that reaches the ledger.
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    database = PostgresDatabase(
+        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=1.0
+    )
+    config = BudgetsConfig()
+    steve = PlayerRef(uuid="11111111-2222-3333-4444-555555555555", name="Steve")
+    with UsageLedger(database) as ledger:
+        budgets = Budgets(ledger, clock=lambda: T0)
+        budgets.record(
+            player_uuid=steve.uuid,
+            player_name=steve.name,
+            tokens=100,
+            estimated=False,
+            config=config,
+        )
+        ((pid,),) = database.query("SELECT pg_backend_pid()")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreError, match="1 kept, counted once the store answers"):
+                budgets.record(
+                    player_uuid=steve.uuid,
+                    player_name=steve.name,
+                    tokens=30,
+                    estimated=True,
+                    config=config,
+                    purpose="turn.stopped",
+                )
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert budgets.unrecorded == 1
+        budgets.record(
+            player_uuid=steve.uuid,
+            player_name=steve.name,
+            tokens=5,
+            estimated=False,
+            config=config,
+        )
+        assert budgets.unrecorded == 0
+        periods = periods_at(T0, config.zone())
+        assert ledger.usage(steve.uuid, periods).day.tokens == 135
+        assert ledger.usage(SERVER, periods).day.tokens == 135
+        assert ledger.by_purpose(steve.uuid, periods)["turn.stopped"].day.tokens == 30
