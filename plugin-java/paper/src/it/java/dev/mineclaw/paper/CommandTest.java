@@ -101,6 +101,16 @@ class CommandTest {
             assertTrue(ai.canUse(steve));
             assertFalse(ai.canUse(harness.server.getConsoleSender()));
             assertFalse(ai.canUse(sender(RemoteConsoleCommandSender.class)));
+            // /ai completes its command words (the conversation ids live on the bridge), only
+            // the first word, and persona only for a holder of mineclaw.persona.
+            assertEquals(List.of("new", "list", "switch", "rename", "delete", "history", "clear", "stop"),
+                    List.copyOf(ai.suggest(source(steve), new String[0])));
+            assertEquals(List.of("switch", "stop"), List.copyOf(ai.suggest(source(steve), new String[] {"S"})));
+            assertEquals(List.of("persona"), List.copyOf(ai.suggest(source(alex), new String[] {"pe"}))); // an op
+            assertEquals(List.of(), List.copyOf(ai.suggest(source(steve), new String[] {"pe"})));
+            steve.addAttachment(harness.plugin, "mineclaw.persona", true);
+            assertEquals(List.of("persona"), List.copyOf(ai.suggest(source(steve), new String[] {"pe"})));
+            assertEquals(List.of(), List.copyOf(ai.suggest(source(steve), new String[] {"switch", ""})));
         }
     }
 }

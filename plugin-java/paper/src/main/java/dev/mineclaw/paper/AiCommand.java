@@ -3,8 +3,10 @@ package dev.mineclaw.paper;
 import dev.mineclaw.core.MineclawCore;
 import io.papermc.paper.command.brigadier.BasicCommand;
 import io.papermc.paper.command.brigadier.CommandSourceStack;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import org.bukkit.entity.Player;
 
 /**
@@ -16,6 +18,15 @@ import org.bukkit.entity.Player;
  */
 final class AiCommand implements BasicCommand {
     static final String LABEL = "ai";
+    /**
+     * The words {@code /ai} takes as commands rather than questions (the bridge decides: a line
+     * without a command's shape is asked). Conversation ids live on the bridge, so they are not
+     * completed here.
+     */
+    static final List<String> WORDS = List.of(
+            "new", "list", "switch", "rename", "delete", "history", "clear", "stop");
+    /** {@code /ai persona} needs this node as well (checked again by the bridge). */
+    static final String PERSONA_NODE = "mineclaw.persona";
 
     private final MineclawCore core;
 
@@ -34,7 +45,21 @@ final class AiCommand implements BasicCommand {
 
     @Override
     public Collection<String> suggest(CommandSourceStack source, String[] args) {
-        return List.of();
+        // Only the first word: after it the line is a title, an id or a question.
+        if (args.length > 1) {
+            return List.of();
+        }
+        String typed = args.length == 0 ? "" : args[0].toLowerCase(Locale.ROOT);
+        List<String> words = new ArrayList<>();
+        for (String word : WORDS) {
+            if (word.startsWith(typed)) {
+                words.add(word);
+            }
+        }
+        if ("persona".startsWith(typed) && source.getSender().hasPermission(PERSONA_NODE)) {
+            words.add("persona");
+        }
+        return words;
     }
 
     /** Players only: a private conversation belongs to one player. */
