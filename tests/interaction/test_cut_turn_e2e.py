@@ -10,10 +10,13 @@ bridge holds the server again and the plugin relinks, the asker gets the failure
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from app.scripted_provider import ScriptedProvider
+from app.scripted_provider import HeldReply, ScriptedProvider
 
 from tests.postgres_server import PostgresServer
 
@@ -27,18 +30,33 @@ pytestmark = pytest.mark.jvm
 WAIT = 60.0
 
 
-async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_relink(
-    tmp_path: Path, postgres_server: PostgresServer
-) -> None:
+@dataclass
+class MidTurn:
+    """One bridge on its own database, a testkit server linked to it, Steve's turn streaming."""
+
+    bridge: BridgeProcess
+    world: Server
+    held: HeldReply
+    database: str
+
+
+@contextlib.asynccontextmanager
+async def bridge_mid_turn(
+    folder: Path, postgres_server: PostgresServer, storage_extra: str = ""
+) -> AsyncIterator[MidTurn]:
+    """``storage_extra``: lines added to config.yml's storage section (its last)."""
     require_testkit_jar()
     provider = ScriptedProvider()
     await provider.start()
     database = postgres_server.create_database("cut")
     bridge: BridgeProcess | None = None
     testkit: TestkitProcess | None = None
+    held: HeldReply | None = None
     try:
-        _config(tmp_path / "a", provider, postgres_server.dsn(database), postgres_server.password)
-        bridge = await BridgeProcess.start(tmp_path / "a", port=free_port())
+        _config(folder, provider, postgres_server.dsn(database), postgres_server.password)
+        with (folder / "config.yml").open("a") as config:
+            config.write(storage_extra)
+        bridge = await BridgeProcess.start(folder, port=free_port())
         await bridge.stdout.wait_for(r"^server leases \(PostgreSQL\) held: default", timeout=WAIT)
         testkit = await TestkitProcess.start(
             bridge.url, bridge.token_file, "--link-timeout-ms", "2000"
@@ -46,32 +64,40 @@ async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_reli
         await testkit.wait_event(lambda e: e.get("event") == "link.up")
         world = Server("default", testkit)
         await world.add("Steve", OP)
-
         held = provider.held("Never ", "shown.")
         assert (await world.chat("Steve", "@ai a long one"))["outcome"] == "public"
         await held.streaming.wait()
-        since = world.mark()
-        with postgres_server.admin() as conn:  # as when the database restarts or cuts us off
-            ended = conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s"
-                " AND application_name = 'mineclaw-bridge-leases'",
-                (database,),
-            ).fetchall()
-        assert ended
-
-        down = await testkit.wait_event(
-            lambda e: e.get("event") == "link.down", since=since, timeout=WAIT
-        )
-        assert "database lost" in down["reason"], down
-        await bridge.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
-        # The bridge reaches its database again, takes the free lease, the plugin relinks.
-        await testkit.wait_event(lambda e: e.get("event") == "link.up", since=since, timeout=WAIT)
-        await world.message("Steve", "the bridge lost its database", since)
-        held.release.set()
+        yield MidTurn(bridge, world, held, database)
     finally:
+        if held is not None:
+            held.release.set()
         if testkit is not None:
             await testkit.shutdown()
         if bridge is not None:
             await bridge.kill()
         await provider.stop()
         postgres_server.drop_database(database)
+
+
+async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_relink(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    async with bridge_mid_turn(tmp_path / "a", postgres_server) as cut:
+        since = cut.world.mark()
+        with postgres_server.admin() as conn:  # as when the database restarts or cuts us off
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s"
+                " AND application_name = 'mineclaw-bridge-leases'",
+                (cut.database,),
+            ).fetchall()
+        assert ended
+
+        testkit = cut.world.testkit
+        down = await testkit.wait_event(
+            lambda e: e.get("event") == "link.down", since=since, timeout=WAIT
+        )
+        assert "database lost" in down["reason"], down
+        await cut.bridge.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
+        # The bridge reaches its database again, takes the free lease, the plugin relinks.
+        await testkit.wait_event(lambda e: e.get("event") == "link.up", since=since, timeout=WAIT)
+        await cut.world.message("Steve", "the bridge lost its database", since)
