@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from bridge.app.listen_decisions import ask_model
 from bridge.app.served import NotConfiguredError
+from bridge.app.server_requests import reserve_for_server, settle_for_server
 from bridge.conversations.titles import (
     INSTRUCTIONS,
     MAX_OUTPUT_TOKENS,
@@ -29,12 +30,10 @@ from bridge.conversations.titles import (
 from bridge.decisions.contract import DecisionUnavailable, ModelReply
 from bridge.errors import MineclawError
 from bridge.metrics import NO_TIER
-from bridge.policy.budgets import NOTHING_HELD, BudgetRefusal, Reservation
-from bridge.store.usage import UsageDetail
+from bridge.policy.budgets import Reservation
 from bridge.turns.billing import TITLE
 from bridge.turns.engine import TurnOutcome, TurnRequest
 from bridge.turns.lanes import Lane
-from bridge.turns.tokens import raw_tokens_of_text
 
 if TYPE_CHECKING:
     from bridge.app.runtime import Runtime
@@ -97,11 +96,12 @@ class ConversationTitler:
             log.warning("no title made with %s: %s", model_ref, exc)
             return
         document = plane.redact(title_document(question, answer))
-        held = self._reserve(document)
+        held = reserve_for_server(runtime, INSTRUCTIONS, document, MAX_OUTPUT_TOKENS, "title")
         if held is None:
             log.info("no title made: the server's budget cannot hold the request")
             return
         reply: ModelReply | None = None
+        answered = False
         try:
             reply = await ask_model(
                 stream,
@@ -110,6 +110,7 @@ class ConversationTitler:
                 session_id=TITLE_SESSION,
                 max_output_tokens=MAX_OUTPUT_TOKENS,
             )
+            answered = True
         except DecisionUnavailable as exc:
             reply = exc.reply  # what streamed before the failure was served
             log.warning("no title made with %s: %s", model_ref, exc)
@@ -117,7 +118,7 @@ class ConversationTitler:
             log.warning("no title made with %s: %s", model_ref, exc)
         finally:
             await self._count(model_ref, reply, held)
-        if reply is None:
+        if reply is None or not answered:  # a broken stream's start is billed, not used
             return
         title = title_from_reply(plane.redact(reply.text))
         state = runtime.conversations
@@ -128,23 +129,6 @@ class ConversationTitler:
                 "conversation.titled", {"conversation": conversation_id, "model": model_ref}
             )
             await asyncio.to_thread(state.save)
-
-    def _reserve(self, document: str) -> Reservation | None:
-        budgets = self._runtime.budgets
-        if budgets is None:
-            return NOTHING_HELD
-        worst = raw_tokens_of_text(INSTRUCTIONS) + raw_tokens_of_text(document)
-        try:
-            held = budgets.reserve(
-                player_uuid=None,
-                granted=None,
-                config=self._runtime.plane.config.budgets,
-                worst=worst + MAX_OUTPUT_TOKENS,
-            )
-        except MineclawError as exc:  # an unreadable ledger: no title this time
-            log.error("title request not reserved: %s", exc)
-            return None
-        return None if isinstance(held, BudgetRefusal) else held
 
     async def _count(self, model_ref: str, reply: ModelReply | None, held: Reservation) -> None:
         """The server's budget under `TITLE` and ``mineclaw_tokens_total``; no reply: nothing
@@ -165,28 +149,15 @@ class ConversationTitler:
         )
         if budgets is None:
             return
-        config = runtime.plane.config.budgets
-        detail = UsageDetail(
-            model=model_ref,
-            tier=NO_TIER,
-            input_tokens=reply.input_tokens,
-            cached_input_tokens=0,
-            output_tokens=reply.output_tokens,
+        await asyncio.to_thread(
+            settle_for_server,
+            runtime,
+            held,
+            model_ref=model_ref,
+            reply=reply,
+            purpose=TITLE,
+            what="title",
         )
-        try:
-            await asyncio.to_thread(
-                budgets.settle,
-                held,
-                player_uuid=None,
-                player_name=None,
-                tokens=reply.input_tokens + reply.output_tokens,
-                estimated=reply.estimated,
-                purpose=TITLE,
-                config=config,
-                detail=detail,
-            )
-        except MineclawError as exc:
-            log.error("title usage not recorded: %s", exc)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bridge.app.served import ModelStream, NotConfiguredError
+from bridge.app.server_requests import reserve_for_server, settle_for_server
 from bridge.decisions.classifier import (
     Classification,
     Classifier,
@@ -55,13 +57,10 @@ from bridge.decisions.prompt import (
     decision_document,
 )
 from bridge.decisions.record import DecidedBy, DecisionLog
-from bridge.errors import MineclawError
 from bridge.link.messages import ChatRequest, PlayerRef
-from bridge.metrics import NO_TIER
-from bridge.policy.budgets import NOTHING_HELD, BudgetRefusal, Reservation
+from bridge.policy.budgets import NOTHING_HELD, Reservation
 from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest
-from bridge.store.usage import UsageDetail
 from bridge.turns.gates import GateRefusal
 from bridge.turns.listen import carry_limits
 from bridge.turns.tokens import raw_tokens_of_text
@@ -215,21 +214,9 @@ class ListenDecider:
     def _reserve(self, document: str) -> Reservation | None:
         """Hold the decision's worst case (its prompt and output cap) from the server's budget;
         None when the budget cannot hold it."""
-        budgets = self._runtime.budgets
-        if budgets is None:
-            return NOTHING_HELD
-        worst = raw_tokens_of_text(INSTRUCTIONS) + raw_tokens_of_text(document)
-        try:
-            held = budgets.reserve(
-                player_uuid=None,
-                granted=None,
-                config=self._runtime.plane.config.budgets,
-                worst=worst + MAX_OUTPUT_TOKENS,
-            )
-        except MineclawError as exc:  # an unreadable ledger: decide without the model
-            log.error("listen decision not reserved: %s", exc)
-            return None
-        return None if isinstance(held, BudgetRefusal) else held
+        return reserve_for_server(
+            self._runtime, INSTRUCTIONS, document, MAX_OUTPUT_TOKENS, "listen decision"
+        )
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -353,7 +340,6 @@ class ListenDecider:
             if budgets is not None:
                 budgets.release(held)
             return
-        tokens = reply.input_tokens + reply.output_tokens
         runtime.metrics.listen_decision_tokens(
             model=model_ref,
             input_tokens=reply.input_tokens,
@@ -362,29 +348,15 @@ class ListenDecider:
         )
         if budgets is None:
             return
-        config = runtime.plane.config.budgets
-
-        def settle() -> None:
-            try:
-                budgets.settle(
-                    held,
-                    player_uuid=None,
-                    player_name=None,
-                    tokens=tokens,
-                    estimated=reply.estimated,
-                    purpose=DECISION_PURPOSE,
-                    config=config,
-                    detail=UsageDetail(
-                        model=model_ref,
-                        tier=NO_TIER,
-                        input_tokens=reply.input_tokens,
-                        cached_input_tokens=0,
-                        output_tokens=reply.output_tokens,
-                    ),
-                )
-            except MineclawError as exc:
-                log.error("listen decision usage not recorded: %s", exc)
-
+        settle = functools.partial(
+            settle_for_server,
+            runtime,
+            held,
+            model_ref=model_ref,
+            reply=reply,
+            purpose=DECISION_PURPOSE,
+            what="listen decision",
+        )
         task = asyncio.get_running_loop().create_task(asyncio.to_thread(settle))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
