@@ -36,6 +36,11 @@ async def asked(app: App, question: str, answer: str) -> None:
     lines = await app.command("ai", question, player=STEVE)
     assert question in lines[0], lines
     await said(app, answer)
+    await steves_turn_ended(app)
+
+
+async def steves_turn_ended(app: App) -> None:
+    """Steve's latest private turn has ended (its after-turn work, titles included, begun)."""
     lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
     assert lane is not None and lane.task is not None
     await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
@@ -128,9 +133,7 @@ async def test_a_switch_while_the_answer_runs_is_refused_and_a_question_shaped_l
         assert (await app.command("ai", "delete", "2", player=STEVE)) == busy
         held.release.set()
         await said(app, "slow answer")
-        lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
-        assert lane is not None and lane.task is not None
-        await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+        await steves_turn_ended(app)
         assert (await app.command("ai", "switch", "1", player=STEVE))[0].startswith("<green>")
     finally:
         await app.runtime.aclose()
@@ -196,9 +199,7 @@ async def test_the_first_answered_turn_titles_the_conversation_with_the_title_mo
         provider.answer("Redstone clocks.", usage=(50, 4))  # the title request's
         await app.command("ai", "how do I build a clock?", player=STEVE)
         await said(app, "use observers")
-        lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
-        assert lane is not None and lane.task is not None
-        await asyncio.wait_for(asyncio.shield(lane.task), WAIT)
+        await steves_turn_ended(app)
         await app.runtime.conversation_titles.settled()
         title_request = provider.bodies()[-1]
         assert title_request["model"] == "m2"
@@ -235,5 +236,31 @@ async def test_without_titles_no_request_is_made(
         await app.runtime.conversation_titles.settled()
         assert len(provider.requests) == 1
         assert "> 1  untitled" in (await app.command("ai", "list", player=STEVE))[1]
+    finally:
+        await app.runtime.aclose()
+
+
+async def test_a_failed_title_request_leaves_it_untitled_and_the_next_answer_tries_again(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider, TITLED)
+    try:
+        provider.answer("hi")
+        provider.fail(500)  # the title request
+        await app.command("ai", "hello", player=STEVE)
+        await said(app, "hi")
+        await steves_turn_ended(app)
+        await app.runtime.conversation_titles.settled()
+        assert len(provider.requests) == 2
+        assert "> 1  untitled" in (await app.command("ai", "list", player=STEVE))[1]
+        assert tokens_of(app, SERVER, TITLE) == 0  # refused before anything streamed
+
+        provider.answer("hello again")
+        provider.answer("Greetings")
+        await app.command("ai", "hi again", player=STEVE)
+        await said(app, "hello again")
+        await steves_turn_ended(app)
+        await app.runtime.conversation_titles.settled()
+        assert "> 1  Greetings" in (await app.command("ai", "list", player=STEVE))[1]
     finally:
         await app.runtime.aclose()
