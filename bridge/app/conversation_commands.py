@@ -55,6 +55,7 @@ def title_of(conversation: Conversation) -> str:
 class ConversationPath:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
+        self._saving: set[asyncio.Task[None]] = set()
 
     @property
     def _state(self) -> ConversationState:
@@ -83,6 +84,14 @@ class ConversationPath:
             await asyncio.to_thread(self._state.save)
         except StoreError as exc:  # the change holds until the bridge stops
             log.error("conversations of %s not saved: %s", sender.name, exc)
+
+    def save_soon(self, sender: PlayerRef) -> None:
+        """Save in the background: a question's new last activity must not hold the player's
+        answer line (and the turn's start) behind a file write. Each save writes the whole
+        state as it is when it runs, one at a time, so the last to run is the newest."""
+        task = asyncio.get_running_loop().create_task(self.save(sender))
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
 
     def listing(self, sender: PlayerRef, shelf: Shelf) -> list[Text]:
         runtime = self._runtime

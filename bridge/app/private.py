@@ -100,7 +100,7 @@ class PrivatePath:
         before = conversations.shelf(sender.uuid).active.last_active
         lines = self._ask(sender, request.sender.granted, question)
         if conversations.shelf(sender.uuid).active.last_active != before:
-            await self._conversations.save(sender)  # the question was taken
+            self._conversations.save_soon(sender)  # the question was taken
         return lines
 
     def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
