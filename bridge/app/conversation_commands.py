@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from bridge.app.background import BackgroundTasks
 from bridge.app.conversation_state import ConversationState
 from bridge.app.runtime import Runtime
 from bridge.conversations.shelf import (
@@ -55,7 +56,7 @@ def title_of(conversation: Conversation) -> str:
 class ConversationPath:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._saving: set[asyncio.Task[None]] = set()
+        self._saving = BackgroundTasks("conversations save")
 
     @property
     def _state(self) -> ConversationState:
@@ -89,9 +90,7 @@ class ConversationPath:
         """Save in the background: a question's new last activity must not hold the player's
         answer line (and the turn's start) behind a file write. Each save writes the whole
         state as it is when it runs, one at a time, so the last to run is the newest."""
-        task = asyncio.get_running_loop().create_task(self.save(sender))
-        self._saving.add(task)
-        task.add_done_callback(self._saving.discard)
+        self._saving.start(self.save(sender))
 
     def listing(self, sender: PlayerRef, shelf: Shelf) -> list[Text]:
         runtime = self._runtime

@@ -18,6 +18,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from bridge.app.background import BackgroundTasks
 from bridge.app.listen_decisions import ask_model
 from bridge.app.served import NotConfiguredError
 from bridge.app.server_requests import reserve_for_server, settle_for_server
@@ -47,7 +48,7 @@ MAX_TRIES = 3
 class ConversationTitler:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("conversation title")
         self._tries: dict[str, int] = {}  # by lane id
 
     def after_turn(self, lane: Lane, request: TurnRequest, outcome: TurnOutcome) -> None:
@@ -78,11 +79,9 @@ class ConversationTitler:
         if tries >= MAX_TRIES:
             return
         self._tries[lane.lane_id] = tries + 1
-        task = asyncio.get_running_loop().create_task(
+        self._tasks.start(
             self._title(lane.owner.uuid, conversation.id, request.question, outcome.reply)
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
 
     async def _title(
         self, player_uuid: str, conversation_id: str, question: str, answer: str
@@ -159,18 +158,9 @@ class ConversationTitler:
             what="title",
         )
 
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("conversation title failed", exc_info=task.exception())
-
     async def settled(self) -> None:
         """Wait until every title asked for so far is made or given up (tests)."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.settled()
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.aclose()

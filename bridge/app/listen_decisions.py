@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bridge.app.background import BackgroundTasks
 from bridge.app.served import ModelStream, NotConfiguredError
 from bridge.app.server_requests import reserve_for_server, settle_for_server
 from bridge.decisions.classifier import (
@@ -102,7 +103,7 @@ class ListenDecider:
         self.last_answer: LastAnswer | None = None
         self._recent: deque[_Heard] = deque(maxlen=RECENT_KEPT)
         self._online: dict[str, str] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("listen decision")
         self._classifier: Classifier | None = None
 
     # ---- what the decisions read: players online, recent lines, the last answer
@@ -136,8 +137,7 @@ class ListenDecider:
     def listen_off(self) -> None:
         """Listen mode went off (or a new server instance): pending decisions are cancelled
         and what was heard is forgotten."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         self._recent.clear()
         self.last_answer = None
 
@@ -196,9 +196,7 @@ class ListenDecider:
             self._count(model_ref, reply, held)
             self._settle(request, question, request_id, serial, outcome)
 
-        task = asyncio.get_running_loop().create_task(decide())
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
+        task = self._tasks.start(decide())
 
         def cleanup(_: asyncio.Task[None]) -> None:
             # A task cancelled before it ever ran never reached `run`: its slot and its
@@ -217,11 +215,6 @@ class ListenDecider:
         return reserve_for_server(
             self._runtime, INSTRUCTIONS, document, MAX_OUTPUT_TOKENS, "listen decision"
         )
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("listen decision failed", exc_info=task.exception())
 
     def _settle(
         self,
@@ -357,21 +350,15 @@ class ListenDecider:
             purpose=DECISION_PURPOSE,
             what="listen decision",
         )
-        task = asyncio.get_running_loop().create_task(asyncio.to_thread(settle))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(asyncio.to_thread(settle))
 
     async def settled(self) -> None:
         """Wait until every decision asked so far has been acted on (tests, the bench)."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.settled()
 
     async def aclose(self) -> None:
         """Cancel what is being decided and wait for the usage still being written."""
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.aclose()
 
 
 async def ask_model(
