@@ -197,12 +197,17 @@ async def test_a_holder_that_stops_renewing_is_fenced_out_of_the_archive(
         archive.close()
 
 
+async def never_called(server_id: str, cause: str) -> None:
+    """A lease that is never taken is never lost."""
+    raise AssertionError(f"{server_id} lost: {cause}")
+
+
 async def test_an_unreachable_database_refuses_the_start(postgres_server: PostgresServer) -> None:
     leases = ServerLeases(
         f"postgresql://nobody@127.0.0.1:{postgres_server.port}/no_such_database",
         password="wrong-password",
         servers=lambda: SERVERS,
-        on_lost=lambda server_id, cause: asyncio.sleep(0),
+        on_lost=never_called,
     )
     with pytest.raises(LeaseError) as caught:
         await leases.start()
