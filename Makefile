@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CONFIG ?= mineclaw-config
+# Times a step into .ci/run's table of stages (a plain run when MINECLAW_STAGE_LOG is unset).
+STAGE  := bash .ci/stage
 
 # The plugin needs Java 25 bytecode (current Paper); the machine's default JDK is 17, so the
 # build looks for a JDK 25 beside it unless JAVA25_HOME says where one is.
@@ -44,8 +46,7 @@ try: $(STAMP)
 PG_SUITES := tests/app tests/interaction tests/turns tests/policy
 
 test: $(STAMP) java postgres seccomp chromium model-servers
-	$(BIN)/pytest
-	$(BIN)/pytest $(PG_SUITES) --storage=postgresql -m "not sqlite_only"
+	@bash tests/passes.sh $(BIN)/pytest $(PG_SUITES)
 
 install: $(STAMP) postgres seccomp chromium
 
@@ -89,7 +90,7 @@ chromium:
 # installs a compiler and cmake when missing). Without a compiler: one line, and those tests
 # are not run.
 model-servers:
-	@PYTHON=$(PYTHON) bash tests/realserver/build.sh
+	@PYTHON=$(PYTHON) $(STAGE) "model servers (cached after the first)" bash tests/realserver/build.sh
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -99,9 +100,9 @@ $(STAMP): pyproject.toml
 
 java: paper-api
 	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
-	@if $(PAPER_REACHABLE); then $(MVN) -Ppaper install; else \
+	@if $(PAPER_REACHABLE); then $(STAGE) "java (build and JUnit)" $(MVN) -Ppaper install; else \
 	  echo "not built: the Paper adapter (plugin-java/paper, its MockBukkit suites, the link check): neither the PaperMC repository nor ../shared/paper-api is reachable" >&2; \
-	  $(MVN) install; fi
+	  $(STAGE) "java (build and JUnit)" $(MVN) install; fi
 
 # The server owner's jar: plugin-java/paper/target/Mineclaw-<version>.jar (needs paper-api, see above).
 plugin: paper-api
@@ -130,11 +131,11 @@ endif
 check: lint typecheck
 
 lint: $(STAMP)
-	$(BIN)/ruff check bridge tests bench
-	$(BIN)/ruff format --check bridge tests bench
+	$(STAGE) lint $(BIN)/ruff check bridge tests bench
+	$(STAGE) "lint (format)" $(BIN)/ruff format --check bridge tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(STAGE) types $(BIN)/mypy
 
 pytest: $(STAMP) postgres
 	$(BIN)/pytest

@@ -16,6 +16,25 @@ LCP=$CACHE/llama-cpp-python-$LCP_VERSION
 LS=$CACHE/llama-server-$LCP_VERSION
 SDIST=$CACHE/dl/llama_cpp_python-$LCP_VERSION.tar.gz
 
+# with_progress WHAT COMMAND...: runs COMMAND, saying every minute that WHAT is still building
+# (a first build takes about 30 minutes on two loaded cores; a silent step looks like a hang).
+with_progress() {
+  local what=$1 start=$SECONDS
+  shift
+  "$@" &
+  local pid=$!
+  while ! wait_a_minute "$pid"; do
+    echo "  still building $what ($(( (SECONDS - start) / 60 )) min so far)" >&2
+  done
+  wait "$pid"
+}
+# True once PID has exited; false after a minute of it still running.
+wait_a_minute() {
+  local i
+  for i in $(seq 60); do kill -0 "$1" 2>/dev/null || return 0; sleep 1; done
+  return 1
+}
+
 have_tools() { command -v cc >/dev/null && command -v c++ >/dev/null && command -v cmake >/dev/null; }
 
 if [ -f "$LCP/.built" ] && [ -x "$LS/bin/llama-server" ]; then exit 0; fi
@@ -40,14 +59,15 @@ fi
 # Portable code (no -march=native): the cache may outlive the CPU it was built on.
 FLAGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
 if [ ! -f "$LCP/.built" ]; then
-  echo "building llama-cpp-python $LCP_VERSION's server into $LCP (once; minutes)"
+  echo "building llama-cpp-python $LCP_VERSION's server into $LCP (once per version; 10-20 minutes on two cores)"
   rm -rf "$LCP" && "$PYTHON" -m venv "$LCP" || exit 1
-  CMAKE_ARGS="$FLAGS" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS "$LCP/bin/pip" install --quiet \
-    "$SDIST[server]" "gguf==$GGUF_VERSION" || { echo "llama-cpp-python build failed" >&2; exit 1; }
+  CMAKE_ARGS="$FLAGS" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS with_progress llama-cpp-python \
+    "$LCP/bin/pip" install --quiet "$SDIST[server]" "gguf==$GGUF_VERSION" \
+    || { echo "llama-cpp-python build failed" >&2; exit 1; }
   touch "$LCP/.built"
 fi
 if [ ! -x "$LS/bin/llama-server" ]; then
-  echo "building llama.cpp's llama-server from the same sources into $LS (once; minutes)"
+  echo "building llama.cpp's llama-server from the same sources into $LS (once per version; 10-15 minutes on two cores)"
   WORK=$LS/work && rm -rf "$WORK" && mkdir -p "$WORK" "$LS/bin" || exit 1
   tar xzf "$SDIST" -C "$WORK" "llama_cpp_python-$LCP_VERSION/vendor/llama.cpp" || exit 1
   SRC=$WORK/llama_cpp_python-$LCP_VERSION/vendor/llama.cpp
@@ -55,7 +75,7 @@ if [ ! -x "$LS/bin/llama-server" ]; then
   # No web UI (it would be fetched), no TLS, static: one binary to keep.
   cmake -S "$SRC" -B "$WORK/build" $GENERATOR -DCMAKE_BUILD_TYPE=Release $FLAGS \
       -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null \
-    && cmake --build "$WORK/build" --target llama-server -j "$JOBS" >/dev/null \
+    && with_progress llama-server cmake --build "$WORK/build" --target llama-server -j "$JOBS" >/dev/null \
     && cp "$WORK/build/bin/llama-server" "$LS/bin/llama-server" \
     || { echo "llama-server build failed" >&2; exit 1; }
   rm -rf "$WORK"
