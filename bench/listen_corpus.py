@@ -202,14 +202,19 @@ def corpus(seed: int = SEED) -> list[Line]:
     return lines
 
 
-def main() -> None:
-    lines = corpus()
+def describe(lines: list[Line], minutes: float) -> None:
+    """Print a corpus's mix: lines, players, minutes, lines for the assistant, kinds."""
     kinds = Counter(line.kind for line in lines)
     labelled = sum(line.for_assistant for line in lines)
     speakers = len({line.player for line in lines})
-    print(f"{len(lines)} lines from {speakers} players over {MINUTES} minutes;", end=" ")
+    print(f"{len(lines)} lines from {speakers} players over {minutes:.0f} minutes;", end=" ")
     print(f"{labelled} for the assistant")
     print(", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
+
+
+def main() -> None:
+    lines = corpus()
+    describe(lines, MINUTES)
     for line in lines[:25]:
         print(f"{line.at:7.1f}  {line.player:<14} {'*' if line.for_assistant else ' '} {line.text}")
 

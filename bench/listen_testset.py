@@ -11,10 +11,9 @@ the same), and ``== N`` puts N seconds between scenes.
 from __future__ import annotations
 
 import zlib
-from collections import Counter
 from pathlib import Path
 
-from bench.listen_corpus import Kind, Line
+from bench.listen_corpus import Kind, Line, describe
 
 PATH = Path(__file__).with_name("listen_testset.txt")
 ASSISTANT = "Mineclaw"
@@ -56,13 +55,7 @@ def load(path: Path = PATH) -> list[Line]:
 
 def main() -> None:
     lines = load()
-    kinds = Counter(line.kind for line in lines)
-    labelled = sum(line.for_assistant for line in lines)
-    speakers = len({line.player for line in lines})
-    minutes = lines[-1].at / 60
-    print(f"{len(lines)} lines from {speakers} players over {minutes:.0f} minutes;", end="")
-    print(f" {labelled} for the assistant")
-    print(", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
+    describe(lines, lines[-1].at / 60)
 
 
 if __name__ == "__main__":

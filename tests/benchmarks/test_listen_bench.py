@@ -1,4 +1,4 @@
-"""The listen bench's corpus is what it claims (50 players, 30 minutes, labelled, the same on
+"""The listen bench's corpora are what they claim (50 players, 30 minutes, labelled, the same on
 every run) and its replay runs through the application; no figure is asserted (that is the
 benchmark's to print)."""
 
@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from bench import listen_bench
+import pytest
+
+from bench import listen_bench, listen_testset
 from bench.listen_corpus import MINUTES, PLAYERS, corpus
 
 
@@ -33,3 +35,35 @@ async def test_the_replay_decides_through_the_application(tmp_path: Path) -> Non
     assert 0 < model.turns < len(lines) and 0 < model.tokens < every.tokens
     classifier = await listen_bench.replay(tmp_path, "classifier", lines)
     assert classifier.decision_requests == 0 and 0 < classifier.turns < len(lines)
+
+
+def test_the_test_set_is_larger_than_the_issue_asks_and_labelled_in_both_languages() -> None:
+    lines = listen_testset.load()
+    assert lines == listen_testset.load()
+    assert len(lines) >= 850 and len({line.player for line in lines}) >= 40
+    labelled = [line for line in lines if line.for_assistant]
+    assert 0.05 < len(labelled) / len(lines) < 0.2
+    chinese = [line for line in labelled if any("\u4e00" <= c <= "\u9fff" for c in line.text)]
+    assert 0 < len(chinese) < len(labelled)
+    assert all(a.at < b.at for a, b in zip(lines, lines[1:], strict=False))
+    # None of the tuning set's players: the test set is another server's chat.
+    assert not {line.player for line in lines} & {line.player for line in corpus()}
+
+
+def test_a_malformed_test_set_line_is_named_by_its_number(tmp_path: Path) -> None:
+    bad = tmp_path / "set.txt"
+    bad.write_text("# a comment\nAlex | AI | how do i craft a bed\nAlex says hi\n")
+    with pytest.raises(listen_testset.TestSetError, match=r"set\.txt:3: 'player \| addressed"):
+        listen_testset.load(bad)
+    bad.write_text("== soon\n")
+    with pytest.raises(listen_testset.TestSetError, match=r"set\.txt:1: '== seconds'"):
+        listen_testset.load(bad)
+
+
+async def test_the_test_set_replays_under_its_own_assistant_names(tmp_path: Path) -> None:
+    of = listen_bench.test_set()
+    lines = [line for line in of.lines if "小爪" in line.text or "claw" in line.text][:6]
+    figures = await listen_bench.replay(tmp_path, "classifier", lines, of)
+    assert len(figures.started) == len(lines) and figures.turns > 0
+    split = listen_bench.by_language(lines, figures.started)
+    assert split["en"].lines + split["zh"].lines == len(lines)
