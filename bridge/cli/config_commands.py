@@ -152,10 +152,17 @@ def run_whitelist_check(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             console.print(f"  {escape(str(problem))}")
         return EXIT_PROBLEMS
+    # Exactly the calls run_command makes, in its order, on the command as the model sent it:
+    # canonicalising first and deciding on the result would canonicalise twice and allow
+    # `//weather clear`, which the bridge refuses.
     try:
-        canonical = canonicalize(args.command)
+        if args.executor == "other":
+            canonical = canonicalize(args.command)
+        else:
+            decision = whitelist.decide(args.executor, args.command)
+            canonical = decision.canonical
     except InvalidCommand as exc:
-        console.print(f"[red]invalid[/red]: {escape(exc.reason)}")
+        console.print(f"[red]deny[/red]: the command {escape(exc.reason)}")
         return EXIT_USAGE
     judgement = whitelist.never.judge(canonical, None)
     if args.executor == "other":
@@ -166,7 +173,17 @@ def run_whitelist_check(args: argparse.Namespace) -> int:
         console.print(f"canonical: {escape(canonical)}")
         print_judgement(console, judgement, allow_never=False)
         return EXIT_OK if refusal is None else EXIT_PROBLEMS
-    decision = whitelist.decide(args.executor, canonical)
+    confirm_rule = whitelist.confirm_rule(canonical) if args.executor == "console" else None
+    if confirm_rule is not None:  # the two-person rule comes before the console rules
+        allow_never = whitelist.confirm_opts_out(confirm_rule)
+        refusal = judgement.refusal(allow_never=allow_never)
+        verdict = "[red]deny[/red]" if refusal else "[green]ask a second player[/green]"
+        console.print(f"{verdict} as console (a second player must confirm it)")
+        console.print(f"canonical: {escape(canonical)}")
+        opted = " (allow_never: true)" if allow_never else ""
+        console.print(f"console_confirm rule: {escape(confirm_rule)}{opted}")
+        print_judgement(console, judgement, allow_never=allow_never)
+        return EXIT_OK if refusal is None else EXIT_PROBLEMS
     refusal = judgement.refusal(allow_never=decision.allow_never)
     allowed = decision.allowed and refusal is None
     verdict = "[green]allow[/green]" if allowed else "[red]deny[/red]"
