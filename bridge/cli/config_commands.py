@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +103,29 @@ def run_validate(args: argparse.Namespace) -> int:
     console.print(("[green]valid[/green]: " if not errors else "[red]invalid[/red]: ") + summary)
     if plane is not None:
         console.print(budget_table(plane.config.budgets))
+        for line in env_name_lines(plane.env_secret_names, plane.env_plain_names):
+            console.print(escape(line))
     running = None if plane is None else running_differences(args.config / DATA_DIR_NAME, plane)
     if running is not None and running[1]:
         console.print(f"[yellow]note[/yellow]: a bridge runs on this folder (pid {running[0]})")
         for line in running[1]:
             console.print(f"  {escape(line)}")
     return EXIT_OK if verdict.valid else EXIT_PROBLEMS
+
+
+def env_name_lines(secret: Sequence[str], plain: Sequence[str]) -> list[str]:
+    """Which ``.env`` names the bridge takes for secrets: their values are redacted wherever
+    they appear (model input, logs, audit); the others' values are not."""
+    if not secret and not plain:
+        return []
+    lines = [f".env secrets (values redacted everywhere): {', '.join(secret) or 'none'}"]
+    if plain:
+        lines.append(
+            f".env names not taken for secrets: {', '.join(plain)} (a credential's name should"
+            " end in _PASSWORD, _PASS, _PW, _PWD, _TOKEN, _SECRET or _API_KEY, or be referenced"
+            " as ${NAME} in a YAML file)"
+        )
+    return lines
 
 
 def problem_table(directory: Path, problems: list[Problem]) -> Table:

@@ -19,7 +19,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -96,6 +96,11 @@ class ControlPlane:
     secret_values: frozenset[str] = field(default=frozenset(), repr=False)
     redactor: Redactor = field(default_factory=Redactor, repr=False, compare=False)
     """The built-in rules, ``config.yml``'s ``redaction.rules`` and every secret value."""
+    env_secret_names: Sequence[str] = ()
+    """The ``.env`` names whose values are redacted wherever they appear (``validate`` lists
+    them): a credential-like name, or one a YAML file references."""
+    env_plain_names: Sequence[str] = ()
+    """The other ``.env`` names: their values are not taken for secrets."""
     servers: ServersFile = NO_SERVERS
     """``servers.yml``: the named servers of a network (none without the file)."""
     server_policies: Mapping[str, ServerPolicy] = field(default_factory=dict)
@@ -247,6 +252,8 @@ class _Loader:
             warnings=tuple(self.warnings),
             secret_values=(secrets := self.secrets(providers)),
             redactor=Redactor(config.redaction.rules, secret_values=secrets),
+            env_secret_names=(env_names := self.secret_env_names())[0],
+            env_plain_names=env_names[1],
             servers=servers,
             server_policies=policies,
             memory_notes=memory_notes,
@@ -449,6 +456,15 @@ class _Loader:
             self.warnings.append(
                 Problem(PROVIDERS_FILE, line, column, format_path(parts), message, True)
             )
+
+    def secret_env_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The ``.env`` names whose values are redacted (the name looks like a credential, or
+        a YAML file references it) and the others, each sorted: what ``validate`` lists."""
+        referenced: set[str] = set()
+        for document in self.documents.values():
+            referenced |= _references(document.value)
+        secret = sorted(n for n in self.dotenv if is_secret_name(n) or n in referenced)
+        return tuple(secret), tuple(sorted(set(self.dotenv) - set(secret)))
 
     def secrets(self, providers: ProvidersFile) -> frozenset[str]:
         """Every resolved value that is or may hold a credential: ``.env`` values whose name

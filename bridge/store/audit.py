@@ -61,6 +61,7 @@ from typing import Any, TextIO
 import re2
 
 from bridge.errors import StoreError
+from bridge.redaction import SECRET_PAIRS, SECRET_SEGMENTS
 from bridge.store.audit_facets import facet_indexes
 from bridge.store.audit_sink import JSONValue
 from bridge.store.database import Database, DatabaseError
@@ -124,9 +125,9 @@ _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).
 # times that, and RE2 gives up the GIL on every call (on the event loop, a wait to get it back
 # whenever another thread runs).
 _MASK_HINTS = (
-    *("token", "secret", "passwd", "password", "authorization", "apikey", "credential"),
-    *("cookie", '"bearer '),
-    *(f"{first}{joint}key" for first in ("api", "private", "access") for joint in "_-"),
+    *SECRET_SEGMENTS,
+    '"bearer ',
+    *(f"{first}{joint}{second}" for first, second in SECRET_PAIRS for joint in "_-"),
 )
 
 

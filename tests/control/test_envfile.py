@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from bridge.control import init_config_dir, load_control_plane
 from bridge.control.envfile import parse_env, read_env_file
 from bridge.control.problems import ConfigLoadError
+from bridge.redaction import is_secret_name
+
+from .conftest import Cli
 
 
 def test_syntax() -> None:
@@ -98,3 +102,44 @@ def test_over_64_kib_refused(tmp_path: Path) -> None:
     (tmp_path / ".env").write_bytes(b"A=" + b"x" * (64 * 1024) + b"\n")
     with pytest.raises(ConfigLoadError, match="over 65536 bytes"):
         read_env_file(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DB_PASS",
+        "SMTP_PASS",
+        "MAIL_PW",
+        "MYSQL_PWD",
+        "ADMIN_PASSPHRASE",
+        "RCON_PASSWORD",
+        "GITHUB_APITOKEN",
+        "AWS_SECRETKEY",
+        "DISCORD_WEBHOOK_URL",
+        "SENTRY_DSN",
+        "DATABASE_URL",
+    ],
+)
+def test_common_credential_spellings_are_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["SERVER_PORT", "PASSES", "BYPASS_MODE", "INPUT_TOKENS", "PWM"])
+def test_plain_names_stay_plain(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_validate_lists_which_env_names_are_secrets(tmp_path: Path, cli: Cli) -> None:
+    config = tmp_path / "config"
+    init_config_dir(config)
+    env = config / ".env"
+    env.write_text("DB_PASS=hunter2hunter2\nSMTP_PW=abcdefgh\nSERVER_PORT=25565\n")
+    env.chmod(0o600)
+    code, out = cli("validate", "--config", str(config))
+    assert code == 0, out
+    secrets = next(line for line in out.splitlines() if line.startswith(".env secrets"))
+    assert "DB_PASS" in secrets and "SMTP_PW" in secrets and "SERVER_PORT" not in secrets
+    plain = next(line for line in out.splitlines() if line.startswith(".env names not"))
+    assert "SERVER_PORT" in plain
+    plane = load_control_plane(config)
+    assert "hunter2hunter2" not in plane.redact("the password is hunter2hunter2")

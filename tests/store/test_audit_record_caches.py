@@ -59,8 +59,8 @@ def test_the_masking_search_finds_every_event_mask_secrets_would_change() -> Non
 
 def credential_names() -> list[str]:
     """Every credential name shape `is_secret_name` knows, in several spellings."""
-    words = [*redaction._SECRET_SEGMENTS]
-    words += [f"{a}{sep}{b}" for a, b in redaction._SECRET_PAIRS for sep in "_-"]
+    words = [*redaction.SECRET_SEGMENTS]
+    words += [f"{a}{sep}{b}" for a, b in redaction.SECRET_PAIRS for sep in "_-"]
     names: list[str] = []
     for word in words:
         for shaped in (word, word.upper(), word.title(), word.replace("k", "\u212a")):
