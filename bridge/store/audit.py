@@ -206,6 +206,8 @@ class _Tally:
     """Events counted instead of written, with the first and last time one was."""
 
     records: int = 0
+    announced: int = 0
+    """Of ``records``, how many a log line already reported (a summary given back is not)."""
     jsonl_lines: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     reason: str = ""
@@ -222,6 +224,7 @@ class _Tally:
     def merge(self, earlier: _Tally) -> None:
         """Take back a tally that could not be written, as if counted before this one."""
         self.records += earlier.records
+        self.announced += earlier.announced
         self.jsonl_lines += earlier.jsonl_lines
         for kind, count in earlier.kinds.items():
             self.kinds[kind] = self.kinds.get(kind, 0) + count
@@ -432,7 +435,10 @@ class AuditLog:
             dropped, self._dropped = self._dropped, _Tally()
         if not dropped.records:
             return None
-        log.warning("audit queue was full: %d events dropped and summarised", dropped.records)
+        if dropped.records > dropped.announced:  # a given-back summary was announced already
+            fresh = dropped.records - dropped.announced
+            log.warning("audit queue was full: %d events dropped and summarised", fresh)
+            dropped.announced = dropped.records
         fields: dict[str, JSONValue] = {
             "records": dropped.records,
             "kinds": dict(sorted(dropped.kinds.items())),
