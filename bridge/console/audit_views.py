@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from starlette.concurrency import iterate_in_threadpool
@@ -14,6 +13,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from bridge.console.guard import page, state_of
+from bridge.console.query_values import moment, whole_number
 from bridge.console.security import Refused, session_of
 from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
@@ -22,24 +22,14 @@ from bridge.store.audit_pages import MAX_FILTER_CHARS, AuditFilter
 FILTER_FIELDS = ("kind", "player", "tool", "server", "outcome", "since", "until")
 
 
-def _moment(text: str, field: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise Refused(
-            400, f"{field}: not a date and time (2026-12-04 or 2026-12-04T21:30)"
-        ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def chosen_filter(request: Request) -> tuple[AuditFilter, dict[str, str]]:
     """The filter the query string asks for, and its values to show back in the form."""
     values = {
         name: request.query_params.get(name, "").strip()[:MAX_FILTER_CHARS]
         for name in FILTER_FIELDS
     }
-    since = _moment(values["since"], "since") if values["since"] else None
-    until = _moment(values["until"], "until") if values["until"] else None
+    since = moment(values["since"], "since") if values["since"] else None
+    until = moment(values["until"], "until") if values["until"] else None
     chosen = AuditFilter(
         kind=values["kind"] or None,
         player=values["player"] or None,
@@ -56,9 +46,7 @@ def _cursor(request: Request) -> int | None:
     before = request.query_params.get("before", "")
     if not before:
         return None
-    if not before.isdigit() or len(before) > 19:
-        raise Refused(400, "before: not an event number")
-    return int(before)
+    return whole_number(before, "before", "an event number")
 
 
 def audit_page(state: ConsoleState, request: Request, session: Session) -> Response:
@@ -84,7 +72,7 @@ def audit_page(state: ConsoleState, request: Request, session: Session) -> Respo
 async def export(request: Request) -> Response:
     state = state_of(request)
     try:
-        session_of(request, state.sessions)
+        session_of(request, state.sessions, secure=state.config.secure_cookie)
         chosen, _ = chosen_filter(request)
     except Refused as refused:
         return refused.response()

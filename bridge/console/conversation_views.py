@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bridge.console.guard import page
-from bridge.console.security import Refused
+from bridge.console.query_values import whole_number
 from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
 
@@ -35,11 +35,8 @@ def _item_text(item: object) -> tuple[str, str]:
 def conversations(state: ConsoleState, request: Request, session: Session) -> Response:
     player = request.query_params.get("player", "").strip()[:MAX_NAME_CHARS]
     before = request.query_params.get("before", "")
-    if before and (not before.isdigit() or len(before) > 19):
-        raise Refused(400, "before: not a turn number")
-    turns, older = state.archive.page(
-        player=player or None, before=int(before) if before else None, limit=TURNS_PER_PAGE
-    )
+    cursor = whole_number(before, "before", "a turn number") if before else None
+    turns, older = state.archive.page(player=player or None, before=cursor, limit=TURNS_PER_PAGE)
     shown = [(turn, [_item_text(item) for item in turn.items]) for turn in turns]
     return state.page(
         request,

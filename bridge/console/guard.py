@@ -29,7 +29,7 @@ def page(view: View) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         state = state_of(request)
         try:
-            session = session_of(request, state.sessions)
+            session = session_of(request, state.sessions, secure=state.config.secure_cookie)
             return await run_in_threadpool(view, state, request, session)
         except Refused as refused:
             return refused.response()
@@ -43,7 +43,7 @@ def change(view: Change, *, owner: bool = True) -> Callable[[Request], Awaitable
     async def endpoint(request: Request) -> Response:
         state = state_of(request)
         try:
-            session = session_of(request, state.sessions)
+            session = session_of(request, state.sessions, secure=state.config.secure_cookie)
             form = await request.form(max_files=0, max_fields=64)
             check_post(request, session, form, owner=owner)
             return await run_in_threadpool(view, state, request, session, form)

@@ -11,6 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from bridge.console.guard import change, page
+from bridge.console.query_values import whole_number
 from bridge.console.security import Refused
 from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
@@ -22,9 +23,7 @@ def memories_page(state: ConsoleState, request: Request, session: Session) -> Re
     store = state.backend.memories
     player = request.query_params.get("player", "").strip()[:MAX_NAME_CHARS]
     number = request.query_params.get("page", "0")
-    if not number.isdigit() or len(number) > 6:
-        raise Refused(400, "page: not a page number")
-    shown = int(number)
+    shown = whole_number(number, "page", "a page number", most=999_999)
     rows = state.config.page_rows
     memories = []
     more = False

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from bridge.console.sessions import COOKIE_NAME, Session, SessionBook
+from bridge.console.sessions import Session, SessionBook, cookie_name
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -34,6 +34,8 @@ HEADERS = {
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
 }
+
+HSTS = ("strict-transport-security", "max-age=31536000")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -53,14 +55,21 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        # Served over TLS by the console itself (not a proxy's plain hop): browsers are told to
+        # never try this host over plain http again.
+        tls = scope.get("scheme") == "https"
+
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [
                     (name, value)
                     for name, value in message.get("headers", [])
                     if name.decode("latin-1").lower() not in HEADERS
+                    and name.decode("latin-1").lower() != HSTS[0]
                 ]
                 headers.extend((k.encode(), v.encode()) for k, v in HEADERS.items())
+                if tls:
+                    headers.append((HSTS[0].encode(), HSTS[1].encode()))
                 message["headers"] = headers
             await send(message)
 
@@ -79,9 +88,23 @@ class Refused(Exception):
         return PlainTextResponse(self.reason + "\n", status_code=self.status)
 
 
-def session_of(request: Request, sessions: SessionBook) -> Session:
+def served_port(request: Request) -> int:
+    """The port the console's socket listens on (not the Host header, which the client
+    writes)."""
+    server = request.scope.get("server")
+    return int(server[1]) if server and server[1] is not None else 0
+
+
+def session_cookie(request: Request, *, secure: bool) -> str:
+    """The session cookie's name for the port this request reached."""
+    return cookie_name(served_port(request), secure=secure)
+
+
+def session_of(request: Request, sessions: SessionBook, *, secure: bool = False) -> Session:
     """The request's session, or `Refused` (401) sending the visitor to the login command."""
-    session = sessions.get(request.cookies.get(COOKIE_NAME))
+    session = sessions.get(request.cookies.get(session_cookie(request, secure=secure)))
+    if session is not None and session.port != served_port(request):
+        session = None  # issued by a console on another port of this host
     if session is None:
         raise Refused(401, "not logged in: run `mineclaw-bridge console` for a login link")
     return session

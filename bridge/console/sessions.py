@@ -12,8 +12,17 @@ from datetime import UTC, datetime, timedelta
 
 from bridge.store.console_logins import Role
 
-COOKIE_NAME = "mineclaw_console"
+COOKIE_PREFIX = "mineclaw_console_"
 MAX_SESSIONS = 256
+
+
+def cookie_name(port: int, *, secure: bool) -> str:
+    """The session cookie's name on the console's ``port``. Browsers send a host's cookies to
+    every port of it, so each console names its own (two bridges on one machine no longer log
+    each other out) and a session is only taken on the port that issued it. Over https the
+    ``__Host-`` prefix makes the browser refuse the cookie set by a subdomain or without
+    ``Secure``."""
+    return f"{'__Host-' if secure else ''}{COOKIE_PREFIX}{port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +32,8 @@ class Session:
     who: str
     csrf: str
     expires_at: datetime
+    port: int = 0
+    """The console port that issued the session: it is not taken on another."""
 
     @property
     def owner(self) -> bool:
@@ -38,10 +49,15 @@ class SessionBook:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def open(self, role: Role, who: str, now: datetime | None = None) -> Session:
+    def open(self, role: Role, who: str, now: datetime | None = None, *, port: int = 0) -> Session:
         moment = now or datetime.now(UTC)
         session = Session(
-            secrets.token_urlsafe(32), role, who, secrets.token_urlsafe(32), moment + self._lifetime
+            secrets.token_urlsafe(32),
+            role,
+            who,
+            secrets.token_urlsafe(32),
+            moment + self._lifetime,
+            port,
         )
         with self._lock:
             self._drop_expired(moment)

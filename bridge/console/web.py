@@ -20,8 +20,8 @@ from bridge.console import (
     usage_views,
 )
 from bridge.console.guard import change, page, state_of
-from bridge.console.security import SecurityHeaders
-from bridge.console.sessions import COOKIE_NAME, Session
+from bridge.console.security import SecurityHeaders, served_port, session_cookie
+from bridge.console.sessions import Session
 from bridge.console.state import PACKAGE_DIR, ConsoleState
 
 
@@ -34,10 +34,10 @@ async def login(request: Request) -> Response:
     redeemed = await run_in_threadpool(state.logins.redeem, token)
     if redeemed is None:
         return state.page(request, "login_refused.html", None, status=403)
-    session = state.sessions.open(redeemed.role, redeemed.issued_by)
+    session = state.sessions.open(redeemed.role, redeemed.issued_by, port=served_port(request))
     response = state.page(request, "logged_in.html", session)
     response.set_cookie(
-        COOKIE_NAME,
+        session_cookie(request, secure=state.config.secure_cookie),
         session.session_id,
         max_age=state.config.session_minutes * 60,
         path="/",
@@ -51,7 +51,13 @@ async def login(request: Request) -> Response:
 def logout(state: ConsoleState, request: Request, session: Session, form: Any) -> Response:
     state.sessions.close(session.session_id)
     response = RedirectResponse("/logged-out", status_code=303)
-    response.delete_cookie(COOKIE_NAME, path="/")
+    response.delete_cookie(
+        session_cookie(request, secure=state.config.secure_cookie),
+        path="/",
+        secure=state.config.secure_cookie,
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import ssl
+import subprocess
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -249,3 +251,87 @@ async def test_the_dry_run_form_gives_what_functions_run_gives(tmp_path: Path) -
             denied = await viewer.post(url, data={**form, "csrf": viewer_csrf, "args": "{}"})
             assert denied.status_code == 403
         assert "say-hello" not in console.offered()  # a dry run reviews nothing
+
+
+ODD_QUERIES = [
+    ("/audit", {"since": "0001-01-01T00:00+23:59"}, "since"),
+    ("/audit", {"until": "9999-12-31T23:59-23:59"}, "until"),
+    ("/audit.jsonl", {"since": "0001-01-01T00:00+23:59"}, "since"),
+    ("/audit", {"since": "２０２６-12-04"}, "since"),
+    ("/audit", {"before": "9999999999999999999"}, "before"),
+    ("/audit", {"before": "18446744073709551616"}, "before"),
+    ("/audit", {"before": "²"}, "before"),
+    ("/audit", {"before": "٣"}, "before"),
+    ("/conversations", {"before": "9999999999999999999"}, "before"),
+    ("/conversations", {"before": "¹²"}, "before"),
+    ("/memories", {"page": "²"}, "page"),
+    ("/memories", {"page": "-1"}, "page"),
+]
+
+
+async def test_odd_query_values_are_a_400_naming_the_field(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console, _logged_in(console) as client:
+        for path, params, field in ODD_QUERIES:
+            answer = await client.get(path, params=params)
+            assert answer.status_code == 400, (path, params, answer.status_code, answer.text)
+            assert answer.text.startswith(f"{field}:"), answer.text
+        fine = await client.get("/audit", params={"since": "2026-12-04T21:30+01:00"})
+        assert fine.status_code == 200
+
+
+async def test_the_session_cookie_is_bound_to_the_consoles_port(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console, _logged_in(console) as client:
+        port = int(console.url.rsplit(":", 1)[1])
+        (cookie,) = list(client.cookies.jar)
+        assert cookie.name == f"mineclaw_console_{port}"
+        assert (await client.get("/functions")).status_code == 200
+        # The same session id under another port's name (a console elsewhere on this host) is
+        # not this console's session.
+        session_id = cookie.value
+        async with _client(console) as other:
+            other.cookies.set(f"mineclaw_console_{port + 1}", session_id)
+            assert (await other.get("/functions")).status_code == 401
+            other.cookies.clear()
+            other.cookies.set("mineclaw_console", session_id)
+            assert (await other.get("/functions")).status_code == 401
+
+
+def _self_signed(folder: Path) -> None:
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "ec"),
+            *("-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"),
+            *("-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+
+async def test_a_console_serving_tls_itself_sends_hsts_and_a_host_cookie(tmp_path: Path) -> None:
+    folder = console_folder(tmp_path)
+    _self_signed(folder)
+    config = folder / "config.yml"
+    text = config.read_text(encoding="utf-8").replace(
+        "console:\n  enabled: true",
+        "console:\n  enabled: true\n  tls_cert: cert.pem\n  tls_key: key.pem",
+    )
+    config.write_text(text, encoding="utf-8")
+    async with served_console(folder) as console:
+        assert console.url.startswith("https://")
+        verify = ssl.create_default_context(cafile=str(folder / "cert.pem"))
+        async with httpx.AsyncClient(
+            base_url=console.url, timeout=TIMEOUT, verify=verify, follow_redirects=False
+        ) as client:
+            answer = await client.get(console.login_link().removeprefix(console.url))
+            assert answer.status_code == 200
+            assert answer.headers["strict-transport-security"].startswith("max-age=")
+            port = int(console.url.rsplit(":", 1)[1])
+            cookie = answer.headers["set-cookie"]
+            assert cookie.startswith(f"__Host-mineclaw_console_{port}=") and "Secure" in cookie
+            assert (await client.get("/functions")).status_code == 200
+    async with served_console(console_folder(tmp_path / "plain")) as console:
+        async with _client(console) as client:
+            answer = await client.get("/functions")
+            assert "strict-transport-security" not in answer.headers
