@@ -29,7 +29,7 @@ PAPER_APIS := paper-api-1.21.4-src:1.21.4-R0.1-SNAPSHOT paper-api-1.21.11-src:1.
 INSTALL_FILE := mvn -B -q --no-transfer-progress \
 	org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file -Dmaven.repo.local=$(M2_REPO)
 
-.PHONY: run try test install postgres seccomp chromium java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
+.PHONY: run try test install release postgres seccomp chromium java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
 run: $(STAMP)
 	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
@@ -111,6 +111,14 @@ plugin: paper-api
 	$(MVN) -Ppaper -pl paper -am package -DskipTests
 	@ls plugin-java/paper/target/Mineclaw-*.jar
 
+# The artifacts of the tagged commit at HEAD in dist/: the plugin jar, the bridge wheel and sdist,
+# SHA-256 sums, the version's CHANGELOG section, LICENSE and NOTICE; byte-identical from any two
+# builds of one tag (release/build.py says how). The tag vX.Y.Z is the version.
+release: $(STAMP) paper-api
+	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
+	@$(PAPER_REACHABLE) || { echo "no release: the plugin jar needs paper-api: neither the PaperMC repository nor ../shared/paper-api is reachable" >&2; exit 1; }
+	JAVA_HOME=$(JAVA25_HOME) $(BIN)/python release/build.py
+
 # Installs each shared jar the local repository lacks; does nothing without ../shared/paper-api.
 # The shared poms name a placeholder version, so each is copied with the real version string.
 paper-api:
@@ -131,8 +139,8 @@ endif
 check: lint typecheck
 
 lint: $(STAMP)
-	$(STAGE) lint $(BIN)/ruff check bridge tests bench
-	$(STAGE) "lint (format)" $(BIN)/ruff format --check bridge tests bench
+	$(STAGE) lint $(BIN)/ruff check bridge tests bench release
+	$(STAGE) "lint (format)" $(BIN)/ruff format --check bridge tests bench release
 
 typecheck: $(STAMP)
 	$(STAGE) types $(BIN)/mypy

@@ -117,12 +117,15 @@ class BridgeProcess:
         port: int | None = None,
         open_files: int | None = None,
         env: dict[str, str] | None = None,
+        command: tuple[str, ...] = (sys.executable, "-m", "bridge"),
+        cwd: Path = REPO,
     ) -> BridgeProcess:
         """``open_files`` starts the bridge with that open-file soft limit (the hard one kept),
-        as many service managers do with 1024; ``env`` adds environment variables."""
+        as many service managers do with 1024; ``env`` adds environment variables; ``command``
+        is what runs ``serve`` (an installed ``mineclaw-bridge``, say)."""
         apply_chosen_storage(config_dir)
         # --init: most tests start from a folder that does not exist yet.
-        args = [sys.executable, "-m", "bridge", "serve", "--init", "--config", str(config_dir)]
+        args = [*command, "serve", "--init", "--config", str(config_dir)]
         if port is not None:
             args += ["--port", str(port)]
 
@@ -133,7 +136,7 @@ class BridgeProcess:
 
         process = await asyncio.create_subprocess_exec(
             *args,
-            cwd=REPO,
+            cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -192,12 +195,19 @@ class TestkitProcess:
         self.stderr = _Output(process.stderr)
 
     @classmethod
-    async def start(cls, url: str, token_file: Path, *extra: str) -> TestkitProcess:
+    async def start(
+        cls, url: str, token_file: Path, *extra: str, core_from: Path | None = None
+    ) -> TestkitProcess:
+        """``core_from``: a jar put before the testkit's on the class path, so the plugin core
+        that links is the one that jar carries (a released plugin jar shades it)."""
         jar = require_testkit_jar()
+        if core_from is None:
+            launch = ["-jar", str(jar)]
+        else:
+            launch = ["-cp", f"{core_from}{os.pathsep}{jar}", "dev.mineclaw.testkit.TestkitMain"]
         process = await asyncio.create_subprocess_exec(
             java_executable(),
-            "-jar",
-            str(jar),
+            *launch,
             "--url",
             url,
             "--token-file",
