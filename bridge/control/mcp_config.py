@@ -76,6 +76,9 @@ class McpServerConfig(StrictModel):
     permission: str | None = Field(default=None, min_length=1, max_length=128)
     cost: Literal["free", "paid"] = "free"
     max_result_chars: int = Field(default=8_000, ge=256, le=200_000)
+    shared: bool = False
+    """The owner's word that the server answers the same whoever asks: its results may then
+    stay in the shared public session; otherwise each result is the asker's alone."""
     tools: dict[str, McpToolConfig] = Field(default_factory=dict, max_length=256)
 
     _env_values: dict[str, str] = PrivateAttr(default_factory=dict)

@@ -66,7 +66,14 @@ class McpToolCalls:
         found = []
         for tool in offered:
             settings = self._connection.config.for_tool(tool.remote)
-            found.append(ExtraTool(tool.name, _entry(tool, settings), self._code(tool, settings)))
+            found.append(
+                ExtraTool(
+                    tool.name,
+                    _entry(tool, settings),
+                    self._code(tool, settings),
+                    personal=not self._connection.config.shared,
+                )
+            )
         return found
 
     def _code(self, tool: OfferedTool, settings: McpToolConfig) -> HandlerFn:

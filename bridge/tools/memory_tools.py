@@ -8,7 +8,7 @@ redacted before it is stored, and the asker is shown "remembered: ..." with what
 
 ``recall(query)``: the best matches among the asker's own memories, the server's, and earlier
 conversations (the asker's own private turns and the public ones, `bridge.memory.conversations`);
-the owner is a filter in the store's SQL. Both results are personal (`PERSONAL_HANDLERS`): a later
+the owner is a filter in the store's SQL. Both results are personal (`HANDLERS`): a later
 request replays the call with the result withheld, so another player's turn never carries it.
 """
 

@@ -68,42 +68,70 @@ ToolAdmission = Callable[[str, ToolEntry], bool]
 limits, `bridge.policy.guest_tools`): asked when the catalogue is built and at every call."""
 """A built-in's code: validated arguments in, a JSON-able result out (or ``ToolFailure``)."""
 
-BUILTIN_EFFECTS: Mapping[str, Effect] = {
-    "player_snapshot": "reads_game",
-    "item_inspect": "reads_game",
-    "block_inspect": "reads_game",
-    "online_players": "reads_game",
-    "list": "reads_workspace",
-    "read": "reads_workspace",
-    "grep": "reads_workspace",
-    "run_command": "dispatches_commands",
-    "call_function": "runs_functions",
-    "read_skill": "reads_workspace",
-    "ask_player": "asks_players",
-    "recipe_lookup": "reads_game",
-    "item_facts": "reads_game",
-    "list_plugins": "reads_game",
-    "list_commands": "reads_game",
-    "web_fetch": "reads_web",
-    "web_search": "reads_web",
-    "remember": "writes_memory",
-    "recall": "reads_memory",
+
+@dataclass(frozen=True, slots=True)
+class HandlerTraits:
+    """What a built-in handler declares of itself: what it does (``effect``) and whether its
+    result depends on who asks (``personal``).
+
+    A personal result is the asker's alone: a later request replays the call with the result
+    withheld (`bridge.turns.session`), and a public turn that took one answers its asker alone
+    and stays out of the shared session and the public conversation index
+    (`bridge.turns.engine`). ``routed_by_asker``: a shared handler that reads the asker only to
+    pick the server the asker is on in a network (the answer is that server's, the same for
+    everyone on it); ``tests/app/test_tool_privacy.py`` fails for a handler that reads the
+    asker and is neither."""
+
+    effect: Effect
+    personal: bool
+    routed_by_asker: bool = False
+
+
+def _shared(effect: Effect, *, routed: bool = False) -> HandlerTraits:
+    return HandlerTraits(effect, personal=False, routed_by_asker=routed)
+
+
+def _personal(effect: Effect) -> HandlerTraits:
+    return HandlerTraits(effect, personal=True)
+
+
+HANDLERS: Mapping[str, HandlerTraits] = {
+    # The asker's own position, health, items, what they look at.
+    "player_snapshot": _personal("reads_game"),
+    "item_inspect": _personal("reads_game"),
+    "block_inspect": _personal("reads_game"),
+    "online_players": _shared("reads_game", routed=True),
+    "list": _shared("reads_workspace"),
+    "read": _shared("reads_workspace"),
+    "grep": _shared("reads_workspace"),
+    # Runs as or for the asker (their permissions, their own feedback, "own" targets).
+    "run_command": _personal("dispatches_commands"),
+    # A Function is handed the asker's name and UUID and may answer by them.
+    "call_function": _personal("runs_functions"),
+    "read_skill": _shared("reads_workspace"),
+    # What the asker answered.
+    "ask_player": _personal("asks_players"),
+    "recipe_lookup": _shared("reads_game", routed=True),
+    "item_facts": _shared("reads_game", routed=True),
+    "list_plugins": _shared("reads_game", routed=True),
+    # The commands the asker may run, by their permissions.
+    "list_commands": _personal("reads_game"),
+    "web_fetch": _shared("reads_web"),
+    "web_search": _shared("reads_web"),
+    "remember": _personal("writes_memory"),
+    "recall": _personal("reads_memory"),
     # An MCP server's tool may do anything its owner built it to: it runs alone, in order.
-    "mcp": "calls_mcp",
+    # Its result is personal unless the owner marks the server ``shared: true``
+    # (`ExtraTool.personal`): a server may answer by who asks.
+    "mcp": _personal("calls_mcp"),
 }
-assert set(BUILTIN_EFFECTS) == set(get_args(Handler)), "every handler tools.yml accepts"
+assert set(HANDLERS) == set(get_args(Handler)), "every handler tools.yml accepts"
+BUILTIN_EFFECTS: Mapping[str, Effect] = {name: t.effect for name, t in HANDLERS.items()}
 
 READ_EFFECTS: frozenset[Effect] = frozenset(
     {"reads_workspace", "reads_game", "reads_web", "reads_memory"}
 )
 """Effects that change nothing: calls with them may run side by side in one round."""
-
-PERSONAL_HANDLERS = frozenset(
-    {"player_snapshot", "item_inspect", "block_inspect", "remember", "recall"}
-)
-"""Handlers whose results describe the asking player (position, health, items, what they look
-at, their memories): a later request replays the call with its result withheld, so another
-player's turn never carries it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +141,8 @@ class ExtraTool:
     name: str
     entry: ToolEntry
     run: HandlerFn
+    personal: bool = True
+    """Whether its result depends on who asks (an MCP server's unless marked ``shared``)."""
 
 
 class RegistryError(ToolError):
@@ -139,14 +169,12 @@ class BoundTool:
     entry: ToolEntry
     run: HandlerFn
     validator: jsonschema.protocols.Validator
+    personal: bool
+    """Its result depends on who asks (`HandlerTraits`)."""
 
     @property
     def effect(self) -> Effect:
         return BUILTIN_EFFECTS[self.entry.handler]
-
-    @property
-    def personal(self) -> bool:
-        return self.entry.handler in PERSONAL_HANDLERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +235,9 @@ class ToolRegistry:
             if tool.entry.enabled:
                 validator_cls = jsonschema.validators.validator_for(tool.entry.parameters)
                 validator = validator_cls(tool.entry.parameters)
-                registry._tools[tool.name] = BoundTool(tool.name, tool.entry, tool.run, validator)
+                registry._tools[tool.name] = BoundTool(
+                    tool.name, tool.entry, tool.run, validator, tool.personal
+                )
         return registry
 
     @classmethod
@@ -260,12 +290,18 @@ class ToolRegistry:
             else:
                 validator_cls = jsonschema.validators.validator_for(entry.parameters)
                 validator = validator_cls(entry.parameters)
-                bound[name] = BoundTool(name, entry, handlers[entry.handler], validator)
+                personal = HANDLERS[entry.handler].personal
+                bound[name] = BoundTool(name, entry, handlers[entry.handler], validator, personal)
             effect = BUILTIN_EFFECTS[entry.handler]
             catalogue.append(
                 CatalogueEntry(name, entry.handler, status, entry.permission, effect, problems)
             )
         return cls(tuple(catalogue), bound, notes=notes)
+
+    @property
+    def bound(self) -> Mapping[str, BoundTool]:
+        """Every tool bound to code, enabled or gated (what a test walks)."""
+        return dict(self._tools)
 
     def for_player(
         self, granted: Collection[str], *, admit: ToolAdmission | None = None

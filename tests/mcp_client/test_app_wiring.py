@@ -113,3 +113,30 @@ async def test_a_server_that_never_answers_holds_no_verdict_and_no_turn(
         assert not [t for t in sent.get("tools", []) if t["function"]["name"].startswith("mcp__")]
     finally:
         await app.runtime.aclose()
+
+
+async def wait_for_tool(app: App, name: str) -> None:
+    changed = asyncio.Event()
+    app.runtime.mcp.add_listener(changed.set)
+    async with asyncio.timeout(WAIT):
+        while name not in await served_tools(app, MEMBER):
+            changed.clear()
+            await changed.wait()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+async def test_an_mcp_result_is_personal_unless_the_owner_marks_the_server_shared(
+    tmp_path: Path, provider: ScriptedProvider, shared: bool
+) -> None:
+    server: dict[str, object] = {"transport": "stdio", "command": sys.executable, "args": [TOOLBOX]}
+    if shared:
+        server["shared"] = True
+    config = tmp_path / "config"
+    write_config(config, provider.port, config_yml(server=server))
+    app = await open_app(config, provider)
+    try:
+        await wait_for_tool(app, "mcp__wiki__echo")
+        tool = app.runtime.served.invoker(frozenset(MEMBER)).tools.tools["mcp__wiki__echo"]
+        assert tool.personal is not shared
+    finally:
+        await app.runtime.aclose()
