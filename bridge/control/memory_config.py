@@ -29,6 +29,11 @@ class MemoryConfig(StrictModel):
         default=None, pattern=r"^[a-z0-9][a-z0-9_-]{0,63}/\S{1,200}$", max_length=265
     )
     embedding_batch: int = Field(default=64, ge=1, le=512)
+    # The recall floors (bridge.memory.recall.RecallFloor; docs/memory.md says how the defaults
+    # were measured): a memory found by meaning needs this cosine similarity to the question,
+    # one found by words this share of the question's words.
+    min_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
+    min_overlap: float = Field(default=0.34, ge=0.0, le=1.0)
 
     @property
     def embedding_provider(self) -> str | None:

@@ -3,9 +3,17 @@
 The best matches for the question among what the asker may see (their own personal memories
 and the server's; `MemoryStore.search` filters by owner in the SQL) go under a heading the
 bridge writes: at most ``top_k`` of them, or ``public_top_k`` in a public turn and for a guest,
-and no more than ``max_tokens`` in all. Each is redacted before it is added (a secret that
-reached a memory is still not sent). The block travels in that request only: it is never
-published to the session nor archived, so it cannot reach a later turn of another player.
+and no more than ``max_tokens`` in all. A public turn's answer is everyone's, so its requests
+carry only what everyone may read: the server's memories and the personal memories the asker
+shared (``/mineclaw memory share``), never the others (the store's ``public`` filter).
+
+Every hit must clear a floor (`RecallFloor`): a memory found by meaning needs a cosine
+similarity of at least ``min_similarity`` (measured on the labelled set in
+``tests/memory/data``), one found by words must hold at least ``min_overlap`` of the
+question's terms; otherwise the best memories would be recalled whatever the question. Each
+is redacted before it is added (a secret that reached a memory is still not sent). The block
+travels in that request only: it is never published to the session nor archived, so it cannot
+reach a later turn of another player.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bridge.errors import StoreError
+from bridge.memory.query import terms_of, words_of
 from bridge.memory.records import MEMORY_SCOPES, Found, Scope
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
@@ -31,6 +40,35 @@ CHARS_PER_TOKEN = 4
 PUBLIC_LANE = "public"
 
 
+MIN_SIMILARITY = 0.45
+"""The default floor of a memory found by meaning (``memory.min_similarity``), measured with
+all-MiniLM-L6-v2 on ``tests/memory/data/recall_labels.yml``."""
+MIN_OVERLAP = 0.34
+"""The default share of the question's terms a memory found by words must hold
+(``memory.min_overlap``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallFloor:
+    """How relevant a memory must be to be recalled at all (``config.yml``'s ``memory``)."""
+
+    min_similarity: float = MIN_SIMILARITY
+    min_overlap: float = MIN_OVERLAP
+
+    def admits(self, hit: Found, terms: tuple[str, ...]) -> bool:
+        if hit.similarity is not None and hit.similarity >= self.min_similarity:
+            return True
+        return overlap(terms, hit.memory.text) >= self.min_overlap
+
+
+def overlap(terms: tuple[str, ...], text: str) -> float:
+    """The share of ``terms`` (a question's, `terms_of`) that ``text`` holds as words."""
+    if not terms:
+        return 0.0
+    words = set(words_of(text))
+    return sum(1 for term in terms if term in words) / len(terms)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecallSettings:
     """``config.yml``'s ``memory`` recall limits (defaults match its defaults)."""
@@ -38,6 +76,7 @@ class RecallSettings:
     top_k: int = 5
     public_top_k: int = 2
     max_tokens: int = 400
+    floor: RecallFloor = RecallFloor()
 
 
 class Asker(Protocol):
@@ -100,7 +139,13 @@ class MemoryRecall:
             return None
         try:
             found = await search(
-                self._store, self._vectors, question, asker_uuid=context.player.uuid, limit=limit
+                self._store,
+                self._vectors,
+                question,
+                asker_uuid=context.player.uuid,
+                limit=limit,
+                floor=self._settings.floor,
+                public=context.lane_id == PUBLIC_LANE,
             )
         except StoreError as exc:
             log.error("memories not recalled: %s", exc)
@@ -132,16 +177,34 @@ async def search(
     *,
     asker_uuid: str,
     limit: int,
+    floor: RecallFloor,
     scopes: Sequence[Scope] = MEMORY_SCOPES,
+    public: bool = False,
 ) -> list[Found]:
     """The hybrid search when the question has a vector, else the keyword search (in a
-    worker thread either way)."""
+    worker thread either way); only the hits above ``floor``. ``public``: only what a public
+    turn may carry."""
     model = None if vectors is None else vectors.model
     vector = None if vectors is None or model is None else await vectors.embed_question(question)
     if vector is not None and model is not None:
-        return await asyncio.to_thread(
-            store.ranked, question, vector, model, asker_uuid=asker_uuid, limit=limit, scopes=scopes
+        found = await asyncio.to_thread(
+            store.ranked,
+            question,
+            vector,
+            model,
+            asker_uuid=asker_uuid,
+            limit=limit,
+            scopes=scopes,
+            public=public,
         )
-    return await asyncio.to_thread(
-        store.search, question, asker_uuid=asker_uuid, limit=limit, scopes=scopes
-    )
+    else:
+        found = await asyncio.to_thread(
+            store.search,
+            question,
+            asker_uuid=asker_uuid,
+            limit=limit,
+            scopes=scopes,
+            public=public,
+        )
+    terms = terms_of(question)
+    return [hit for hit in found if floor.admits(hit, terms)]

@@ -48,6 +48,9 @@ class Memory:
     created_at: datetime
     origin: str = ""
     """Where it came from: the lane of the turn that wrote it, or the workspace file."""
+    shared: bool = False
+    """A personal memory its owner shared (``/mineclaw memory share``): recalled into their
+    public turns too. Unshared, it is never in a public turn's requests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ class Found:
 
     memory: Memory
     score: float
+    similarity: float | None = None
+    """The cosine similarity of its vector to the question's (None: found by keywords only)."""
 
 
 SERVER_MEMORY_NODE = "mineclaw.memory.server"

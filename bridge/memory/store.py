@@ -109,12 +109,22 @@ SCHEMA = Schema(
                 " embedding_model TEXT NOT NULL DEFAULT ''",
             ),
         ),
+        # A personal memory its owner shared (/mineclaw memory share) may be recalled into
+        # their public turns; the others never are.
+        Migration(
+            4,
+            "whether a personal memory was shared by its owner",
+            sqlite=("ALTER TABLE memories ADD COLUMN shared INTEGER NOT NULL DEFAULT 0",),
+            postgresql=(
+                "ALTER TABLE memories ADD COLUMN IF NOT EXISTS shared INTEGER NOT NULL DEFAULT 0",
+            ),
+        ),
     ),
 )
 
 _SELECT = (
     "SELECT m.memory_id, m.scope, m.owner_uuid, m.owner_name, m.text, m.source,"
-    " m.created_at, m.origin"
+    " m.created_at, m.origin, m.shared"
 )
 _VISIBLE_ROWS = (
     "SELECT * FROM memories WHERE scope IN ('personal', 'conversation') AND owner_uuid = ?"
@@ -131,6 +141,11 @@ MAX_CANDIDATES = 5000
 _VISIBLE = (
     "(m.owner_uuid = ? OR m.scope = 'server' OR (m.scope = 'conversation' AND m.owner_uuid = ''))"
 )
+_PUBLIC = "(m.scope = 'server' OR m.owner_uuid = '' OR m.shared = 1)"
+"""What a public turn may carry: the server's memories, public conversations, and the personal
+memories their owner shared; never a private conversation nor an unshared personal memory."""
+_OWN = "m.scope IN ('personal', 'conversation') AND m.owner_uuid = ?"
+"""A player's own rows: their personal memories and their private conversations' entries."""
 
 
 class MemoryStore:
@@ -174,10 +189,11 @@ class MemoryStore:
             memory.source,
             memory.origin,
             _timestamp(memory.created_at),
+            1 if memory.shared and memory.scope == "personal" else 0,
         )
         insert = (
             "INSERT INTO memories (memory_id, scope, owner_uuid, owner_name, text, source,"
-            " origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " origin, created_at, shared) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         tx.execute(insert, params)
         if self._db.dialect == "sqlite":
@@ -188,19 +204,46 @@ class MemoryStore:
             )
 
     def forget(self, memory_id: str, *, owner_uuid: str | None) -> Memory | None:
-        """Delete one memory, from the index too; the memory deleted, or None when there is
-        none by that id (of ``owner_uuid``'s personal ones; None: any, for operators)."""
+        """Delete one memory or conversation entry, from the index and the vectors too; what
+        was deleted, or None when there is none by that id (among ``owner_uuid``'s personal
+        memories and private conversations; None: any, for operators)."""
         where = "m.memory_id = ?"
         params: list[object] = [memory_id]
         if owner_uuid is not None:
-            where += " AND m.scope = 'personal' AND m.owner_uuid = ?"
+            where += f" AND {_OWN}"
             params.append(owner_uuid)
         gone = self._delete(where, params)
         return gone[0] if gone else None
 
     def forget_all(self, owner_uuid: str) -> int:
-        """Delete every personal memory of ``owner_uuid``; how many there were."""
-        return len(self._delete("m.scope = 'personal' AND m.owner_uuid = ?", [owner_uuid]))
+        """Delete every personal memory of ``owner_uuid`` and every entry of their private
+        conversations (the conversation index); how many there were."""
+        return len(self._delete(_OWN, [owner_uuid]))
+
+    def forget_conversation(self, owner_uuid: str, lane_id: str) -> int:
+        """Delete the index entries of one of ``owner_uuid``'s private conversations (its
+        lane); how many there were."""
+        where = "m.scope = 'conversation' AND m.owner_uuid = ? AND m.origin = ?"
+        return len(self._delete(where, [owner_uuid, lane_id]))
+
+    def share(self, memory_id: str, owner_uuid: str, *, shared: bool) -> Memory | None:
+        """Mark one of ``owner_uuid``'s personal memories shared (recalled into their public
+        turns too) or not; the memory, or None when they have none by that id."""
+        try:
+            with self._db.transaction() as tx:
+                tx.execute(
+                    "UPDATE memories SET shared = ? WHERE memory_id = ? AND scope = 'personal'"
+                    " AND owner_uuid = ?",
+                    (1 if shared else 0, memory_id, owner_uuid),
+                )
+                rows = tx.query(
+                    f"{_SELECT} FROM memories m WHERE m.memory_id = ? AND m.scope = 'personal'"
+                    " AND m.owner_uuid = ?",
+                    (memory_id, owner_uuid),
+                )
+        except DatabaseError as exc:
+            raise StoreError(f"cannot share a memory: {exc}") from exc
+        return _memory(rows[0]) if rows else None
 
     def replace_source(self, source: Source, memories: Sequence[Memory]) -> None:
         """Make the server memories written by ``source`` exactly ``memories`` (the workspace
@@ -240,6 +283,13 @@ class MemoryStore:
             "WHERE m.scope = 'personal' AND m.owner_uuid = ? ORDER BY m.seq", (owner_uuid,)
         )
 
+    def conversations(self, owner_uuid: str, *, limit: int = 1000) -> list[Memory]:
+        """The index entries of ``owner_uuid``'s private conversations, newest first."""
+        return self._read(
+            "WHERE m.scope = 'conversation' AND m.owner_uuid = ? ORDER BY m.seq DESC LIMIT ?",
+            (owner_uuid, limit),
+        )
+
     def server(self) -> list[Memory]:
         """The server memories, oldest first."""
         return self._read("WHERE m.scope = 'server' ORDER BY m.seq", ())
@@ -272,15 +322,16 @@ class MemoryStore:
         asker_uuid: str,
         limit: int,
         scopes: Sequence[Scope] = MEMORY_SCOPES,
+        public: bool = False,
     ) -> list[Found]:
         """The memories that best match ``question`` among those ``asker_uuid`` may see
         (their own personal ones, the server's; with ``conversation`` in ``scopes``, the
         archived turns of their own private lanes and the public turns), best first, at most
-        ``limit``."""
+        ``limit``. ``public``: for a public turn, only what everyone may read (`_PUBLIC`)."""
         terms = terms_of(question)
         if not terms or limit <= 0 or not scopes:
             return []
-        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
+        scoped = _scoped(scopes, public=public)
         if self._db.dialect == "sqlite":
             owners = []
             if "personal" in scopes or "conversation" in scopes:
@@ -293,7 +344,7 @@ class MemoryStore:
             # WHERE, the same filter as on PostgreSQL.
             sql = (
                 f"{_SELECT} FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
-                f" WHERE memories_fts MATCH ? AND {_VISIBLE} AND m.scope IN ({scope_list})"
+                f" WHERE memories_fts MATCH ? AND {_VISIBLE} AND {scoped}"
                 f" LIMIT {MAX_CANDIDATES}"
             )
             rows = self._query(sql, (fts5_query(terms, tuple(owners)), asker_uuid))
@@ -309,7 +360,7 @@ class MemoryStore:
             f"WITH visible AS MATERIALIZED ({_VISIBLE_ROWS})"
             f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
             " FROM visible m, to_tsquery('simple', ?) q"
-            f" WHERE m.search @@ q AND {_VISIBLE} AND m.scope IN ({scope_list})"
+            f" WHERE m.search @@ q AND {_VISIBLE} AND {scoped}"
             " ORDER BY score DESC, m.seq DESC LIMIT ?"
         )
         rows = self._query(sql, (asker_uuid, tsquery(terms), asker_uuid, limit))
@@ -358,22 +409,23 @@ class MemoryStore:
         asker_uuid: str,
         limit: int,
         scopes: Sequence[Scope] = MEMORY_SCOPES,
+        public: bool = False,
     ) -> list[Found]:
         """The hybrid search: every memory the asker may see that has a vector of ``model``,
         scored by its similarity to ``vector`` and its keyword score (`bridge.memory.vectors`);
-        memories the keywords found but without a vector yet are scored by keywords alone."""
+        memories the keywords found but without a vector yet are scored by keywords alone.
+        Each hit keeps its cosine ``similarity`` (the recall's floor reads it)."""
         keyword = {
             hit.memory.memory_id: hit
             for hit in self.search(
-                question, asker_uuid=asker_uuid, limit=MAX_CANDIDATES, scopes=scopes
+                question, asker_uuid=asker_uuid, limit=MAX_CANDIDATES, scopes=scopes, public=public
             )
         }
         best = max((hit.score for hit in keyword.values()), default=0.0)
-        scope_list = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
         # The visible rows by the scope index (an OR over the table would read all of it).
         rows = self._query(
             f"{_SELECT}, m.embedding FROM ({_VISIBLE_ROWS}) m WHERE {_VISIBLE}"
-            f" AND m.scope IN ({scope_list}) AND m.embedding_model = ?",
+            f" AND {_scoped(scopes, public=public)} AND m.embedding_model = ?",
             (asker_uuid, asker_uuid, model),
         )
         scored: dict[str, Found] = {}
@@ -385,8 +437,9 @@ class MemoryStore:
                 unpack(bytes(stored)) if isinstance(stored, bytes | memoryview) else list(stored)
             )
             words = keyword.get(memory.memory_id)
-            score = hybrid(cosine(vector, found), words.score if words else 0.0, best)
-            scored[memory.memory_id] = Found(memory, score)
+            similarity = cosine(vector, found)
+            score = hybrid(similarity, words.score if words else 0.0, best)
+            scored[memory.memory_id] = Found(memory, score, similarity)
         for memory_id, hit in keyword.items():
             if memory_id not in scored:
                 scored[memory_id] = Found(hit.memory, hybrid(0.0, hit.score, best))
@@ -421,8 +474,14 @@ class MemoryStore:
         self.close()
 
 
+def _scoped(scopes: Sequence[Scope], *, public: bool) -> str:
+    """The scope filter of a search (only known scope names reach the SQL)."""
+    listed = ", ".join(f"'{scope}'" for scope in scopes if scope in SCOPES)
+    return f"m.scope IN ({listed})" + (f" AND {_PUBLIC}" if public else "")
+
+
 def _memory(row: Row) -> Memory:
-    memory_id, scope, owner_uuid, owner_name, text, source, created, origin = row
+    memory_id, scope, owner_uuid, owner_name, text, source, created, origin, shared = row
     return Memory(
         memory_id=str(memory_id),
         scope=scope,
@@ -432,6 +491,7 @@ def _memory(row: Row) -> Memory:
         source=source,
         created_at=datetime.fromisoformat(str(created)),
         origin=str(origin),
+        shared=bool(shared),
     )
 
 

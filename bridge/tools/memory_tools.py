@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bridge.memory.recall import QuestionVectors, search
+from bridge.memory.recall import QuestionVectors, RecallFloor, search
 from bridge.memory.records import (
     MAX_MEMORY_CHARS,
     SCOPES,
@@ -51,6 +51,7 @@ class MemoryToolSettings:
     max_chars: int = 500
     max_per_player: int = 200
     recall_limit: int = 5
+    floor: RecallFloor = RecallFloor()
 
 
 class RememberArguments(BaseModel):
@@ -156,13 +157,14 @@ class MemoryTools:
             args = RecallArguments.model_validate(arguments)
         except ValidationError as exc:
             raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, _first_error(exc)) from None
-        limit = self._settings().recall_limit
+        settings = self._settings()
         found = await search(
             self._store,
             self.vectors,
             args.query,
             asker_uuid=context.player_uuid,
-            limit=limit,
+            limit=settings.recall_limit,
+            floor=settings.floor,
             scopes=SCOPES,
         )
         redact = self._redactor().redact_text

@@ -46,11 +46,16 @@ async def test_steves_memory_never_reaches_a_request_for_alex(
         await app.turn_done()
         alex_first = provider.requests[kept:]
 
-        # Steve asks in public: his own turn recalls it (so the search below can fail).
+        # Steve asks in public: a public answer is everyone's, so his unshared memory is not
+        # in its request; his private question recalls it (so the searches can fail).
         provider.answer("at your usual place")
         await app.chat("@ai where is my base behind the waterfall?", player=STEVE)
         await app.turn_done()
         steve_public = provider.requests[len(provider.requests) - 1]
+        provider.answer("by the falls, Steve")
+        await app.command("ai", "where", "is", "my", "base", "behind", "the", "waterfall?")
+        await said(app, "by the falls, Steve")
+        steve_private = provider.requests[len(provider.requests) - 1]
 
         # Alex again, after Steve's public turn is in the session.
         provider.answer("still no idea")
@@ -66,8 +71,9 @@ async def test_steves_memory_never_reaches_a_request_for_alex(
         # memory holds.
         assert b"Steve's base" not in request.body
         assert b"Steve's own note" not in request.body
-    assert b"Steve's base is at 120 64 -300" in steve_public.body
-    assert b"Steve's own note" in steve_public.body
+    assert b"Steve's base" not in steve_public.body
+    assert b"Steve's base is at 120 64 -300" in steve_private.body
+    assert b"Steve's own note" in steve_private.body
 
 
 async def test_players_list_and_forget_their_own_memories(

@@ -184,6 +184,7 @@ def test_an_index_of_the_first_version_is_rebuilt_with_its_owners(tmp_path: obje
         "INSERT INTO memories_fts (rowid, text) SELECT seq, text FROM memories;"
         "ALTER TABLE memories DROP COLUMN embedding;"
         "ALTER TABLE memories DROP COLUMN embedding_model;"
+        "ALTER TABLE memories DROP COLUMN shared;"
         "DELETE FROM schema_migrations WHERE schema_name = 'memories' AND version >= 2;"
     )
     conn.close()
@@ -222,3 +223,63 @@ def test_conversations_are_found_by_their_lane_owner_and_public_ones_by_all(
     # Automatic recall searches memories only.
     assert store.search("lighthouse", asker_uuid=STEVE, limit=5) == []
     assert store.personal(STEVE) == []
+
+
+def index_holds(backend: Backend, word: str) -> int:
+    """Rows of every index that still hold ``word``: the keyword index and the vectors."""
+    if backend.is_postgres:
+        rows = backend.execute(
+            f"SELECT count(*) FROM memories WHERE search @@ to_tsquery('simple', '{word}')"
+        )
+    else:
+        rows = backend.execute(
+            f"SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '{word}'"
+        )
+    vectors = backend.execute(
+        f"SELECT count(*) FROM memories WHERE embedding IS NOT NULL AND text LIKE '%{word}%'"
+    )
+    return int(rows[0][0]) + int(vectors[0][0])
+
+
+def lane_entry(text: str, owner: str, lane: str) -> Memory:
+    entry = conversation(text, owner)
+    return Memory(**{**{f: getattr(entry, f) for f in entry.__slots__}, "origin": lane})
+
+
+def test_forget_all_removes_the_players_conversation_entries_from_every_index(
+    backend: Backend, store: MemoryStore
+) -> None:
+    store.add(memory("my locker code is quokka"))
+    store.add(lane_entry("Steve: the locker code is quokka assistant: noted", STEVE, "ai-1"))
+    store.add(lane_entry("Steve: quokka again assistant: yes", STEVE, "ai-2"))
+    store.add(lane_entry("Alex: I saw a quokka assistant: nice", ALEX, "ai-1"))
+    store.add(conversation("Steve: public quokka talk assistant: hi", SERVER_OWNER))
+    ids = [m.memory_id for m in store.personal(STEVE)] + [
+        m.memory_id for m in store.conversations(STEVE)
+    ]
+    store.set_embeddings("m", [(memory_id, [1.0, 0.0]) for memory_id in ids])
+    assert index_holds(backend, "quokka") == 5 + 3
+    assert store.forget_all(STEVE) == 3
+    left = store.search("quokka", asker_uuid=STEVE, limit=5, scopes=("personal", "conversation"))
+    assert [hit.memory.owner_uuid for hit in left] == [SERVER_OWNER]
+    # What is left: Alex's private entry (not Steve's to forget) and the public turn.
+    assert index_holds(backend, "quokka") == 2
+    assert store.conversations(STEVE) == []
+    assert len(store.conversations(ALEX)) == 1
+
+
+def test_a_player_forgets_one_conversation_entry_or_one_conversation(
+    backend: Backend, store: MemoryStore
+) -> None:
+    one = lane_entry("Steve: wombat one assistant: ok", STEVE, "ai-1")
+    two = lane_entry("Steve: wombat two assistant: ok", STEVE, "ai-2")
+    three = lane_entry("Steve: wombat three assistant: ok", STEVE, "ai-2")
+    alex = lane_entry("Alex: wombat assistant: ok", ALEX, "ai-2")
+    for entry in (one, two, three, alex):
+        store.add(entry)
+    assert store.forget(one.memory_id, owner_uuid=ALEX) is None
+    gone = store.forget(one.memory_id, owner_uuid=STEVE)
+    assert gone is not None and gone.scope == "conversation"
+    assert store.forget_conversation(STEVE, "ai-2") == 2
+    assert store.conversations(STEVE) == []
+    assert index_holds(backend, "wombat") == 1  # Alex's
