@@ -39,7 +39,7 @@ from bridge.decisions.classifier import (
     Classification,
     Classifier,
     ClassifierSettings,
-    LastAnswer,
+    players_named,
 )
 from bridge.decisions.contract import (
     Decided,
@@ -51,6 +51,7 @@ from bridge.decisions.contract import (
     Refused,
     Unavailable,
 )
+from bridge.decisions.memory import ReplyMemory
 from bridge.decisions.prompt import (
     INSTRUCTIONS,
     MAX_OUTPUT_TOKENS,
@@ -100,13 +101,14 @@ class ListenDecider:
         self.log = DecisionLog()
         self.start_later: StartLater | None = None
         """Starts a decided line's turn (`ChatPath.start_decided`); set by the chat path."""
-        self.last_answer: LastAnswer | None = None
+        self.replies = ReplyMemory()
+        """Per player: when the assistant answered them, when another player named them."""
         self._recent: deque[_Heard] = deque(maxlen=RECENT_KEPT)
         self._online: dict[str, str] = {}
         self._tasks = BackgroundTasks("listen decision")
         self._classifier: Classifier | None = None
 
-    # ---- what the decisions read: players online, recent lines, the last answer
+    # ---- what the decisions read: players online, recent lines, the answers per player
 
     def seen(self, player: str) -> None:
         self._online[player.lower()] = player
@@ -121,11 +123,14 @@ class ListenDecider:
     def heard(self, player: PlayerRef, text: str) -> None:
         """A listen-mode line of a player who may use the assistant (evidence for the model)."""
         self.seen(player.name)
-        self._recent.append(_Heard(player.name, player.uuid, text, self.clock()))
+        now = self.clock()
+        self._recent.append(_Heard(player.name, player.uuid, text, now))
+        # A player this line names is being spoken to: their "you" next answers this player.
+        self.replies.addressed(players_named(text, player.name, self._online.values()), now)
 
     def answered(self, player: str) -> None:
         """The assistant answered ``player`` in public now (a completed public turn)."""
-        self.last_answer = LastAnswer(player, self.clock())
+        self.replies.answered(player, self.clock())
 
     def forget(self, player_uuid: str) -> None:
         """A player opted out: their lines leave the evidence and the record."""
@@ -139,7 +144,7 @@ class ListenDecider:
         and what was heard is forgotten."""
         self._tasks.cancel()
         self._recent.clear()
-        self.last_answer = None
+        self.replies.clear()
 
     # ---- the record of lines a gate held before anyone decided
 
@@ -284,7 +289,7 @@ class ListenDecider:
             question,
             speaker=speaker,
             online=self._online.values(),
-            last_answer=self.last_answer,
+            recent=self.replies.recent(speaker),
             now=self.clock(),
         )
 
@@ -300,9 +305,9 @@ class ListenDecider:
         # The line itself is the newest heard line: evidence is what came before it.
         if recent and recent[-1].player == speaker and recent[-1].text == question:
             recent.pop()
-        last = self.last_answer
+        last = self.replies.last_answered()
         window = plane.config.listen.reply_window_ms / 1000
-        answered = last.player if last is not None and now - last.at <= window else None
+        answered = last[0] if last is not None and now - last[1] <= window else None
         return decision_document(
             assistant=(plane.config.identity.name, *plane.config.listen.aliases),
             line=HeardLine(speaker, question, 0.0),

@@ -155,7 +155,7 @@ async def test_a_player_who_opted_out_is_never_sent_and_it_outlives_a_restart(
         lines = await app.command("listen", "include-me", player=ALEX, granted=[])
         assert "again" in lines[0]
         app.provider.answer("Welcome back.")
-        back = await app.chat("Mineclaw, I am back in", player=ALEX, granted=CHAT)
+        back = await app.chat("Mineclaw, I am back in: what did I miss?", player=ALEX, granted=CHAT)
         assert back.decision == "accept"
         await app.turn_done()
         assert json.loads((config / "data" / FILE_NAME).read_text())["players"] == []

@@ -120,8 +120,8 @@ async def test_a_player_who_ignores_listen_mode_is_never_sent_even_after_a_resta
         assert any("again" in line for line in await w.command("Alex", "listen", "include-me"))
         w.provider.answer("Welcome back, Alex.")
         since = w.mark()
-        back = await w.chat("Alex", "hello again, Mineclaw")
-        assert back["shown"] == "[AI] <Alex> hello again, Mineclaw"
+        back = await w.chat("Alex", "hello again, Mineclaw: what did I miss?")
+        assert back["shown"] == "[AI] <Alex> hello again, Mineclaw: what did I miss?"
         await w.message("*", "Welcome back", since)
         assert "100 64" not in json.dumps(w.provider.bodies())
 
