@@ -31,13 +31,15 @@ INSTALL_FILE := mvn -B -q --no-transfer-progress \
 
 .PHONY: run try test install release postgres seccomp chromium java plugin paper-api model-servers check lint typecheck pytest pytest-postgresql bench clean
 
+# ./mineclaw-bridge runs the command in .venv; the lines serve prints name it so, and the
+# README's commands use it (no shell has .venv/bin on its PATH).
 run: $(STAMP)
-	$(BIN)/mineclaw-bridge serve --init --config $(CONFIG)
+	./mineclaw-bridge serve --init --config $(CONFIG)
 
 # The playground: chat as a player on a simulated server linked to a real bridge; offline, the
 # scripted model answers (docs/install.md#try-it-offline).
 try: $(STAMP)
-	$(BIN)/mineclaw-bridge try --config $(CONFIG)
+	./mineclaw-bridge try --config $(CONFIG)
 
 # The second pass runs the suites that open stores through a config folder (or the run's
 # chosen storage) again with every folder on a fresh database of the tests' own PostgreSQL

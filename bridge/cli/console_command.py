@@ -15,6 +15,7 @@ from typing import Any
 
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.storage_settings import storage_target
+from bridge.cli.invocation import command_name
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, print_error, refuse_folder
 from bridge.cli.review_command import system_user
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -48,7 +49,7 @@ def run_console(args: argparse.Namespace) -> int:
     verdict = folder_verdict(args.config)
     plane = verdict.plane
     if plane is None:
-        print_error("the folder is invalid: fix it first (mineclaw-bridge validate)")
+        print_error(f"the folder is invalid: fix it first ({command_name()} validate)")
         return EXIT_PROBLEMS
     config = plane.config.console
     if not config.enabled:

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from bridge.app.folder_verdict import FolderVerdict, folder_verdict
 from bridge.cli import review_command
+from bridge.cli.invocation import command_name
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, refuse_folder
 from bridge.control import ConfigLoadError, Problem
 from bridge.control.config_file import ConfigFile
@@ -209,7 +210,7 @@ def _print_problems(console: Console, loaded: _Loaded) -> None:
     if loaded.other_problems:
         console.print(
             f"[yellow]{loaded.other_problems} problem(s) in other files; "
-            "`mineclaw-bridge validate` lists them[/yellow]"
+            f"`{escape(command_name())} validate` lists them[/yellow]"
         )
 
 

@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.storage_settings import storage_target
+from bridge.cli.invocation import command_name
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, print_error
 from bridge.cli.review_command import confirmed, system_user
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -96,7 +97,7 @@ def run_review(args: argparse.Namespace) -> int:
     listed = {t.name: t for c in asyncio.run(_listed(plane)) for t in c.listing.offered}
     unknown = [name for name in args.names if name not in listed]
     if unknown:
-        print_error(f"no MCP server offers {', '.join(unknown)} now (mineclaw-bridge mcp tools)")
+        print_error(f"no MCP server offers {', '.join(unknown)} now ({command_name()} mcp tools)")
         return EXIT_USAGE
     chosen = [listed[name] for name in args.names]
     for tool in chosen:
@@ -143,7 +144,7 @@ def _plane(config_dir: Path) -> ControlPlane | None:
     if verdict.plane is None:
         for problem in verdict.errors:
             print(str(problem), file=sys.stderr)
-        print_error("the folder is invalid: fix it first (mineclaw-bridge validate)")
+        print_error(f"the folder is invalid: fix it first ({command_name()} validate)")
         return None
     return verdict.plane
 

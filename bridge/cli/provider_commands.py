@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bridge.app.provider_settings import client_for
+from bridge.cli.invocation import command_name
 from bridge.cli.output import refuse_folder
 from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
 from bridge.control.layout import DEFAULT_CONFIG_DIR
@@ -71,7 +72,7 @@ def run_provider_test(args: argparse.Namespace) -> int:
         )
         for problem in exc.problems[:10]:
             console.print(f"  {escape(str(problem))}")
-        console.print("run `mineclaw-bridge validate` for the full list")
+        console.print(f"run `{command_name()} validate` for the full list")
         return EXIT_FAILED
     try:
         resolved = plane.providers.resolve(args.model)

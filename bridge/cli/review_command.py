@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from bridge.app.folder_verdict import folder_verdict
 from bridge.app.storage_settings import storage_target
+from bridge.cli.invocation import command_name
 from bridge.cli.output import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -58,7 +59,7 @@ def run_review(args: argparse.Namespace) -> int:
     if plane is None:
         for problem in verdict.errors:
             console.print(f"[red]{escape(str(problem))}[/red]")
-        print_error("the folder is invalid: fix it before reviewing (mineclaw-bridge validate)")
+        print_error(f"the folder is invalid: fix it before reviewing ({command_name()} validate)")
         return EXIT_PROBLEMS
     spec = plane.functions.get(args.name)
     if spec is None:

@@ -26,6 +26,7 @@ from bridge.app.restart_settings import SERVING_FILE, write_serving_state
 from bridge.app.server_leases import ServerLeases, network_leases
 from bridge.cli import shutdown_bound
 from bridge.cli.clock_file import budget_clock
+from bridge.cli.invocation import command_line
 from bridge.cli.output import refuse_folder
 from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
 from bridge.console.server import ConsoleError, ConsoleServer
@@ -260,7 +261,8 @@ async def _serve_until_stopped(
     if endpoint is not None:
         print(f"metrics on {endpoint.url}", flush=True)
     if console is not None:
-        print(f"console on {console.url} (log in: mineclaw-bridge console)", flush=True)
+        log_in = command_line("console", "--config", str(config_dir))
+        print(f"console on {console.url} (log in: {log_in})", flush=True)
     named = sorted(runtime.plane.servers.servers)
     if named:  # the default server (link.token) is always served too
         print(f"servers in servers.yml: {', '.join(named)}", flush=True)
