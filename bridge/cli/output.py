@@ -16,6 +16,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from bridge.cli.invocation import command_name
+from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
 from bridge.control.folder import folder_refusal
 
 EXIT_OK = 0
@@ -47,3 +49,19 @@ def refuse_folder(directory: Path) -> int | None:
 
 def print_error(message: str) -> None:
     make_console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+
+
+def load_folder(directory: Path, console: Console) -> ControlPlane | int:
+    """The folder's control plane; or, after the refusal or the first problems and where to see
+    them all, the exit code (``EXIT_USAGE`` for no folder, ``EXIT_PROBLEMS`` for an invalid one)."""
+    refused = refuse_folder(directory)
+    if refused is not None:
+        return refused
+    try:
+        return load_control_plane(directory)
+    except ConfigLoadError as exc:
+        console.print(f"[red]error:[/red] the configuration in {escape(str(directory))} is invalid")
+        for problem in exc.problems[:10]:
+            console.print(f"  {escape(str(problem))}")
+        console.print(f"run `{command_name()} validate` for the full list")
+        return EXIT_PROBLEMS

@@ -1,4 +1,5 @@
-"""``mineclaw-bridge provider test``: one request to a configured model, streamed live.
+"""``mineclaw-bridge provider test``: one request to a configured model, streamed live
+(``provider add``, which runs it on the model it adds, is in ``provider_add``).
 
 It sends the prompt with the configured tools (the built-ins of ``tools.yml`` and the
 provider's native tools), shows the answer as it streams, the reasoning summaries, the tool
@@ -18,9 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from bridge.app.provider_settings import client_for
-from bridge.cli.invocation import command_name
-from bridge.cli.output import refuse_folder
-from bridge.control import ConfigLoadError, ControlPlane, load_control_plane
+from bridge.cli import provider_add
+from bridge.cli.output import load_folder
+from bridge.control import ControlPlane
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
     test.add_argument("--model", default=None, metavar="PROVIDER/MODEL")
     test.add_argument("prompt")
     test.set_defaults(handler=run_provider_test)
+    provider_add.register(actions, test=run_provider_test)
 
 
 def configured_tools(plane: ControlPlane) -> tuple[ToolSpec, ...]:
@@ -60,20 +62,10 @@ def configured_tools(plane: ControlPlane) -> tuple[ToolSpec, ...]:
 
 
 def run_provider_test(args: argparse.Namespace) -> int:
-    refused = refuse_folder(args.config)
-    if refused is not None:
-        return refused
     console = Console(highlight=False)
-    try:
-        plane = load_control_plane(args.config)
-    except ConfigLoadError as exc:
-        console.print(
-            f"[red]error:[/red] the configuration in {escape(str(args.config))} is invalid"
-        )
-        for problem in exc.problems[:10]:
-            console.print(f"  {escape(str(problem))}")
-        console.print(f"run `{command_name()} validate` for the full list")
-        return EXIT_FAILED
+    plane = load_folder(args.config, console)
+    if isinstance(plane, int):
+        return plane
     try:
         resolved = plane.providers.resolve(args.model)
     except ConfigError as exc:

@@ -50,6 +50,10 @@ if ! have_tools; then
     exit 0
   fi
 fi
+echo "building the real model servers of the tests (once per version, into $CACHE):"
+echo "  llama-cpp-python $LCP_VERSION's server and llama.cpp's llama-server, compiled from source;"
+echo "  about 30 minutes on two loaded cores, a few on an idle machine with more. They serve the"
+echo "  tests' tiny random model; to chat with a real local model see docs/providers.md (provider add)."
 mkdir -p "$CACHE/dl"
 if [ ! -f "$SDIST" ]; then
   echo "fetching llama-cpp-python $LCP_VERSION's source distribution (once)"
