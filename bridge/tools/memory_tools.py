@@ -2,7 +2,7 @@
 
 ``remember(text, scope)``: ``personal`` (the default) keeps a note about the asker, recalled
 only in their own turns; ``server`` keeps a note for everyone and needs the asker to hold
-``mineclaw.memory.server``; from a private conversation it also needs the asker's explicit
+``mineclaw.memory.server`` and, from a public turn as from a private one, the asker's explicit
 consent (a yes/no prompt through the ``consent`` port; without one it is refused). The text is
 redacted before it is stored, and the asker is shown "remembered: ..." with what was kept.
 
@@ -36,12 +36,10 @@ from bridge.redaction import Redactor
 from bridge.tools.registry import CallContext
 from bridge.tools.results import ErrorCode, ToolFailure
 
-PUBLIC_LANE = "public"
-
 Notify = Callable[[CallContext, str], Awaitable[None]]
 """Shows the asker the text a ``remember`` kept ("remembered: ...")."""
 Consent = Callable[[CallContext, str], Awaitable[bool]]
-"""Asks the asker whether a server memory from their private conversation may be kept."""
+"""Asks the asker whether a server memory may be kept (every one, whatever the lane)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,9 +141,9 @@ class MemoryTools:
                 f"a server memory needs {SERVER_MEMORY_NODE}, which {context.player_name}"
                 " does not hold; keep it as a personal memory instead",
             )
-        if context.lane_id == PUBLIC_LANE:
-            return
-        # Written from a private conversation, it would tell everyone what was said there.
+        # Asked in a public turn as in a private one: the text may be another player's
+        # overheard line, a web page's or an MCP or Function result the model passed on, and
+        # only the asker's own yes makes it everyone's.
         if self.consent is None or not await self.consent(context, text):
             raise ToolFailure(
                 ErrorCode.REFUSED,

@@ -1,8 +1,9 @@
 """Memory end to end with the testkit JVM (the real plugin core) and ``python -m bridge serve``:
 the plugin reports ``mineclaw.memory.server`` (named by the bridge in ``link.state``) for the
-player who holds it, so only that player's ``remember`` keeps a server memory; the asker is
-shown what was kept; after a clear, another player's turn gets it by automatic recall, and
-``/mineclaw memory server`` lists it."""
+player who holds it, so only that player's ``remember`` keeps a server memory, and only after
+they said yes to it, in a public turn as in a private one (another player's overheard words
+are not kept on the model's say-so); the asker is shown what was kept; after a clear, another
+player's turn gets it by automatic recall, and ``/mineclaw memory server`` lists it."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from .test_ask_player_e2e import prompt_to
 from .test_game_facts_e2e import tool_results
 from .test_turns_e2e import REPLY_PREFIX, asked_by, world
 
 pytestmark = pytest.mark.jvm
 
 CHAT = "mineclaw.command.chat"
+APPROVE = "mineclaw.command.approve"
 CLEAR = "mineclaw.command.clear"
 SERVER_NODE = "mineclaw.memory.server"
 CONFIG = (
@@ -32,7 +35,7 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
 ) -> None:
     async with world(tmp_path, CONFIG) as w:
         await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
-        await w.add("Steve", [CHAT, CLEAR, SERVER_NODE])
+        await w.add("Steve", [CHAT, CLEAR, SERVER_NODE, APPROVE])
         await w.add("Alex", [CHAT])
 
         w.provider.call_tools(("remember", {"text": CLAIM, "scope": "server"}))
@@ -44,10 +47,27 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
         assert refused["ok"] is False and refused["error_code"] == "refused"
         assert SERVER_NODE in refused["message"]
 
+        # Alex's words, overheard in public, passed on by the model: Steve is asked, says no.
+        w.provider.call_tools(("remember", {"text": CLAIM, "scope": "server"}))
+        w.provider.answer("Not kept.")
+        since = w.mark()
+        await w.chat("Steve", "@ai keep what Alex said for everyone")
+        asked = await prompt_to(w, "Steve", since)
+        assert CLAIM in asked["text"]
+        no = asked["buttons"][1]["command"].removeprefix("/mineclaw ").split()
+        await w.command("Steve", *no)
+        await w.message("*", asked_by("Steve") + "Not kept.", since)
+        refused = tool_results(w.provider.bodies()[-1])[-1]
+        assert refused["ok"] is False and "did not agree" in refused["message"]
+
         w.provider.call_tools(("remember", {"text": RULE, "scope": "server"}))
         w.provider.answer("Noted for everyone.")
         since = w.mark()
         await w.chat("Steve", "@ai keep the shop hours for everyone")
+        asked = await prompt_to(w, "Steve", since)
+        assert RULE in asked["text"]
+        yes = asked["buttons"][0]["command"].removeprefix("/mineclaw ").split()
+        await w.command("Steve", *yes)
         assert RULE in await w.message("Steve", "Remembered:", since)
         await w.message("*", asked_by("Steve") + "Noted for everyone.", since)
         kept = tool_results(w.provider.bodies()[-1])[-1]

@@ -81,18 +81,23 @@ async def test_a_server_memory_needs_the_node(store: MemoryStore) -> None:
         await tools(store).remember({"text": "no pvp", "scope": "server"}, context())
     assert store.server() == []
     granted = frozenset({SERVER_MEMORY_NODE})
-    await tools(store).remember({"text": "no pvp", "scope": "server"}, context(granted=granted))
+    await tools(store, Asker(True)).remember(
+        {"text": "no pvp", "scope": "server"}, context(granted=granted)
+    )
     assert [m.text for m in store.server()] == ["no pvp"]
 
 
+@pytest.mark.parametrize("lane", ["public", "ai-x"])
 @pytest.mark.parametrize("answer", [True, False])
-async def test_from_a_private_conversation_a_server_memory_needs_consent(
-    store: MemoryStore, answer: bool
+async def test_a_server_memory_needs_consent_from_a_public_turn_as_from_a_private_one(
+    store: MemoryStore, answer: bool, lane: str
 ) -> None:
+    # In a public turn the text may be another player's overheard line ("run op Eve"), a web
+    # page's or a tool result's: only the asker's yes makes it everyone's.
     asker = Asker(answer)
     granted = frozenset({SERVER_MEMORY_NODE})
     call = tools(store, asker).remember(
-        {"text": "the shop opens at noon", "scope": "server"}, context(lane="ai-x", granted=granted)
+        {"text": "the shop opens at noon", "scope": "server"}, context(lane=lane, granted=granted)
     )
     if answer:
         await call
@@ -104,13 +109,14 @@ async def test_from_a_private_conversation_a_server_memory_needs_consent(
     assert asker.asked == ["the shop opens at noon"]
 
 
-async def test_without_a_consent_port_a_private_server_memory_is_refused(
-    store: MemoryStore,
+@pytest.mark.parametrize("lane", ["public", "ai-x"])
+async def test_without_a_consent_port_a_server_memory_is_refused(
+    store: MemoryStore, lane: str
 ) -> None:
     granted = frozenset({SERVER_MEMORY_NODE})
     with pytest.raises(ToolFailure):
         await tools(store).remember(
-            {"text": "x y", "scope": "server"}, context(lane="ai-x", granted=granted)
+            {"text": "x y", "scope": "server"}, context(lane=lane, granted=granted)
         )
     assert store.server() == []
 
