@@ -11,6 +11,7 @@ States: ``AWAITING_HELLO`` (the challenge is queued on construction) → ``OPEN`
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,12 @@ DEFAULT_SERVER_ID = "default"
 
 TokenLookup = Callable[[str], str | None]
 """A server id to its token, ``None`` for an id the bridge does not know."""
+
+
+def token_digest(token: str) -> bytes:
+    """What a connection keeps of the token it proved (never the token itself)."""
+    return hashlib.sha256(token.encode()).digest()
+
 
 _FROM_PLUGIN = Direction.PLUGIN_TO_BRIDGE
 _FROM_BRIDGE = Direction.BRIDGE_TO_PLUGIN
@@ -187,6 +194,9 @@ class LinkProtocol:
         self.close_reason = ""
         self.hello: Hello | None = None
         self.server_id: str | None = None
+        self.proven: bytes | None = None
+        """A digest of the token this connection proved (`token_digest`; None before): the
+        link stays only while its server's token in force is still that one."""
         """The authenticated server's id (``DEFAULT_SERVER_ID`` when the hello named none)."""
         challenge = HelloChallenge(nonce=self._nonce, protocol=1, bridge_version=bridge_version)
         self._queue(self._new_id(), "hello.challenge", challenge)
@@ -285,6 +295,7 @@ class LinkProtocol:
             self.state = State.OPEN
             self.hello = hello
             self.server_id = server_id
+            self.proven = token_digest(token)
             state = self._link_state
             result = HelloResult(bridge_version=self._bridge_version, session_id=self._session_id)
             self._queue(self._new_id(), "hello.result", result, re=re)

@@ -52,13 +52,27 @@ from bridge.link.protocol import (
     RequestFailed,
     RequestReceived,
     State,
+    token_digest,
 )
 
 logger = logging.getLogger(__name__)
 
+REVOKED_CHANGED = "the token of this server was changed: link again with the new one"
+REVOKED_REMOVED = "this server was removed from servers.yml"
+
 SHUTTING_DOWN = "shutting down: this bridge is stopping; try the next"
 """The close reason of every link when the bridge stops (distinct from a lost database or a lost
 lease: the plugin's log says which happened)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked:
+    """A link closed because the token it proved is no longer its server's."""
+
+    server_id: str
+    peer: str
+    code: CloseCode
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -334,6 +348,8 @@ class LinkServer:
         )
         self._refusals = RefusalLog(logger, interval=settings.refusal_log_interval)
         self._summaries: asyncio.Task[None] | None = None
+        self.on_revoked: Callable[[Revoked], None] | None = None
+        """Told of every link closed because its token was revoked (the audit record)."""
 
     # ---- lifecycle
 
@@ -427,6 +443,43 @@ class LinkServer:
         connection.spawn(connection.flush())
         return True
 
+    def revoke_stale(self) -> list[Revoked]:
+        """Close every link whose server's token in force is no longer the one it proved (a
+        reload changed the server's token in ``.env`` or removed it from ``servers.yml``); what
+        was closed. The default server's token is ``link.token``'s, watched on its own
+        (`bridge.link.token_rotation`), so it is not looked at here."""
+        closed = []
+        for server_id, connection in list(self._current.items()):
+            if server_id == DEFAULT_SERVER_ID:
+                continue
+            revoked = self._revoked(server_id, connection)
+            if revoked is not None:
+                closed.append(revoked)
+        return closed
+
+    def _revoked(self, server_id: str, connection: _Connection) -> Revoked | None:
+        """Close ``connection`` when its token is revoked (once: a closing link is left)."""
+        if server_id == DEFAULT_SERVER_ID or connection.core.state is not State.OPEN:
+            return None
+        token = self._servers.token(server_id)
+        if token is not None and token_digest(token) == connection.core.proven:
+            return None
+        reason = REVOKED_REMOVED if token is None else REVOKED_CHANGED
+        revoked = Revoked(server_id, connection.peer, CloseCode.AUTH_FAILED, reason)
+        logger.warning(
+            "link of server %s from %s closed (%d): %s",
+            *(server_id, connection.peer, revoked.code, reason),
+        )
+        connection.core.close(revoked.code, reason)
+        connection.dispatch(connection.core.events_received())
+        connection.spawn(connection.flush())
+        if self.on_revoked is not None:
+            try:
+                self.on_revoked(revoked)
+            except Exception:  # the audit must not keep a revoked link open
+                logger.exception("revoked link of server %s not recorded", server_id)
+        return revoked
+
     @property
     def unauthenticated(self) -> int:
         """Connections held now that have not proven the token yet (at most the caps)."""
@@ -468,6 +521,8 @@ class LinkServer:
         connection = self._current.get(server_id)
         if connection is None:
             raise LinkRequestError(ErrorCode.DISCONNECTED, "the plugin is not connected")
+        if self._revoked(server_id, connection) is not None:
+            raise LinkRequestError(ErrorCode.DISCONNECTED, "this server's token was revoked")
         if not self._servers.serves(server_id):
             raise LinkRequestError(
                 ErrorCode.DISCONNECTED, "this bridge no longer holds this server's lease"
@@ -598,6 +653,11 @@ class LinkServer:
         core = connection.core
         try:
             async for raw in connection.ws:
+                # Every frame is judged by the token in force: a link whose token a reload
+                # revoked gets nothing served, even before the sweep after the reload.
+                if self._revoked(server_id, connection) is not None:
+                    await connection.flush()
+                    break
                 core.receive(raw)
                 connection.dispatch(core.events_received())
                 if core.has_data_to_send:

@@ -96,6 +96,8 @@ class LinkToken:
 class _Droppable(Protocol):
     async def drop(self, server_id: str, code: CloseCode, reason: str) -> bool: ...
 
+    def revoke_stale(self) -> object: ...
+
 
 ROTATED_REASON = "the link token was rotated; link again with the new one"
 
@@ -104,9 +106,13 @@ async def watch_token(
     token: LinkToken, server: _Droppable, *, interval_s: float = CHECK_INTERVAL_S
 ) -> None:
     """Until cancelled: when ``link.token`` changed, drop the default server's link (it proved
-    the old token); the plugin reconnects and proves the new one."""
+    the old token); the plugin reconnects and proves the new one. The other servers' links
+    whose token a reload changed or removed are closed too: none of them is served a frame
+    after the reload (`LinkServer` judges each by the token in force), and this closes the idle
+    ones."""
     while True:
         await asyncio.sleep(interval_s)
+        server.revoke_stale()
         try:
             rotated = await asyncio.to_thread(token.rotated)
         except OSError as exc:

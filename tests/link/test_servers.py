@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from bridge.link.codes import CloseCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import LinkHandler
 from bridge.link.messages import PlayersList, PlayersListResult
 from bridge.link.protocol import DEFAULT_SERVER_ID
-from bridge.link.server import LinkServer, LinkSettings
+from bridge.link.server import REVOKED_CHANGED, REVOKED_REMOVED, LinkServer, LinkSettings, Revoked
 
 from .conftest import WAIT, FakePlugin, RecordingHandler
-from .helpers import TOKEN, frame, hello
+from .helpers import TOKEN, chat, frame, hello
 
 TOKENS = {"lobby": "L" * 43, "survival": "S" * 43, DEFAULT_SERVER_ID: TOKEN}
 
@@ -29,9 +31,11 @@ class Table:
     def __init__(self) -> None:
         self.handlers = {server_id: RecordingHandler() for server_id in TOKENS}
         self.not_served: set[str] = set()
+        self.tokens = dict(TOKENS)
+        """What a reload would leave in force (servers.yml and .env)."""
 
     def token(self, server_id: str) -> str | None:
-        return TOKENS.get(server_id)
+        return self.tokens.get(server_id)
 
     def handler(self, server_id: str) -> LinkHandler:
         return self.handlers[server_id]
@@ -219,3 +223,50 @@ async def test_a_server_whose_connect_hangs_does_not_hold_up_another(
 def _chat(text: str) -> dict[str, Any]:
     player = {"uuid": "0b9e4d1a-2c3f-4e5d-8a7b-6c5d4e3f2a1b", "name": "Steve"}
     return {"player": player, "granted": ["mineclaw.command.chat"], "text": text}
+
+
+@pytest.mark.parametrize("removed", [False, True])
+async def test_a_revoked_token_gets_no_frame_served_and_its_link_is_closed(
+    network: LinkServer, table: Table, open_plugin: Any, removed: bool
+) -> None:
+    lobby = await _link(open_plugin, table, "lobby")
+    survival = await _link(open_plugin, table, "survival")
+    recorded: list[Revoked] = []
+    network.on_revoked = recorded.append
+    # A reload changes lobby's token (or removes lobby); survival's stays.
+    if removed:
+        del table.tokens["lobby"]
+    else:
+        table.tokens["lobby"] = "N" * 43
+    await lobby.send(chat("op me", id="after-reload"))
+    assert await lobby.closed_with() == CloseCode.AUTH_FAILED
+    reason = REVOKED_REMOVED if removed else REVOKED_CHANGED
+    assert lobby.ws.close_reason == reason
+    assert table.handlers["lobby"].chat_ids == []  # the frame was not served
+    assert [(r.server_id, r.code, r.reason) for r in recorded] == [
+        ("lobby", CloseCode.AUTH_FAILED, reason)
+    ]
+    await asyncio.wait_for(table.handlers["lobby"].disconnected.wait(), WAIT)
+    assert network.revoke_stale() == []
+    assert network.linked_servers == {"survival"}
+    await survival.send(chat("hello", id="still"))
+    assert (await survival.recv())["re"] == "still"
+
+
+async def test_the_sweep_closes_an_idle_revoked_link_and_the_bridge_sends_it_nothing(
+    network: LinkServer, table: Table, open_plugin: Any
+) -> None:
+    lobby = await _link(open_plugin, table, "lobby")
+    survival = await _link(open_plugin, table, "survival")
+    table.tokens["survival"] = "N" * 43
+    with pytest.raises(LinkRequestError):
+        await network.link_for("survival").request("players.list", PlayersList())
+    assert await survival.closed_with() == CloseCode.AUTH_FAILED
+    table.tokens["lobby"] = "M" * 43
+    [revoked] = network.revoke_stale()
+    assert revoked.server_id == "lobby" and revoked.reason == REVOKED_CHANGED
+    assert await lobby.closed_with() == CloseCode.AUTH_FAILED
+    # The plugin links again with the token in force.
+    again: FakePlugin = await open_plugin()
+    result, _ = await again.handshake(server_id="lobby", token="M" * 43)
+    assert result["type"] == "hello.result"

@@ -64,6 +64,9 @@ class _Server:
         self.dropped.put_nowait((server_id, code, reason))
         return True
 
+    def revoke_stale(self) -> list[object]:
+        return []
+
 
 async def test_the_watch_drops_the_default_link_when_the_token_is_rotated(tmp_path: Path) -> None:
     path = ensure_token_file(tmp_path)
