@@ -150,3 +150,21 @@ def test_a_harmless_command_sharing_no_alias_with_the_list_passes() -> None:
     assert "economy" in str(NEVER.judge("money give Steve 5", {"money": balance}).refusal())
     jail = known("tjail", "togglejail", "Essentials", None, "jail", "ejail", "tjail", "unjail")
     assert "bans_and_kicks" in str(NEVER.judge("tjail Griefer", {"tjail": jail}).refusal())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mineclaw memory list Alice",
+        "mineclaw:mineclaw memory forget all Alice",
+        "ai delete 1",
+        "execute run mineclaw memory list Alice",
+    ],
+)
+def test_the_bridges_own_commands_are_never_run_for_the_model(command: str) -> None:
+    # A whitelist rule or a Function's console capability dispatched `mineclaw memory list
+    # Alice` as the console: the bridge's commands are a built-in category.
+    refusal = NEVER.judge(command, None).refusal()
+    assert refusal is not None and "bridge" in str(refusal)
+    resolved = {"mc": known("mc", "mc", "Mineclaw", "mineclaw.command.memory")}
+    assert NEVER.judge("mc memory list Alice", resolved).refusal() is not None
