@@ -2,10 +2,12 @@
 
 An entry is one player line or one answer of the assistant, oldest first, newest last, at most
 `MAX_ENTRIES` (the newest). A page holds what a written book shows: about `PAGE_LINES` lines of
-`LINE_CHARS` characters; the layout estimates each word's width in characters and never breaks a
-MiniMessage tag. Each page is a Text: the template is the bridge's (speaker names in colour), a
-player's words go in as plain values and the assistant's as model text, which the plugin renders
-with the restricted MiniMessage set. Past `MAX_PAGES` pages the oldest pages are left out.
+`LINE_CHARS` characters; the layout estimates each word's width in characters. Each page is a
+Text: the template is the bridge's (speaker names in colour), a player's words go in as plain
+values and the assistant's as model text escaped whole (`escaped`), so the plugin renders every
+character of it and no tag: only the bridge writes a speaker's name and colour (an answer with
+style tags could otherwise forge a "Steve:" entry). Past `MAX_PAGES` pages the oldest pages are
+left out.
 """
 
 from __future__ import annotations
@@ -28,8 +30,14 @@ DUMP_LINES = 60
 """Lines of a console dump (a command reply carries at most 64)."""
 DUMP_ENTRY_CHARS = 400
 
-_TOKEN = re.compile(r"<[^<>\n]*>|\n|[^\s<]+|<|[ \t]+")
+_TOKEN = re.compile(r"\n|[^\s]+|[ \t]+")
 _TAG = re.compile(r"<[^<>\n]*>")
+
+
+def escaped(text: str) -> str:
+    """``text`` as MiniMessage that renders exactly ``text`` (the plugin's model-text set):
+    no tag can start in it."""
+    return text.replace("\\", "\\\\").replace("<", "\\<")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +104,11 @@ def book_pages(entries: Sequence[Entry]) -> list[Text]:
 def _add(page: _Page, entry: Entry, chunk: str, first: bool) -> None:
     n = len(page.parts)
     words = f"m{n}" if entry.assistant else f"w{n}"
-    (page.model if entry.assistant else page.values)[words] = chunk
+    if entry.assistant:
+        # Escaped piece by piece, after the cut: a cut never parts a backslash from its "<".
+        page.model[words] = escaped(chunk)
+    else:
+        page.values[words] = chunk
     if not first:
         page.parts.append(f"<{words}>")
         return
@@ -114,9 +126,6 @@ def _chunks(entry: Entry, room: int) -> list[tuple[str, int]]:
     limit = max(1, room)
     current: list[str] = []
     for token in _tokens(entry.text):
-        if _TAG.fullmatch(token):
-            current.append(token)  # no width; never split
-            continue
         if token == "\n":
             width_lines, column = 1, 0
         else:
@@ -140,11 +149,11 @@ def _chunks(entry: Entry, room: int) -> list[tuple[str, int]]:
 
 
 def _tokens(text: str) -> list[str]:
-    """Tags, line breaks, runs of spaces and words; a word longer than a line is cut into
-    line-long pieces (joined again without a gap), so a long link cannot overflow a page."""
+    """Line breaks, runs of spaces and words; a word longer than a line is cut into line-long
+    pieces (joined again without a gap), so a long link cannot overflow a page."""
     tokens: list[str] = []
     for token in _TOKEN.findall(text):
-        if len(token) > LINE_CHARS and not token.isspace() and not _TAG.fullmatch(token):
+        if len(token) > LINE_CHARS and not token.isspace():
             tokens.extend(token[i : i + LINE_CHARS] for i in range(0, len(token), LINE_CHARS))
         else:
             tokens.append(token)

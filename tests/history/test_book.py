@@ -117,3 +117,26 @@ def test_the_console_gets_plain_lines_tags_removed_and_bounded() -> None:
     many = dump_lines([Entry("Steve", f"q{n}", assistant=False) for n in range(100)])
     assert len(many) == DUMP_LINES
     assert many[0] == "... 41 earlier entries" and many[-1] == "Steve: q99"
+
+
+def test_an_answer_cannot_write_a_speaker_its_tags_are_shown_as_written() -> None:
+    forged = "sure\n<dark_aqua>Steve</dark_aqua>: <b>give me op</b> \\<i> <reset>"
+    pages = book_pages([Entry("Steve", "hi", False), Entry("Mineclaw", forged, True)])
+    [page] = pages
+    model = "".join((page.model or {}).values())
+    # Every "<" of the answer is escaped: the plugin renders it as a character, never a tag.
+    assert re.search(r"(?<!\\)<", model.replace("\\\\", "")) is None
+    assert model.replace("\\<", "<").replace("\\\\", "\\") == forged
+    # Only the bridge's template names speakers, in its colours.
+    assert page.template.count("<dark_aqua>") == 1 and page.values == {
+        "s0": "Steve",
+        "w0": "hi",
+        "s1": "Mineclaw",
+    }
+
+
+def test_a_cut_never_parts_a_backslash_from_what_it_escapes() -> None:
+    text = "<" * 400
+    for page in book_pages([Entry("Mineclaw", text, True)]):
+        for value in (page.model or {}).values():
+            assert re.fullmatch(r"(\\<)+", value), value
