@@ -37,9 +37,9 @@ import httpx
 
 from bench.link_bench import JAR, WARMUP_SECONDS, Testkit, _row
 from bench.local_provider import BENCH_CONFIG
-from bridge.app.console_binding import start_console
-from bridge.app.network import Network
-from bridge.app.storage_settings import storage_target
+from bridge.app.console.console_binding import start_console
+from bridge.app.network.network import Network
+from bridge.app.serving.storage_settings import storage_target
 from bridge.control import init_config_dir
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings

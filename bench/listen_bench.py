@@ -64,9 +64,9 @@ from bench.link_bench import JAR, WARMUP_SECONDS, Testkit, _row, _with_echo
 from bench.listen_corpus import ALIASES, ASSISTANT, MINUTES, Line, corpus
 from bench.local_provider import provider_process
 from bench.turn_bench import InstantLink
-from bridge.app.handler import AppHandler
-from bridge.app.heap import settle_startup_heap
-from bridge.app.runtime import Runtime
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.heap import settle_startup_heap
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.handler import Link

@@ -38,8 +38,8 @@ from bench.turn_bench import (
     fill,
     percentiles,
 )
-from bridge.app.handler import AppHandler
-from bridge.app.heap import settle_startup_heap
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.heap import settle_startup_heap
 from bridge.control import ControlPlaneStore, init_config_dir
 from bridge.link.messages import (
     ChatRequest,

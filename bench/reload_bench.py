@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import ControlPlaneStore, init_config_dir
 from bridge.control.layout import YAML_FILES
 

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.local_provider import BENCH_CONFIG, providers_yml
-from bridge.app.handler import AppHandler
-from bridge.app.heap import settle_startup_heap
-from bridge.app.runtime import Runtime
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.heap import settle_startup_heap
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import ControlPlaneStore, init_config_dir
 from bridge.link.messages import (
     ChatRequest,

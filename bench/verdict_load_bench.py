@@ -31,8 +31,8 @@ from typing import Any
 
 from bench.link_bench import JAR, WARMUP_SECONDS, Testkit, _row, _with_echo
 from bench.local_provider import BENCH_CONFIG, provider_process, providers_yml
-from bridge.app.handler import AppHandler
-from bridge.app.runtime import Runtime
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.messages import ChatRequest, CommandRequest, CommandSender, PlayerRef

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from bridge.app.storage_settings import storage_target
+from bridge.app.serving.storage_settings import storage_target
 from bridge.control import init_config_dir, load_control_plane
 from bridge.store.archive import ArchivedTurn
 from tests.postgres_server import PostgresServer

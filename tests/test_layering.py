@@ -198,7 +198,7 @@ def test_the_scan_sees_imports_inside_functions_and_type_checking(tmp_path: Path
         "if TYPE_CHECKING:\n"
         "    from bridge.turns.ports import TurnContext\n"
         "def late() -> None:\n"
-        "    import bridge.app.runtime\n"
+        "    import bridge.app.wiring.runtime\n"
         "    from ..policy import whitelist\n"
         "    from bridge import cli\n"
         "    from .files import read_regular_file\n",
@@ -206,7 +206,7 @@ def test_the_scan_sees_imports_inside_functions_and_type_checking(tmp_path: Path
     )
     found = list(imports_of(sample, "bridge.control.probe"))
     assert sorted(i.target for i in found) == [
-        "bridge.app.runtime",
+        "bridge.app.wiring.runtime",
         "bridge.cli",
         "bridge.control.files",
         "bridge.policy",

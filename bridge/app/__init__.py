@@ -1,15 +1,18 @@
-"""The running application: the link handler that turns public chat into turns.
+"""The running application, in rooms; a room imports only the rooms below it.
 
-Modules::
+Rooms, from the bottom (``tests/test_layering.py`` keeps the order, ``docs/architecture.md``
+draws it)::
 
-    runtime    Runtime: owns the control store, provider clients, tools, archive, audit,
-               session, engine and compactor for one ``serve`` process; builds turn snapshots
-    output     LinkTurnOutput: the engine's TurnOutput over the link (action bar, reply, notices)
-    texts      Text frames from ``message.yml`` templates
-    chat       ChatPath: wake classification, the gates in order, the verdict, the turn start
-    commands   CommandRouter: the ``/mineclaw`` subcommands, each behind its permission node
-    handler    AppHandler: the LinkHandler tying these together (listen mode per instance id)
+    serving   what one control-plane version serves; configuration bound into parts
+    players   per-player state files (conversations, listen opt-outs, persona choices)
+    requests  one-off model requests (listen decisions, titles, vectors) behind RequestPort
+    lanes     the turn lanes and a turn's output over the link
+    wiring    Runtime: what one ``serve`` process owns for a server
+    commands  ``/mineclaw`` and ``/ai``: one module per command group, the router
+    chat      AppHandler and the public chat path
+    network   several servers on one bridge; leases; cut turns
+    console   the console bound to the network
 
-``serve`` builds ``Runtime.open(config_dir)`` and hands ``AppHandler(runtime)`` to the link
-server.
+``serve`` builds a ``Network`` (``network.network``), which builds a ``Runtime`` and an
+``AppHandler`` per server id and hands them to the link server.
 """

@@ -10,8 +10,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from bridge.app.folder_verdict import folder_verdict
-from bridge.app.restart_settings import running_differences
+from bridge.app.serving.folder_verdict import folder_verdict
+from bridge.app.serving.restart_settings import running_differences
 from bridge.cli.budget_table import budget_table
 from bridge.cli.output import (
     EXIT_OK,

@@ -13,8 +13,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bridge.app.folder_verdict import folder_verdict
-from bridge.app.storage_settings import storage_target
+from bridge.app.serving.folder_verdict import folder_verdict
+from bridge.app.serving.storage_settings import storage_target
 from bridge.cli.invocation import command_name
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, print_error, refuse_folder
 from bridge.cli.review_command import system_user

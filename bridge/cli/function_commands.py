@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bridge.app.folder_verdict import FolderVerdict, folder_verdict
+from bridge.app.serving.folder_verdict import FolderVerdict, folder_verdict
 from bridge.cli import review_command
 from bridge.cli.invocation import command_name
 from bridge.cli.output import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, make_console, refuse_folder

@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bridge.app.provider_settings import client_for
+from bridge.app.serving.provider_settings import client_for
 from bridge.cli import provider_add
 from bridge.cli.output import load_folder
 from bridge.control import ControlPlane

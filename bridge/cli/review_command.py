@@ -16,8 +16,8 @@ from typing import Any
 
 from rich.markup import escape
 
-from bridge.app.folder_verdict import folder_verdict
-from bridge.app.storage_settings import storage_target
+from bridge.app.serving.folder_verdict import folder_verdict
+from bridge.app.serving.storage_settings import storage_target
 from bridge.cli.invocation import command_name
 from bridge.cli.output import (
     EXIT_OK,

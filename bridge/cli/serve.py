@@ -1,7 +1,8 @@
 """``mineclaw-bridge serve``: run the bridge's link server until Ctrl-C or SIGTERM.
 
-The link is served by the application (``bridge.app.network``, a context per server id): chat
-verdicts, turns, ``/mineclaw`` commands, with the archive and the audit log in ``<config>/data``.
+The link is served by the application (``bridge.app.network.network``, a context per server id):
+chat verdicts, turns, ``/mineclaw`` commands, with the archive and the audit log in
+``<config>/data``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bridge.app.console_binding import start_console
-from bridge.app.heap import settle_startup_heap
-from bridge.app.network import Network
-from bridge.app.restart_settings import SERVING_FILE, write_serving_state
-from bridge.app.server_leases import ServerLeases, network_leases
+from bridge.app.console.console_binding import start_console
+from bridge.app.network.network import Network
+from bridge.app.network.server_leases import ServerLeases, network_leases
+from bridge.app.serving.restart_settings import SERVING_FILE, write_serving_state
+from bridge.app.wiring.heap import settle_startup_heap
 from bridge.cli import shutdown_bound
 from bridge.cli.clock_file import budget_clock
 from bridge.cli.invocation import command_line

@@ -8,7 +8,7 @@ had before there were several: its lane is the player's plain private lane
 player's first. Conversation ``n`` runs in the lane ``<private lane>-<n>``: its own session,
 archived and restored across restarts like any lane's.
 
-Pure bookkeeping: no I/O here (`bridge.app.conversation_state` keeps it in a file).
+Pure bookkeeping: no I/O here (`bridge.app.players.conversation_state` keeps it in a file).
 """
 
 from __future__ import annotations

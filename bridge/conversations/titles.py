@@ -1,5 +1,6 @@
 """What a conversation's title is made from: one short request after its first answered turn,
-the question and the answer in, a few words out (`bridge.app.conversation_titles` sends it)."""
+the question and the answer in, a few words out (`bridge.app.requests.conversation_titles` sends
+it)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The syntax check of Function sources in a child process, remembered by source hash.
 
 ``serve`` and every reload check the catalogue's sources like ``validate`` does (one verdict for
-all of them, ``bridge.app.folder_verdict``), but the serving process must not load V8 for it:
-the Functions run in worker processes, and a V8 isolate in the bridge itself would stay in its
+all of them, ``bridge.app.serving.folder_verdict``), but the serving process must not load V8 for
+it: the Functions run in worker processes, and a V8 isolate in the bridge itself would stay in its
 memory for good. So the sources go to a short-lived ``python -m bridge.functions.syntax_child``
 (stdin: a JSON list of sources; stdout: one result per source), and each result is remembered by
 the source's SHA-256, so a reload that left the sources alone starts no process.

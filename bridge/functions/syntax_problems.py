@@ -1,8 +1,8 @@
 """Syntax errors of the Function sources in ``functions.yml``, each at its line in that file.
 
-The folder's one verdict (``bridge.app.folder_verdict``: ``validate``, ``functions validate``,
-``serve`` and reload) uses this; nothing runs (see ``bridge.functions.syntax``), and the check
-itself runs in a child process (``bridge.functions.syntax_child``).
+The folder's one verdict (``bridge.app.serving.folder_verdict``: ``validate``, ``functions
+validate``, ``serve`` and reload) uses this; nothing runs (see ``bridge.functions.syntax``), and
+the check itself runs in a child process (``bridge.functions.syntax_child``).
 The file is read on its own, so a syntax error is reported even while other fields of the same
 file, or other files, have problems. An error in an enabled Function is an error; in a disabled
 one it is a warning, since nothing calls it until the owner enables it.

@@ -1,8 +1,8 @@
 """How the rest of the bridge plugs into the link.
 
-The application (``bridge.app.handler.AppHandler``) implements ``LinkHandler``; the server calls
-it for every request and event the plugin sends and hands it a ``Link`` to make requests of its
-own.
+The application (``bridge.app.chat.handler.AppHandler``) implements ``LinkHandler``; the server
+calls it for every request and event the plugin sends and hands it a ``Link`` to make requests
+of its own.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from bridge.app.network import Network
+from bridge.app.network.network import Network
 from bridge.control import init_config_dir, load_control_plane
 from bridge.control.layout import CONFIG_FILE, PROVIDERS_FILE
 from bridge.link.auth import ensure_token_file, read_token

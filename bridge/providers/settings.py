@@ -1,8 +1,8 @@
 """The settings a provider client runs with, as small frozen value classes.
 
-They hold exactly what the clients need and nothing of YAML; ``bridge.app.provider_settings``
-fills them from the control plane's ``ProviderConfig`` and ``ModelConfig``. Tests build them
-directly.
+They hold exactly what the clients need and nothing of YAML;
+``bridge.app.serving.provider_settings`` fills them from the control plane's ``ProviderConfig``
+and ``ModelConfig``. Tests build them directly.
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ def _load_item(raw: str) -> JsonValue:
 
 
 Fence = Callable[[Transaction], None]
-"""A check inside a turn's archive transaction (`bridge.app.server_leases`: the lease's epoch)."""
+"""A check inside a turn's archive transaction (`bridge.app.network.server_leases`: the lease's
+epoch)."""
 
 
 class FencedArchive:

@@ -76,8 +76,8 @@ class LinkTools:
         self._audit = audit
         self.plugin = PluginAccess()
         self.plugin_of_player: Callable[[str], PluginAccess | None] | None = None
-        """In a network (``bridge.app.network``): the plugin of the server a player is on now,
-        which the snapshot tools read, so a player who moved mid-turn is looked at where they
+        """In a network (``bridge.app.network.network``): the plugin of the server a player is on
+        now, which the snapshot tools read, so a player who moved mid-turn is looked at where they
         are; ``None`` (or a player on no known server): this server's plugin."""
         self.broker = broker or ApprovalBroker()
         self.approvals = ApprovalCommands(

@@ -2,7 +2,7 @@
 
 The asking player gets a short line from ``message.yml`` chosen by the failure's class, never
 the provider's own text (which can be long, technical, in another language, or carry links).
-The provider's text goes, redacted, to the operators (see ``bridge.app.operator_notices``) and,
+The provider's text goes, redacted, to the operators (see ``bridge.app.chat.operator_notices``) and,
 whole, to the audit log.
 """
 

@@ -12,7 +12,8 @@ Two things ride on it:
   model overheard, each with its speaker. They are kept only while listen mode stays on: it
   going off, a new server instance or a new session drops them.
 - **Players who opted out** (``/mineclaw listen ignore-me``): their chat is never an implicit
-  wake and never overheard. The set is the bridge's to remember (``bridge.app.listen_optouts``).
+  wake and never overheard. The set is the bridge's to remember
+  (``bridge.app.players.listen_optouts``).
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ class ListenMode:
 
     def share_ignored(self, player_uuids: MutableSet[str]) -> None:
         """Use ``player_uuids`` as the opt-out set: shared, not copied, so every server one
-        bridge serves sees an opt-out at once (``bridge.app.listen_optouts`` keeps it)."""
+        bridge serves sees an opt-out at once (``bridge.app.players.listen_optouts`` keeps it)."""
         self._ignored = player_uuids
 
     def ignore(self, player_uuid: str, player_name: str) -> bool:

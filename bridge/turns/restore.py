@@ -102,7 +102,7 @@ class SessionStore:
     """Where a runtime's lanes keep their sessions across restarts. ``scope``: the server's
     key in a network of servers ("" for the default server), so each server's public session
     comes back as its own. A private lane is the player's, not the server's: its key has no
-    scope, so the player's conversation is one across the network (``bridge.app.network``
+    scope, so the player's conversation is one across the network (``bridge.app.network.network``
     forgets an idle private lane on the server a player left, and the next server restores it
     from here)."""
 

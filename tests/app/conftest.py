@@ -16,8 +16,8 @@ import httpx
 import pytest
 from support.fake_link import FakeLink, Responder, delivered
 
-from bridge.app.handler import AppHandler
-from bridge.app.runtime import Runtime
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.link.messages import (
     ChatRequest,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from bridge.errors import ConfigError
 from bridge.link.handler import CURRENT_REQUEST_ID
 

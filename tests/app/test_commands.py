@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.restart_settings import (
+from bridge.app.serving.restart_settings import (
     SERVING_FILE,
     restart_only_fields,
     running_differences,
@@ -215,7 +215,7 @@ async def test_a_reload_says_which_settings_wait_for_a_restart(
     """``link.*`` is read only at start; a reload changing one said nothing, so the owner
     believed the new port was in force. ``functions.workers`` is applied by a reload (a new
     Function pool), so it is not reported."""
-    caplog.set_level(logging.WARNING, logger="bridge.app.runtime")
+    caplog.set_level(logging.WARNING, logger="bridge.app.wiring.runtime")
     changed = "link:\n  port: 25999\n  max_frame_bytes: 2048\nfunctions:\n  workers: 3\n"
     kept = kept_storage(app.config)
     (app.config / "config.yml").write_text(NO_COOLDOWNS + changed + kept)

@@ -9,8 +9,8 @@ import sys
 
 CHILD = """
 import gc, json
-import bridge.app.runtime  # what serve loads: pydantic models, schemas, libraries
-from bridge.app.heap import settle_startup_heap
+import bridge.app.wiring.runtime  # what serve loads: pydantic models, schemas, libraries
+from bridge.app.wiring.heap import settle_startup_heap
 
 def tracked() -> int:
     return sum(len(gc.get_objects(generation)) for generation in range(3))

@@ -5,7 +5,7 @@ console (or a plugin without books) gets plain lines; the node is the bridge's t
 
 from __future__ import annotations
 
-from bridge.app.history_commands import HISTORY_NODE
+from bridge.app.commands.history import HISTORY_NODE
 from bridge.link.messages import OutputBook, OutputBookResult, WireModel
 
 from .conftest import ALEX, EVERY_NODE, STEVE, App, hello, rendered

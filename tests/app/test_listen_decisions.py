@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.listen_decisions import DECISION_PURPOSE
+from bridge.app.requests.listen_decisions import DECISION_PURPOSE
 from bridge.link.messages import PlayerRef
 from bridge.policy.budgets import periods_at
 from bridge.store.usage import SERVER

@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from bridge.app.listen_optouts import FILE_NAME, ListenOptOuts
+from bridge.app.players.listen_optouts import FILE_NAME, ListenOptOuts
 from bridge.turns.listen import OVERHEARD_HEADING
 
 from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, open_app, rendered, write_config

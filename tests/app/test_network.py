@@ -1,5 +1,6 @@
-"""Several servers on one bridge (``bridge.app.network``): each its own session, listen switch,
-gates and turn; one plane, archive and audit log for all; players followed across servers."""
+"""Several servers on one bridge (``bridge.app.network.network``): each its own session, listen
+switch, gates and turn; one plane, archive and audit log for all; players followed across
+servers."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from support.fake_link import FakeLink
 
-from bridge.app.network import Network
+from bridge.app.network.network import Network
 from bridge.control import init_config_dir
 from bridge.link.messages import (
     ApprovalButton,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bridge.app.operator_notices import NOTICE_INTERVAL_S, OPERATOR_NODE, OperatorNotices
+from bridge.app.chat.operator_notices import NOTICE_INTERVAL_S, OPERATOR_NODE, OperatorNotices
 from bridge.functions.suspensions import Suspension
 from bridge.link.messages import OutputChat
 from bridge.providers.failures import FailureClass

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 
 from .conftest import App, open_app, write_config
 from .scripted_provider import text_chunks

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.reported_nodes import reported_nodes
+from bridge.app.chat.reported_nodes import reported_nodes
 from bridge.control.plane import ControlPlane, load_control_plane
 from bridge.link.messages import REPORT_NODES_MAX
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.runtime import BRIDGE_LOGGER, Runtime
-from bridge.app.texts import MAX_VALUE_CHARS, template_of, text_for
+from bridge.app.serving.texts import MAX_VALUE_CHARS, template_of, text_for
+from bridge.app.wiring.runtime import BRIDGE_LOGGER, Runtime
 from bridge.control.messages_file import PLACEHOLDERS
 from bridge.tools.registry import CallContext
 
@@ -148,7 +148,7 @@ async def test_logging_level_is_applied_at_open_and_again_on_reload(
     bridge_logger.addHandler(catcher)
     runtime = Runtime.open(config, environ={}, manage_logging=True)
     try:
-        some_module = logging.getLogger("bridge.app.chat")
+        some_module = logging.getLogger("bridge.app.chat.chat")
         some_module.warning("hidden at ERROR")
         (config / "config.yml").write_text(NO_COOLDOWNS + "logging:\n  level: DEBUG\n")
         runtime.reload()

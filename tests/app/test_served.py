@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.runtime import Runtime
-from bridge.app.served import NotConfiguredError
+from bridge.app.serving.served import NotConfiguredError
+from bridge.app.wiring.runtime import Runtime
 from bridge.errors import ConfigError
 
 from .conftest import NO_COOLDOWNS, App, hello, providers_yml, write_config

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bridge.app.server_leases import (
+from bridge.app.network.server_leases import (
     CLOSE_REASONS,
     LeaseError,
     LeaseLost,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from tests.postgres_server import PostgresServer
 from tests.storage_choice import PASSWORD_VARIABLE, PostgresStorage
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from bridge.errors import StoreError
 from tests.postgres_server import PostgresServer
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.app.console_binding import start_console
-from bridge.app.network import Network
+from bridge.app.console.console_binding import start_console
+from bridge.app.network.network import Network
 from bridge.cli import main
 from bridge.console.server import ConsoleServer
 from bridge.control import init_config_dir

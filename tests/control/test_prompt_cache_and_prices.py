@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bridge.app.provider_settings import model_settings
+from bridge.app.serving.provider_settings import model_settings
 from bridge.control import init_config_dir, load_control_plane
 from bridge.control.plane import ConfigLoadError
 

@@ -10,7 +10,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.functions.engine import EngineUnavailable
 from bridge.functions.live_pool import LivePool

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.handler import AppHandler
-from bridge.app.runtime import Runtime
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.control.plane import ControlPlane, load_control_plane
 from bridge.functions.live_tool import LiveFunctions, has_enabled_functions

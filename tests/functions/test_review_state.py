@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.app.runtime import Runtime
+from bridge.app.wiring.runtime import Runtime
 from bridge.cli import main
 from bridge.control import init_config_dir
 from bridge.store.reviews import FunctionReviews

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bridge.app.storage_settings import storage_target
+from bridge.app.serving.storage_settings import storage_target
 from bridge.cli import main
 from bridge.control import init_config_dir
 from bridge.control.plane import ControlPlaneStore

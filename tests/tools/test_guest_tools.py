@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge.app.budget_binding import guest_admission
+from bridge.app.serving.budget_binding import guest_admission
 from bridge.control.budgets_config import GuestConfig
 from bridge.control.tools_file import ToolsFile
 from bridge.redaction import Redactor

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from bridge.app.budget_binding import guest_admission
+from bridge.app.serving.budget_binding import guest_admission
 from bridge.control.budgets_config import GuestConfig
 from bridge.control.defaults import __file__ as defaults_init
 from bridge.control.tools_file import ToolsFile

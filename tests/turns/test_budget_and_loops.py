@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bridge.app.budget_binding import PlayerBudget
+from bridge.app.serving.budget_binding import PlayerBudget
 from bridge.control.budgets_config import BudgetsConfig
 from bridge.policy.budgets import Budgets
 from bridge.providers.events import Completed, Usage

@@ -1,0 +1,716 @@
+"""Everything one ``serve`` process owns, and the pair it serves: the control plane in force
+and the served configuration built from it (``bridge.app.serving.served``).
+
+A reload loads the folder, builds the candidate served configuration and publishes the two
+together, or neither: one reference swap, so a reader sees the old pair or the new one whole.
+A turn takes its snapshot from the served configuration in force when it starts and keeps it;
+a reload or a model switch changes what the *next* snapshot holds.
+
+Provider clients are reused across versions whose provider settings did not change (see
+``bridge.app.serving.served``); a replaced client is closed once no turn can be using it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import os
+from collections.abc import Callable, Collection, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from bridge.app.lanes.output import LinkTurnOutput
+from bridge.app.lanes.turn_lanes import TurnLanes
+from bridge.app.players.conversation_state import ConversationState
+from bridge.app.players.persona_choices import PersonaChoices
+from bridge.app.requests.conversation_titles import ConversationTitler
+from bridge.app.requests.listen_decisions import ListenDecider
+from bridge.app.requests.memory_embedding import MemoryEmbedder
+from bridge.app.serving.memory_binding import memory_tools_for, workspace_memories
+from bridge.app.serving.restart_settings import restart_needed
+from bridge.app.serving.served import (
+    NotConfiguredError,
+    PluginFeatures,
+    ProcessParts,
+    ServedConfig,
+    build_served,
+    retired_clients,
+)
+from bridge.app.serving.storage_settings import (
+    open_memories,
+    open_storage,
+    open_usage,
+    storage_target,
+)
+from bridge.control import ControlPlane, ControlPlaneStore
+from bridge.control.providers import ModelPrice
+from bridge.control.souls_files import Soul
+from bridge.control.workspace_files import WORKSPACE_DIR
+from bridge.errors import ConfigError, MineclawError, StoreError
+from bridge.functions.live_tool import LiveFunctions
+from bridge.functions.review_state import ReviewBook
+from bridge.link.handler import Link
+from bridge.link.messages import Text
+from bridge.mcp.clients import McpClients
+from bridge.memory.conversations import IndexedArchive
+from bridge.memory.store import MemoryStore
+from bridge.metrics import NO_TIER, BridgeMetrics
+from bridge.policy.approvals import ApprovalBroker
+from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
+from bridge.providers.client import ProviderClient
+from bridge.store.archive import Fence, FencedArchive, TurnArchive
+from bridge.store.audit import AuditLog
+from bridge.store.sessions import OpenPrompt, SessionRecords
+from bridge.store.usage import UsageDetail, UsageLedger
+from bridge.tools.game_facts import version_line
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.plugin_access import PluginAccess
+from bridge.tools.registry import CallContext, HandlerFn
+from bridge.turns.billing import EMBEDDING
+from bridge.turns.engine import TurnOutcome
+from bridge.turns.gates import ChatGates
+from bridge.turns.lanes import Lane
+from bridge.turns.listen import ListenMode
+from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
+from bridge.turns.restore import SessionStore
+from bridge.turns.session import PublicSession
+from bridge.turns.tokens import raw_tokens_of_text
+from bridge.turns.tool_status import TOOLS
+from bridge.turns.wake import WakeRules
+from bridge.web.seam import TestNetwork
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeSettings:
+    """action_bar_interval_s: the least time between two action-bar frames (0.075 s)."""
+
+    action_bar_interval_s: float = 0.075
+
+
+BRIDGE_LOGGER = "bridge"
+"""The logger whose level ``logging.level`` sets: every bridge module logs below it."""
+
+
+def apply_log_level(plane: ControlPlane) -> None:
+    """Set the bridge's log level from ``logging.level``. Only the bridge's own loggers: the
+    handlers ``serve`` installs pass every level, so this one setting decides."""
+    logging.getLogger(BRIDGE_LOGGER).setLevel(plane.config.logging.level)
+
+
+class Runtime:
+    """Build with ``Runtime.open(config_dir, output=...)``; close with ``await aclose()``.
+
+    ``extra_tool_handlers``: handlers for the tools other parts provide (snapshots,
+    ``run_command``, ``call_function``), bound into every registry this runtime builds.
+    ``transport``: handed to every provider client's httpx client (tests answer the model's
+    requests in process with ``httpx.MockTransport`` where the wire is not what they test).
+    ``manage_logging``: apply ``logging.level`` at open and again on every reload (``serve``;
+    tests that share the process's loggers leave it off).
+
+    Raises ``ConfigError`` when the first plane's served configuration cannot be built (a bad
+    wake pattern names its key).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: ControlPlaneStore,
+        archive: TurnArchive,
+        audit: AuditLog,
+        output: TurnOutput | None = None,
+        settings: RuntimeSettings = RuntimeSettings(),
+        extra_tool_handlers: Mapping[str, HandlerFn] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        view: Callable[[ControlPlane], ControlPlane] | None = None,
+        records: SessionRecords | None = None,
+        session_scope: str = "",
+        metrics: BridgeMetrics | None = None,
+        usage: UsageLedger | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        web_network: TestNetwork | None = None,
+        reviews: ReviewBook | None = None,
+        memories: MemoryStore | None = None,
+        mcp: McpClients | None = None,
+    ) -> None:
+        self.store = store
+        self.reviews = reviews or ReviewBook()
+        """The reviewed Function sources (``functions.require_review``); shared by the
+        servers of a network."""
+        self.memories = memories
+        """Players' and the server's memories (None: memory is off for this process)."""
+        self.web_network = web_network
+        """The end-to-end tests' network for the web tools (``bridge.web.seam``), or None."""
+        # What this runtime serves of each published plane: all of it, or one server's view
+        # of it in a network (its own policy files in place of the network-wide ones).
+        self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
+        self.archive = archive
+        self.records = records
+        self.expired_prompts: list[OpenPrompt] = []
+        """Command prompts the last run left open: their targets are told once the plugin
+        links (`AppHandler.on_connected`)."""
+        self.metrics = metrics or BridgeMetrics(prices=self._price_of)
+        """The process's metrics (one for every server of a network): the endpoint serves
+        them when ``metrics.enabled``."""
+        """Session starts, compactions and open prompts, for the next restart (None: the
+        sessions live in memory only). ``session_scope``: the key this runtime's lanes keep
+        their sessions under (each server of a network has its own; "" for the default)."""
+        self.audit = audit
+        self.usage = usage
+        """The usage ledger token budgets count in (None: usage is not counted)."""
+        self.clock = clock
+        """The budgets' wall clock (days and months begin by it)."""
+        self.budgets = None if usage is None else Budgets(usage, clock=clock)
+        # Every audit field is redacted whole with the plane in force when it is written.
+        audit.redact_with(lambda fields: self.plane.redactor.redact_json(fields))
+        self.settings = settings
+        self.extra_tool_handlers = dict(extra_tool_handlers or {})
+        self.link: Link | None = None
+        self.plugin: PluginAccess | None = None
+        """The connected plugin and its features (set by the app handler): a tool the plugin
+        cannot serve is not shown to the model."""
+        self.listen = ListenMode()
+        self.persona_choices: PersonaChoices | None = None
+        self.conversations: ConversationState | None = None
+        """The players' private conversations (set by the app handler; shared in a network)."""
+        """The players' own persona choices (set by the app handler; shared in a network)."""
+        self.gates = ChatGates()
+        self.model_override: str | None = None
+        self.manage_logging = False
+        self.started_with = store.current
+        """The plane at start: the values of the settings only a restart applies."""
+        self.restart_pending: list[str] = []
+        """What the latest reload changed that only a restart applies (``restart_needed``)."""
+        self.environ: Mapping[str, str] | None = None
+        """Stands in for the process environment when the plane is loaded (tests)."""
+        self.turn: asyncio.Task[TurnOutcome] | None = None
+        """The latest turn's task (set by the chat path), for shutdown."""
+        self.turn_player: PlayerRef | None = None
+        """Who asked the latest public turn, for the notice when it is stopped."""
+        self.turn_output: TurnOutput = output or LinkTurnOutput(self)
+        # The public lane and the players' private lanes (/ai), the cap and the wait line.
+        self.archive_fence: Fence | None = None
+        """Checked in every turn's archive transaction: this bridge still holds the server's
+        lease (`bridge.app.network.server_leases`); None without leases."""
+        self.lanes = TurnLanes(
+            self,
+            archive=FencedArchive(archive, lambda: self.archive_fence),
+            audit=audit,
+            output=self.turn_output,
+            action_bar_interval_s=settings.action_bar_interval_s,
+            sessions=None if records is None else SessionStore(records, archive, session_scope),
+            metrics=self.metrics,
+            archive_for=None if memories is None else self._indexed_archive,
+        )
+        self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
+        # Titles of private conversations after their first answered turn.
+        self.conversation_titles = ConversationTitler(self)
+        self.lanes.on_private_turn = self.conversation_titles.after_turn
+        self.metrics.add_audit(lambda: (audit.dropped_events, audit.lost_events))
+        self.approval_broker = ApprovalBroker(ledger=records)
+        """Every approval prompt of this runtime (run_command, Functions)."""
+        # A turn others wait behind holds them at most one confirmation's timeout.
+        self.approval_broker.window = self.lanes.confirmations
+        public = self.lanes.public
+        self.activity, self.session = public.activity, public.session
+        self.engine, self.compactor = public.engine, public.compactor
+        self.lanes.add_after_turn(self._close_retired_clients)
+        # Which listen-mode lines start a turn (bridge.decisions); it needs to know when the
+        # assistant last answered in public, for follow-ups.
+        self.listen_decisions = ListenDecider(self)
+        self.engine.add_after_turn(self._public_turn_ended)
+        self._retired: list[ProviderClient] = []
+        self._closing: set[asyncio.Task[None]] = set()
+        self._warned_version: int | None = None
+        # The cooldowns outlive versions; the setting is the served configuration's in force.
+        cooldowns = Cooldowns(cooldown_ms=lambda: self.served.tool_cooldown_ms)
+        self.memory_tools = (
+            None if memories is None else memory_tools_for(memories, lambda: self.plane)
+        )
+        self.memory_embedder = (
+            None
+            if memories is None
+            else MemoryEmbedder(
+                memories, lambda: self.plane, transport=transport, count=self._embedding_used
+            )
+        )
+        """Memory vectors (``memory.embeddings``): the question's, and the catch-up."""
+        if self.memory_tools is not None and self.memory_embedder is not None:
+            self.memory_tools.vectors = self.memory_embedder
+            self.memory_tools.written = self.memory_embedder.poke
+            self.lanes.add_after_turn(lambda _: self.poke_embedder())
+        """``remember`` and ``recall`` over the memories (bound while ``memory.enabled``)."""
+        # The owner's MCP servers: one set of sessions for the process (the other servers of a
+        # network share the default runtime's); their tools join every build's registry.
+        self._owns_mcp = mcp is None
+        self.mcp: McpClients = mcp or McpClients(
+            audit=audit,
+            redact=lambda text: self.plane.redact(text),
+            reviewed=self.reviews.has,
+            progress=self._mcp_progress,
+        )
+        self.mcp.add_listener(self._mcp_tools_changed)
+        self._parts = ProcessParts(
+            audit=audit,
+            cooldowns=cooldowns,
+            redact_now=lambda text: self.plane.redact(text),
+            transport=transport,
+            budgets=self.budgets,
+            web_counted=self.metrics.web_request,
+            web_network=web_network,
+            reviews=self.reviews,
+            memories=memories,
+            memory_tools=self.memory_tools,
+            mcp=self.mcp,
+            memory_vectors=self.memory_embedder,
+        )
+        # call_function: one V8 engine for the process, started by the first call.
+        self.functions = LiveFunctions(
+            plane=lambda: self.plane,
+            native_tools=self.function_tools,
+            audit=audit,
+            pool=lambda: self.served.function_pool,  # a reload that changes it: a new pool
+            reviews=self.reviews,
+        )
+        self.extra_tool_handlers.update(self.functions.handlers())
+        self._served = build_served(
+            self._view(store.current), parts=self._parts, handlers=self.extra_tool_handlers
+        )
+        self._memory_notes: object = None
+        self._sync_memory_notes()
+        if records is not None:  # audited once the plane (and its redactor) is served
+            self._expire_open_prompts(records)
+
+    @classmethod
+    def open(
+        cls,
+        config_dir: Path,
+        *,
+        settings: RuntimeSettings = RuntimeSettings(),
+        environ: Mapping[str, str] | None = None,
+        manage_logging: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> Runtime:
+        """Load the control plane and open the archive, audit log and usage ledger where
+        ``storage`` says (``<config>/data`` by default), migrating their schemas; ``clock`` is
+        the budgets' wall clock.
+
+        Raises ``ConfigError`` or ``StoreError``.
+        """
+        store = ControlPlaneStore(config_dir, environ=environ)
+        web_network = TestNetwork.from_environ(os.environ if environ is None else environ)
+        archive, audit = open_storage(store.current, config_dir)
+        try:
+            usage = open_usage(store.current, config_dir)
+        except MineclawError:
+            audit.close()
+            archive.close()
+            raise
+        try:
+            reviews = ReviewBook(storage_target(store.current, config_dir).open_reviews())
+        except MineclawError:
+            usage.close()
+            audit.close()
+            archive.close()
+            raise
+        try:
+            memories = open_memories(store.current, config_dir)
+        except MineclawError:
+            reviews.close()
+            usage.close()
+            audit.close()
+            archive.close()
+            raise
+        try:
+            records = SessionRecords(archive.database)
+            runtime = cls(
+                store=store,
+                archive=archive,
+                audit=audit,
+                settings=settings,
+                transport=transport,
+                records=records,
+                usage=usage,
+                clock=clock,
+                web_network=web_network,
+                reviews=reviews,
+                memories=memories,
+            )
+            runtime.environ = environ
+            runtime.manage_logging = manage_logging
+        except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
+            reviews.close()
+            memories.close()
+            usage.close()
+            audit.close()
+            archive.close()
+            raise
+        if manage_logging:
+            apply_log_level(runtime.plane)
+        runtime.prepare()
+        return runtime
+
+    @property
+    def served(self) -> ServedConfig:
+        """The served configuration in force; take it once per unit of work and keep it."""
+        return self._served
+
+    @property
+    def plane(self) -> ControlPlane:
+        """The control plane in force: the served configuration's, so the two never differ."""
+        return self._served.plane
+
+    def reload(self) -> ControlPlane:
+        """Load the folder again, build what it serves and publish both; on ``ConfigError``
+        (a file's problems, a wake pattern that does not compile or would wake on every
+        message, anything the build refuses) the old pair stays. Blocking (it reads files):
+        run it in a worker thread."""
+        built: list[ServedConfig] = []
+
+        def build(candidate: ControlPlane) -> None:
+            self.reviews.refresh()  # reviews made by the command line meanwhile
+            built.append(
+                build_served(
+                    self._view(candidate),
+                    parts=self._parts,
+                    handlers=self.extra_tool_handlers,
+                    previous=self._served,
+                )
+            )
+
+        # One read of the folder, built and then published by the store; the runtime's pair
+        # is swapped in one assignment.
+        plane = self.store.reload(build)
+        self._publish(built[0])
+        if self.manage_logging:
+            apply_log_level(plane)
+        self.restart_pending = restart_needed(self.started_with, plane)
+        for note in self.restart_pending:
+            log.warning("%s", note)
+        for warning in plane.warnings:  # serve prints the first plane's; these are the news
+            log.warning("%s", warning)
+        return plane
+
+    def adopt(self, plane: ControlPlane) -> None:
+        """Serve ``plane``, which another runtime sharing this store (another server of the
+        network, ``bridge.app.network.network``) has loaded and published: build its served
+        configuration here and swap the pair in. Blocking: run it in a worker thread."""
+        if plane.version <= self.plane.version:
+            return
+        self._publish(
+            build_served(
+                self._view(plane),
+                parts=self._parts,
+                handlers=self.extra_tool_handlers,
+                previous=self._served,
+            )
+        )
+        self.restart_pending = restart_needed(self.started_with, plane)
+
+    def republish(self) -> None:
+        """Build the plane in force again and publish it: after a review in the console, so
+        the Function menu the next turn takes offers what was just reviewed. Blocking."""
+        self._publish(
+            build_served(
+                self._view(self.store.current),
+                parts=self._parts,
+                handlers=self.extra_tool_handlers,
+                previous=self._served,
+            )
+        )
+
+    async def _embedding_used(self, model: str, tokens: int, estimated: bool) -> None:
+        """Memory vectors are the server's cost, as a compaction is: counted in the metrics
+        and the usage ledger under ``memory.embedding``, against the server's budget."""
+        self.metrics.tokens_used(
+            tier=NO_TIER,
+            model=model,
+            input_tokens=tokens,
+            output_tokens=0,
+            estimated=estimated,
+            purpose=EMBEDDING,
+        )
+        if self.budgets is None:
+            return
+        budgets, config = self.budgets, self.plane.config.budgets
+        try:
+            await asyncio.to_thread(
+                functools.partial(
+                    budgets.record,
+                    player_uuid=None,
+                    player_name=None,
+                    tokens=tokens,
+                    estimated=estimated,
+                    config=config,
+                    purpose=EMBEDDING,
+                    detail=UsageDetail(
+                        model=model,
+                        tier=NO_TIER,
+                        input_tokens=tokens,
+                        cached_input_tokens=0,
+                        output_tokens=0,
+                    ),
+                )
+            )
+        except StoreError as exc:
+            log.error("memory embedding usage not counted: %s", exc)
+
+    def poke_embedder(self) -> None:
+        """Memory vectors catch up (new memories, a changed model); nothing when off."""
+        if self.memory_embedder is not None:
+            self.memory_embedder.poke()
+
+    def _publish(self, served: ServedConfig) -> None:
+        old, self._served = self._served, served
+        self._sync_memory_notes()
+        self.poke_embedder()
+        # A running turn may still stream through a replaced client: closed after turns.
+        self._retired.extend(retired_clients(old, served))
+
+    def _indexed_archive(self, archive: ArchiveWriter, owner: PlayerRef | None) -> ArchiveWriter:
+        """A lane's archive that also indexes its turns for recall (`bridge.memory`)."""
+        assert self.memories is not None
+        return IndexedArchive(
+            archive,
+            self.memories,
+            None if owner is None else owner.uuid,
+            enabled=lambda: self.plane.config.memory.enabled,
+        )
+
+    def _sync_memory_notes(self) -> None:
+        """The store's workspace memories made those of the plane in force, when they changed
+        (at start and after a reload; blocking, as the reload that calls it)."""
+        notes = self.plane.memory_notes
+        if self.memories is None or notes == self._memory_notes:
+            return
+        try:
+            self.memories.replace_source("workspace", workspace_memories(notes))
+        except StoreError as exc:
+            log.error("workspace memories not stored: %s", exc)
+            return
+        self._memory_notes = notes
+
+    # ---- what the chat path and the commands read
+
+    def wake_rules(self) -> WakeRules:
+        """The wake rules in force (a version whose pattern is bad is never published)."""
+        return self._served.wake_rules
+
+    def model_ref(self) -> str:
+        """The model later turns use: the switched one while it still exists, else the default."""
+        providers = self.plane.providers
+        if self.model_override is not None and self.model_override in providers.models:
+            return self.model_override
+        return providers.default
+
+    def text(self, key: str, values: Mapping[str, str] | None = None, **model: str) -> Text:
+        """A ``message.yml`` line of the configuration in force (see ``ServedConfig.text``)."""
+        return self._served.text(key, values, **model)
+
+    def snapshot(self, granted: Collection[str] | None) -> TurnSnapshot:
+        """What a turn fixes now: plane, model, client, tools for ``granted`` (None: no tools).
+
+        Raises ``NotConfiguredError`` when the model cannot be called. Snapshots are memoised
+        in the served configuration: every wake takes one.
+        """
+        return self._served.snapshot(
+            self.model_ref(), granted, self._plugin_features(), self._game_line()
+        )
+
+    def persona(self, lane: Lane) -> str | None:
+        """The persona text ``lane`` speaks as: ``config.yml``'s ``persona`` default of its
+        lane type, from the configuration in force (a reload applies to later turns)."""
+        soul = self.persona_soul(lane.owner)
+        return None if soul is None else soul.text
+
+    def persona_soul(self, owner: PlayerRef | None) -> Soul | None:
+        """The soul of the public lane (``owner`` None) or of ``owner``'s private lane: the
+        player's own choice (``/ai persona``) while its soul exists, else the default."""
+        plane = self.plane
+        choices = self.persona_choices
+        if owner is not None and choices is not None:
+            chosen = choices.chosen(owner.uuid)
+            if chosen is not None and chosen in plane.souls:
+                return plane.souls[chosen]
+        name = plane.config.persona.public if owner is None else plane.config.persona.private
+        return None if name is None else plane.souls.get(name)
+
+    def budget_refusal(
+        self,
+        player_uuid: str,
+        granted: Collection[str],
+        question: str,
+        *,
+        session: PublicSession | None = None,
+        player_name: str | None = None,
+    ) -> BudgetRefusal | None:
+        """The budget gate before a turn: a budget that is spent, or that the turn's first
+        request (the session it replays, the public one unless named, and the question,
+        estimated) would pass. A refused player's name is remembered (a renamed player is
+        refused by UUID, and ``/mineclaw usage <new name>`` must find them)."""
+        if self.budgets is None:
+            return None
+        plane = self.plane
+        config = plane.config.budgets
+        if not config.enabled:
+            return None
+        replayed = self.session if session is None else session
+        upcoming = replayed.estimated_tokens(plane.config.context.max_messages)
+        upcoming += replayed.calibration.calibrated(raw_tokens_of_text(question))
+        refused = self.budgets.check(
+            player_uuid=player_uuid, granted=granted, config=config, upcoming=upcoming
+        )
+        if refused is not None:  # the gate's refusals count beside the engine's stops
+            tier, _ = player_limits(granted, config)
+            self.metrics.budget_refusal(budget=refused.key(mid_turn=False), tier=tier)
+            if player_name:
+                self.budgets.book.saw(player_uuid, player_name)
+        return refused
+
+    def _plugin_features(self) -> PluginFeatures:
+        """What the offered tools depend on: whether a plugin is tracked, and its features
+        while it is linked."""
+        plugin = self.plugin
+        return plugin is None, None if plugin is None or not plugin.linked else plugin.features
+
+    def _game_line(self) -> str | None:
+        """The instructions' sentence naming the linked server's game version (None unlinked)."""
+        plugin = self.plugin
+        hello = None if plugin is None or not plugin.linked else plugin.hello
+        return None if hello is None else version_line(hello)
+
+    def add_tool_handlers(self, handlers: Mapping[str, HandlerFn]) -> None:
+        """Bind more tool handlers: the current version is served again with them (same plane,
+        same clients); a running turn keeps the tools it started with."""
+        self.extra_tool_handlers.update(handlers)
+        served = self._served
+        self._publish(
+            build_served(
+                served.plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=served
+            )
+        )
+        self.prepare()
+
+    async def _mcp_progress(self, context: CallContext, shown: str) -> None:
+        """An MCP call's progress in its asker's action bar, as the round's tool line."""
+        player = PlayerRef(uuid=context.player_uuid, name=context.player_name)
+        await self.turn_output.action_bar_line(player, TOOLS, {"tools": shown})
+
+    def _mcp_tools_changed(self) -> None:
+        """An MCP server's tools or state changed: the current version is served again with
+        them (same plane, same clients); a running turn keeps the tools it started with."""
+        served = self._served
+        try:
+            rebuilt = build_served(
+                served.plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=served
+            )
+        except ConfigError:  # built once already: only a bug gets here; keep what serves
+            log.exception("the MCP tools could not be served")
+            return
+        self._publish(rebuilt)
+
+    def prepare(self) -> None:
+        """Take the current model's snapshot ahead of the first wake: building the tool specs
+        and the first request costs more than the plugin waits for a verdict. The MCP sessions
+        follow the configuration in force (started on a running loop, else by ``mcp.start()``)."""
+        plane = self.plane
+        if self._owns_mcp:
+            self.mcp.apply(plane.config.mcp, plane.directory / WORKSPACE_DIR)
+        try:
+            self.snapshot(())
+        except NotConfiguredError as exc:
+            # Once per plane, not per preparation; and not at all when the plane's own warnings
+            # (printed at start, logged on reload) already name the missing key with its line.
+            if self._warned_version != plane.version and not _key_warned(plane):
+                log.warning("turns will fail until this is fixed: %s", exc)
+            self._warned_version = plane.version
+
+    def function_tools(self, context: CallContext) -> ToolInvoker:
+        """The invoker of a Function's native calls: every tool of the configuration in force
+        (the capabilities a Function declares are the owner's grant), with the shared
+        cooldowns."""
+        return self._served.invoker(None)
+
+    def _public_turn_ended(self, snapshot: TurnSnapshot) -> None:
+        task, asker = self.turn, self.turn_player
+        if task is None or asker is None or not task.done() or task.cancelled():
+            return
+        if task.exception() is None and task.result().status == "completed":
+            self.listen_decisions.answered(asker.name)
+
+    def _close_retired_clients(self, snapshot: TurnSnapshot) -> None:
+        """After-turn listener: close replaced clients once nothing can be using them."""
+        if self.lanes.busy or not self._retired:
+            return
+        retired, self._retired = self._retired, []
+        for client in retired:
+            task = asyncio.get_running_loop().create_task(client.aclose())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    async def aclose(self, *, close_stores: bool = True) -> None:
+        """Stop the running turn (its commit finishes first), close clients and stores
+        (``close_stores=False``: the archive and audit log stay open for the other servers of
+        a network that share them)."""
+        await self.listen_decisions.aclose()
+        await self.conversation_titles.aclose()
+        await self.lanes.aclose()
+        await self.functions.aclose()
+        self.mcp.remove_listener(self._mcp_tools_changed)
+        if self._owns_mcp:
+            await self.mcp.aclose()
+        for client in [*self._served.clients, *self._retired]:
+            await client.aclose()
+        self._retired.clear()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        if close_stores:
+            self.audit.close()
+            self.archive.close()
+            if self.usage is not None:
+                self.usage.close()
+            self.reviews.close()
+            if self.memory_embedder is not None:
+                await self.memory_embedder.aclose()
+            if self.memories is not None:
+                self.memories.close()
+
+    def _price_of(self, model_ref: str) -> ModelPrice | None:
+        """The configured price of a model now (``providers.yml``), for the cost estimate."""
+        model = self.plane.providers.models.get(model_ref)
+        return None if model is None else model.price
+
+    def _expire_open_prompts(self, records: SessionRecords) -> None:
+        """Prompts open when the last run ended cannot be answered any more (their tokens
+        lived in memory): each is audited as expired and named in the log."""
+        for prompt in records.take_open_prompts():
+            fields = prompt.fields
+            if fields.get("command") and fields.get("target_uuid"):
+                self.expired_prompts.append(prompt)
+            self.audit.record(
+                "approval.expired",
+                {
+                    "prompt_id": prompt.prompt_id,
+                    "reason": "the bridge restarted",
+                    "opened_at": prompt.opened_at.isoformat(),
+                    "requester": fields.get("requester"),
+                    "target": fields.get("target"),
+                    "command": fields.get("command"),
+                },
+            )
+            log.warning(
+                "approval prompt expired by the restart: %s was asked to confirm %r for %s",
+                fields.get("target", "?"),
+                fields.get("command") or fields.get("kind", "?"),
+                fields.get("requester", "?"),
+            )
+
+
+def _key_warned(plane: ControlPlane) -> bool:
+    return any(p.warning and p.path.endswith(".api_key") for p in plane.warnings)
