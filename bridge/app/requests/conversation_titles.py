@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from bridge.app.requests.background import BackgroundTasks
 from bridge.app.requests.listen_decisions import ask_model
+from bridge.app.requests.port import RequestPort
 from bridge.app.requests.server_budget import reserve_for_server, settle_for_server
 from bridge.app.serving.served import NotConfiguredError
 from bridge.conversations.titles import (
@@ -36,9 +36,6 @@ from bridge.turns.billing import TITLE
 from bridge.turns.engine import TurnOutcome, TurnRequest
 from bridge.turns.lanes import Lane
 
-if TYPE_CHECKING:
-    from bridge.app.wiring.runtime import Runtime
-
 log = logging.getLogger(__name__)
 
 TITLE_SESSION = "conversation-title"
@@ -46,7 +43,7 @@ MAX_TRIES = 3
 
 
 class ConversationTitler:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: RequestPort) -> None:
         self._runtime = runtime
         self._tasks = BackgroundTasks("conversation title")
         self._tries: dict[str, int] = {}  # by lane id
@@ -90,7 +87,7 @@ class ConversationTitler:
         plane = runtime.plane
         model_ref = plane.config.conversations.title_model or runtime.model_ref()
         try:
-            stream = runtime.served.model_stream(model_ref)
+            stream = runtime.model_stream(model_ref)
         except NotConfiguredError as exc:
             log.warning("no title made with %s: %s", model_ref, exc)
             return

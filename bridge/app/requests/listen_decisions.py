@@ -30,9 +30,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bridge.app.requests.background import BackgroundTasks
+from bridge.app.requests.port import RequestPort
 from bridge.app.requests.server_budget import reserve_for_server, settle_for_server
 from bridge.app.serving.served import ModelStream, NotConfiguredError
 from bridge.decisions.classifier import (
@@ -67,9 +67,6 @@ from bridge.turns.gates import GateRefusal
 from bridge.turns.listen import carry_limits
 from bridge.turns.tokens import raw_tokens_of_text
 
-if TYPE_CHECKING:
-    from bridge.app.wiring.runtime import Runtime
-
 log = logging.getLogger(__name__)
 
 DECISION_PURPOSE = "listen.decision"
@@ -94,7 +91,9 @@ class ListenDecider:
     """One server's decisions. ``clock``: monotonic seconds, for the reply window and the
     circuit (the bench replays a recorded half hour with its own)."""
 
-    def __init__(self, runtime: Runtime, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, runtime: RequestPort, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._runtime = runtime
         self.clock = clock
         self.contract = DecisionContract(clock=lambda: self.clock())
@@ -173,7 +172,7 @@ class ListenDecider:
         stream = None
         if why_not is None:
             try:
-                stream = self._runtime.served.model_stream(settings.decision_model)
+                stream = self._runtime.model_stream(settings.decision_model)
             except NotConfiguredError as exc:
                 why_not = f"decision model not usable: {exc}"
         claim = None if stream is None else self.contract.claim()

@@ -5,8 +5,8 @@ it used settled under its own purpose after, never from a player's budget."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from bridge.app.requests.port import RequestPort
 from bridge.decisions.contract import ModelReply
 from bridge.errors import MineclawError
 from bridge.metrics import NO_TIER
@@ -14,14 +14,11 @@ from bridge.policy.budgets import NOTHING_HELD, BudgetRefusal, Reservation
 from bridge.store.usage import UsageDetail
 from bridge.turns.tokens import raw_tokens_of_text
 
-if TYPE_CHECKING:
-    from bridge.app.wiring.runtime import Runtime
-
 log = logging.getLogger(__name__)
 
 
 def reserve_for_server(
-    runtime: Runtime, instructions: str, document: str, max_output_tokens: int, what: str
+    runtime: RequestPort, instructions: str, document: str, max_output_tokens: int, what: str
 ) -> Reservation | None:
     """Hold the request's worst case (its prompt and output cap) from the server's budget;
     None when the budget cannot hold it or cannot be read (``what`` names it in the log)."""
@@ -43,7 +40,7 @@ def reserve_for_server(
 
 
 def settle_for_server(
-    runtime: Runtime,
+    runtime: RequestPort,
     held: Reservation,
     *,
     model_ref: str,

@@ -33,6 +33,7 @@ from bridge.app.requests.memory_embedding import MemoryEmbedder
 from bridge.app.serving.memory_binding import memory_tools_for, workspace_memories
 from bridge.app.serving.restart_settings import restart_needed
 from bridge.app.serving.served import (
+    ModelStream,
     NotConfiguredError,
     PluginFeatures,
     ProcessParts,
@@ -365,6 +366,11 @@ class Runtime:
     def plane(self) -> ControlPlane:
         """The control plane in force: the served configuration's, so the two never differ."""
         return self._served.plane
+
+    def model_stream(self, ref: str) -> ModelStream:
+        """A one-off request stream of model ``ref`` from the served configuration in force
+        (`RequestPort`: listen decisions, titles)."""
+        return self._served.model_stream(ref)
 
     def reload(self) -> ControlPlane:
         """Load the folder again, build what it serves and publish both; on ``ConfigError``
