@@ -8,10 +8,14 @@ listen decisions spent are part of the server's and shown beneath it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import asyncio
+from collections.abc import Collection, Sequence
 
+from bridge.app.commands.replies import Replies
 from bridge.app.requests.listen_decisions import DECISION_PURPOSE
+from bridge.app.wiring.runtime import Runtime
 from bridge.control.budgets_config import BudgetsConfig, TokenLimits
+from bridge.link.messages import CommandRequest, Text
 from bridge.policy.budgets import USAGE_OTHERS, Budgets, UsageLine, periods_at
 from bridge.store.usage import SERVER, Totals, UsageLedger
 from bridge.turns.billing import EMBEDDING
@@ -74,3 +78,25 @@ def usage_lines(
         f"budgets {state}; the day resets {report.day_resets}, the month {report.month_resets}"
     )
     return lines
+
+
+async def usage_command(
+    runtime: Runtime, request: CommandRequest, args: Sequence[str], replies: Replies
+) -> list[Text]:
+    if len(args) > 1:
+        return replies.usage("usage")
+    budgets = runtime.budgets
+    if budgets is None:
+        return [runtime.text("commands.not_available", {"what": "Usage"})]
+    sender = request.sender
+    lines = await asyncio.to_thread(
+        usage_lines,
+        budgets,
+        runtime.plane.config.budgets,
+        asker_uuid=sender.player.uuid if sender.player else None,
+        asker_name=sender.player.name if sender.player else "console",
+        granted=frozenset(sender.granted),
+        target=args[0] if args else None,
+        ledger=runtime.usage,
+    )
+    return [runtime.text("budgets.usage_line", {"line": line}) for line in lines]
