@@ -6,6 +6,10 @@ A package may import its own modules and packages of a lower layer; never one of
 or above. Packages on one layer never import each other, so a cycle between packages is
 impossible by the rule, and the cycle check below says which packages close one if the rule
 or the allow-list is ever loosened.
+
+Inside ``app`` the same holds one level down: its rooms (``app/serving``, ``app/wiring``,
+``app/chat``, ...) are ordered too, a room may import its own modules and lower rooms only, and
+no module of ``app`` may close a cycle of imports, not even with a module of its own room.
 """
 
 from __future__ import annotations
@@ -62,6 +66,29 @@ LAYERS: dict[str, int] = {
     # The command line and the entry point.
     "cli": 10,
     "__main__": 11,
+}
+
+# The rooms of ``app``, lower number = lower room: a room may import its own modules and the
+# rooms below it. Keep in step with docs/architecture.md and ``bridge/app/__init__.py``.
+APP_ROOMS: dict[str, int] = {
+    # What one control-plane version serves; the bindings from configuration to parts.
+    "serving": 0,
+    # Per-player state files: conversations, listen opt-outs, persona choices.
+    "players": 1,
+    # One-off model requests (listen decisions, titles, vectors), through their narrow port.
+    "requests": 2,
+    # The turn lanes and a turn's output over the link.
+    "lanes": 2,
+    # The runtime: everything one ``serve`` owns for a server.
+    "wiring": 3,
+    # ``/mineclaw`` and ``/ai``: one module per command group, and the router.
+    "commands": 4,
+    # The link handler and the public chat path.
+    "chat": 5,
+    # Several servers on one bridge, leases, cut turns.
+    "network": 6,
+    # The console bound to the network.
+    "console": 7,
 }
 
 # Edges the layers allow but the design does not: building provider client settings from
@@ -163,12 +190,64 @@ def violations(imports: list[Import]) -> list[str]:
     return problems
 
 
+def room_of(module: str) -> str:
+    """``bridge.app.chat.handler`` -> ``chat``; ``bridge.app`` (the face) -> ``""``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["bridge", "app"] else ""
+
+
+def in_app(found: Import) -> bool:
+    """An import from one module of ``app`` to another (the face ``bridge.app`` left out)."""
+    return (
+        found.source_package == "app"
+        and found.target_package == "app"
+        and room_of(found.module) != ""
+        and room_of(found.target) != ""
+        and (found.module, found.target) not in KNOWN_EXCEPTIONS
+    )
+
+
+def room_violations(imports: list[Import]) -> list[str]:
+    problems = []
+    for found in imports:
+        if not in_app(found):
+            continue
+        source, target = room_of(found.module), room_of(found.target)
+        if source == target:
+            continue
+        where = f"{found.module} (line {found.line}) imports {found.target}"
+        if source not in APP_ROOMS or target not in APP_ROOMS:
+            unknown = source if source not in APP_ROOMS else target
+            problems.append(f"{where}: room 'app/{unknown}' has no place in APP_ROOMS")
+        elif APP_ROOMS[target] >= APP_ROOMS[source]:
+            problems.append(
+                f"{where}: room 'app/{source}' ({APP_ROOMS[source]}) may not import "
+                f"room 'app/{target}' ({APP_ROOMS[target]})"
+            )
+    return problems
+
+
 def package_cycles(imports: list[Import]) -> list[list[str]]:
     """Each cycle of the package graph (allow-listed imports left out), as a list of packages."""
     graph: dict[str, set[str]] = {}
     for found in imports:
         if crossing(found) and (found.module, found.target) not in KNOWN_EXCEPTIONS:
             graph.setdefault(found.source_package, set()).add(found.target_package)
+    return cycles_of(graph)
+
+
+def app_module_cycles(imports: list[Import]) -> list[list[str]]:
+    """Each cycle among the modules of ``app``, rooms or not: two modules of one room may import
+    each other by the room order, so the order alone cannot keep ``app`` free of circles."""
+    graph: dict[str, set[str]] = {}
+    for found in imports:
+        if in_app(found) and found.module != found.target:
+            graph.setdefault(found.module, set()).add(found.target)
+    return cycles_of(graph)
+
+
+def cycles_of(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each cycle a depth-first walk of ``graph`` closes, as the list of its nodes."""
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     path: list[str] = []
@@ -226,6 +305,43 @@ def test_a_cycle_is_named() -> None:
     assert package_cycles(imports) == [["link", "store", "link"]]
 
 
+def test_an_app_room_importing_a_higher_room_is_named() -> None:
+    imports = [
+        Import("bridge.app.wiring.runtime", "bridge.app.chat.handler", 7),
+        Import("bridge.app.chat.handler", "bridge.app.wiring.runtime", 8),
+        Import("bridge.app.chat.handler", "bridge.app.chat.chat", 9),
+        Import("bridge.app.attic.box", "bridge.app.serving.served", 10),
+    ]
+    assert room_violations(imports) == [
+        "bridge.app.wiring.runtime (line 7) imports bridge.app.chat.handler: room 'app/wiring' "
+        "(3) may not import room 'app/chat' (5)",
+        "bridge.app.attic.box (line 10) imports bridge.app.serving.served: room 'app/attic' has "
+        "no place in APP_ROOMS",
+    ]
+
+
+def test_a_cycle_inside_app_is_named_even_within_one_room(tmp_path: Path) -> None:
+    """The circle runtime -> titles -> runtime once was: an import under ``TYPE_CHECKING`` back
+    into the module that builds it. Parsed from source, as the real tree is."""
+    runtime = tmp_path / "runtime.py"
+    runtime.write_text("from bridge.app.wiring.titles import Titler\n", encoding="utf-8")
+    titles = tmp_path / "titles.py"
+    titles.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from bridge.app.wiring.runtime import Runtime\n",
+        encoding="utf-8",
+    )
+    imports = [
+        *imports_of(runtime, "bridge.app.wiring.runtime"),
+        *imports_of(titles, "bridge.app.wiring.titles"),
+    ]
+    assert room_violations(imports) == []  # one room: the order cannot see it
+    assert app_module_cycles(imports) == [
+        ["bridge.app.wiring.runtime", "bridge.app.wiring.titles", "bridge.app.wiring.runtime"]
+    ]
+
+
 def test_every_package_has_a_layer() -> None:
     packages = {path.relative_to(BRIDGE).parts[0].removesuffix(".py") for path in BRIDGE.iterdir()}
     packages -= {"__init__", "__pycache__", "py.typed"}
@@ -239,6 +355,24 @@ def test_no_import_from_a_higher_layer() -> None:
 
 def test_no_cycle_between_packages() -> None:
     cycles = package_cycles(all_imports())
+    assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_every_app_room_has_a_place() -> None:
+    app = BRIDGE / "app"
+    rooms = {path.name for path in app.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    loose = sorted(path.name for path in app.glob("*.py") if path.name != "__init__.py")
+    assert loose == [], "every module of app lives in a room"
+    assert sorted(rooms) == sorted(APP_ROOMS)
+
+
+def test_no_app_room_imports_a_higher_room() -> None:
+    problems = room_violations(all_imports())
+    assert problems == [], "\n".join(problems)
+
+
+def test_no_cycle_inside_app() -> None:
+    cycles = app_module_cycles(all_imports())
     assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
 
 
