@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from bridge.control.yaml_indent_blame import indentation_blame
+
 _QUOTE_HINT = "put the whole value in quotes"
 
 
@@ -22,8 +24,26 @@ class PlainYamlError:
     message: str
 
 
+_INDENTATION_PROBLEMS = (
+    "mapping values are not allowed",
+    "did not find expected key",
+    "expected <block end>",
+    "did not find expected <document start>",
+)
+
+
 def plain_yaml_error(exc: yaml.MarkedYAMLError, text: str) -> PlainYamlError:
     """The error at the line an owner should look at, in plain words."""
+    problem = str(exc.problem or exc.context or "invalid YAML")
+    mark = exc.problem_mark or exc.context_mark
+    if mark is not None and problem.startswith(_INDENTATION_PROBLEMS):
+        blame = indentation_blame(text, mark.line + 1)
+        if blame is not None:
+            return PlainYamlError(blame.line, blame.column, blame.message)
+    return _reworded(exc, text)
+
+
+def _reworded(exc: yaml.MarkedYAMLError, text: str) -> PlainYamlError:
     problem = str(exc.problem or exc.context or "invalid YAML")
     mark = exc.problem_mark or exc.context_mark
     line = mark.line + 1 if mark else None
@@ -75,7 +95,10 @@ def plain_yaml_error(exc: yaml.MarkedYAMLError, text: str) -> PlainYamlError:
         message = f"a list or mapping in brackets opened here is not closed with {closer}"
         return PlainYamlError(start_line, start_column, message)
     if problem.startswith("expected <block end>"):
-        message = "this line is indented more than the block it belongs to; check its spaces"
+        message = (
+            "this line's indentation matches no block above it (more or less than its"
+            " neighbours); check its spaces"
+        )
         return PlainYamlError(line, column, message)
     return PlainYamlError(line, column, f"YAML syntax error: {problem}")
 

@@ -185,3 +185,32 @@ class TestRefused:
     def test_syntax_error_is_located(self) -> None:
         problem = refuse(b"a: [1, 2\nb: 3\n")
         assert problem.line is not None and problem.column is not None
+
+
+# Each case: the text, the line the mistake is on. A key moved left becomes a valid key of the
+# outer mapping and the parser stops only at the next line; the owner is sent to the line that
+# moved, not the one after it.
+INDENTATION_MISTAKES = [
+    ("chat:\n  a: 1\nb: 2\n  c: 3\n  d: 4\n", 3),  # moved left out of its block
+    ("chat:\n  # a comment\n  a: 1\n b: 2\n  c: 3\n", 4),  # moved left by one
+    ("chat:\nprefix: x\n  b: 2\n  c: 3\n", 2),  # the block's first key moved left
+    ("chat:\n   prefix: x\n  b: 2\n  c: 3\n", 2),  # the block's first key moved right
+    ("  schema: 1\nchat:\n  a: 1\n", 1),  # the file's first line indented
+    ("a:\n  b: 1\n    c: 2\n  d: 3\n", 3),  # moved right: the reported line itself
+    ("a:\n  b: 1\n c: 2\n  d: 3\n", 3),  # moved left by one, between siblings
+    ("t:\n  d: >-\n    text: with a colon\n    more text\n  p: 1\n    q: 2\n  r: 3\n", 6),
+    (
+        "t:\n  handler: x\n  description: >-\n    prose: here\n  permission: y\n"
+        "    parameters:\n      type: object\n",
+        6,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line"), INDENTATION_MISTAKES)
+def test_an_indentation_mistake_is_reported_on_its_own_line(text: str, line: int) -> None:
+    with pytest.raises(ConfigLoadError) as caught:
+        load_strict_yaml(text.encode(), "config.yml")
+    (problem,) = caught.value.problems
+    assert problem.line == line, (problem, text)
+    assert "indent" in problem.message or "':'" in problem.message, problem.message
