@@ -85,7 +85,9 @@ def indentation_blame(text: str, line: int) -> Blame | None:
     if len(previous) == 1:  # the file's first line, indented unlike the top-level key here
         culprit = previous[0]
         return _blame(culprit, "more", reported) if culprit.indent > reported.indent else None
-    if not previous or (after and after[0].indent != reported.indent):
+    # Two lines agreeing against one: without a line after the reported one, nothing says which
+    # of the two is out of step.
+    if not previous or not after or after[0].indent != reported.indent:
         return None
     culprit = previous[0]
     before = previous[1]
