@@ -76,6 +76,8 @@ def is_secret_name(name: str) -> bool:
 
 
 SECRET_GROUP = "secret"
+# A whole value that is an environment reference, as the YAML files write them.
+_ENV_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}")
 _KIND = re2.compile(r"[a-z0-9][a-z0-9 _.-]*")
 CONFIGURED_SECRET_KIND = "configured secret"
 
@@ -332,7 +334,9 @@ class Redactor:
         for rule in rules:
             for match in rule.regexp.finditer(text):
                 start, end = rule.span(match)
-                if end > start:
+                # `api_key: ${OPENAI_API_KY}` names a variable (a reload error showing a typo),
+                # it holds no secret: the name stays readable.
+                if end > start and not _ENV_REFERENCE.fullmatch(text, start, end):
                     found.append((start, end, rule.kind))
         if not found:
             return found

@@ -231,3 +231,22 @@ def test_complete_words_drops_a_word_that_may_go_on(text: str, complete: str) ->
     from bridge.redaction import complete_words
 
     assert complete_words(text) == complete
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "providers.yml:14:5: providers.openai.api_key: ${OPENAI_API_KY} is not set",
+        "storage.password: ${MINECLAW_DB_PASWORD} is not set in the environment or .env",
+        'token: "${LOBBY_TOKEN}" is not set',
+    ],
+)
+def test_a_variable_name_in_an_error_is_not_a_secret(line: str) -> None:
+    # A reload error naming a mistyped variable showed it as [redacted: api key].
+    assert Redactor().redact_text(line) == line
+
+
+def test_a_value_next_to_a_reference_is_still_redacted() -> None:
+    text = "api_key: sk-live-abcdefghijklmnop and password: ${DB_PASS}x"
+    redacted = Redactor().redact_text(text)
+    assert "sk-live-abcdefghijklmnop" not in redacted and "${DB_PASS}x" not in redacted
