@@ -8,7 +8,11 @@ the exit code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import os
+import sys
 from collections.abc import Sequence
 
 from bridge import __version__
@@ -39,11 +43,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 2
-    code: int = handler(args)
-    return code
+    code: int | None = None
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return 2
+        code = handler(args)
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
+        return code
+    except BrokenPipeError:
+        return _reader_gone(code)
+
+
+def _reader_gone(code: int | None) -> int:
+    """The output's reader closed it (`| head`): no traceback for what it chose not to read.
+    Python flushes stdout again at exit, so stdout now goes nowhere. The command's own exit code
+    when it had finished, else 1 (README, Exit codes)."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 1 if code is None else code

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,35 @@ def test_call_with_a_broken_configuration_says_why(
     (config_dir / "config.yml").write_text("schema: 1\nworkspace: {max_depth: 0}\n")
     code, _, err = run(capsys, "tools", "call", "list", "--config", str(config_dir))
     assert code == 1 and "config.yml" in err and "max_depth" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tools", "call", "read", "--args", '{"path": "big.md"}'],
+        ["validate"],
+        ["tools", "validate"],
+        ["--help"],
+    ],
+)
+def test_a_reader_that_closes_the_pipe_gets_no_traceback(config_dir: Path, argv: list[str]) -> None:
+    # `mineclaw-bridge tools call ... | head` ended in a BrokenPipeError traceback. The read
+    # end is closed before the command writes, so every write meets a closed pipe.
+    (config_dir / "workspace" / "big.md").write_text("a line of the file\n" * 3000)
+    if argv != ["--help"]:
+        argv = [*argv, "--config", str(config_dir)]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bridge", *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1), done.stderr
