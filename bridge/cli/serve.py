@@ -34,7 +34,7 @@ from bridge.console.server import ConsoleError, ConsoleServer
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
-from bridge.functions.worker_confinement import not_dumpable
+from bridge.functions.worker_confinement import ON, not_dumpable
 from bridge.link.auth import ensure_token_file
 from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings, Revoked
@@ -130,7 +130,7 @@ def run_serve(args: argparse.Namespace) -> int:
     raise_open_file_limit()
     # Same-user processes (a Function worker after a V8 escape, when the bridge does not run
     # as root) cannot read this process's environment (the provider keys) through /proc.
-    logging.getLogger(__name__).info("bridge process not dumpable: %s", not_dumpable())
+    logging.getLogger(__name__).info("%s", not_dumpable_line(not_dumpable()))
     config_dir: Path = args.config
     # Without --init, a folder that is not a configuration folder (a mistyped --config) is
     # refused rather than filled with new files and a token.
@@ -304,3 +304,17 @@ async def _serve_until_stopped(
         bound.cancel()
     print("stopped", flush=True)
     return EXIT_OK
+
+
+def not_dumpable_line(state: str) -> str:
+    """The startup line about `not_dumpable`, in words an owner reading the log follows."""
+    if state == ON:
+        return (
+            "bridge process not dumpable: other processes of this user cannot read its memory"
+            " or environment (the provider keys) nor attach a debugger to it (docs/security.md)"
+        )
+    return (
+        f"bridge process could not be made not dumpable ({state}): other processes of this"
+        " user may read its environment (the provider keys); run the bridge as its own user"
+        " (docs/security.md)"
+    )

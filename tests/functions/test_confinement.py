@@ -170,3 +170,13 @@ async def test_the_bridge_makes_itself_not_dumpable() -> None:
     )
     out, _ = await asyncio.wait_for(process.communicate(), WAIT_S)
     assert out.decode().split() == ["on", "on", "0"]  # PR_GET_DUMPABLE: 0
+
+
+def test_the_startup_line_says_what_not_dumpable_means() -> None:
+    # "bridge process not dumpable: on" explained nothing to an owner reading the log.
+    from bridge.cli.serve import not_dumpable_line
+
+    line = not_dumpable_line("on")
+    assert "cannot read its memory or environment" in line and "provider keys" in line
+    failed = not_dumpable_line("unavailable: prctl(PR_SET_DUMPABLE) failed (EPERM)")
+    assert "could not be made not dumpable" in failed and "may read" in failed
