@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from bridge.cli.serve import not_dumpable_line
 from bridge.functions.worker_main import PROBE_ENV
 from bridge.functions.worker_pool import PoolSettings, WorkerEngine
 from bridge.functions.worker_process import WorkerLimits, worker_argv
@@ -174,8 +175,6 @@ async def test_the_bridge_makes_itself_not_dumpable() -> None:
 
 def test_the_startup_line_says_what_not_dumpable_means() -> None:
     # "bridge process not dumpable: on" explained nothing to an owner reading the log.
-    from bridge.cli.serve import not_dumpable_line
-
     line = not_dumpable_line("on")
     assert "cannot read its memory or environment" in line and "provider keys" in line
     failed = not_dumpable_line("unavailable: prctl(PR_SET_DUMPABLE) failed (EPERM)")
