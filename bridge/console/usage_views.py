@@ -108,7 +108,32 @@ def usage_page(state: ConsoleState, request: Request, session: Session) -> Respo
         )
         for name in series["models"]
     ]
-    return state.page(request, "usage.html", session, series=series, rows=rows[::-1], models=totals)
+    return state.page(
+        request,
+        "usage.html",
+        session,
+        series=series,
+        rows=rows[::-1],
+        models=totals,
+        has_data=plotted(series),
+    )
+
+
+def plotted(series: dict[str, Any]) -> dict[str, bool]:
+    """Which plots have something to draw: an empty one says "no data yet" instead of drawing
+    empty axes (five empty plots on a fresh server read as a broken page)."""
+
+    def any_of(named: dict[str, list[float]]) -> bool:
+        return any(any(values) for values in named.values())
+
+    return {
+        "server": any(series["server"]),
+        "purposes": any_of(series["purposes"]),
+        "models": any_of(series["models"]),
+        "tiers": any_of(series["tiers"]),
+        "cost": any_of(series["cost"]),
+        "players": any(any(player["tokens"]) for player in series["players"]),
+    }
 
 
 def usage_json(state: ConsoleState, request: Request, session: Session) -> Response:

@@ -335,3 +335,11 @@ async def test_a_console_serving_tls_itself_sends_hsts_and_a_host_cookie(tmp_pat
         async with _client(console) as client:
             answer = await client.get("/functions")
             assert "strict-transport-security" not in answer.headers
+
+
+async def test_a_usage_page_without_data_says_so_instead_of_empty_plots(tmp_path: Path) -> None:
+    async with served_console(console_folder(tmp_path)) as console, _logged_in(console) as client:
+        page = await client.get("/usage")
+        assert page.status_code == 200
+        assert 'class="plot"' not in page.text
+        assert page.text.count('class="no-data"') == 6 and "No data yet" in page.text
