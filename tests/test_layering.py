@@ -15,6 +15,7 @@ no module of ``app`` may close a cycle of imports, not even with a module of its
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BRIDGE = Path(__file__).resolve().parent.parent / "bridge"
+ARCHITECTURE = BRIDGE.parent / "docs" / "architecture.md"
 
 # Lower number = lower layer. Keep in step with docs/architecture.md.
 LAYERS: dict[str, int] = {
@@ -340,6 +342,47 @@ def test_a_cycle_inside_app_is_named_even_within_one_room(tmp_path: Path) -> Non
     assert app_module_cycles(imports) == [
         ["bridge.app.wiring.runtime", "bridge.app.wiring.titles", "bridge.app.wiring.runtime"]
     ]
+
+
+def house_picture(markdown: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The layers and the rooms of ``app`` the picture under "## The house" draws: each layer
+    line is ``<number>  <package>  <package> ...``; the rooms hang off ``app`` from the top, one
+    line per rank (two rooms on one line share it), so the last line is rank 0."""
+    block = markdown.split("## The house", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    layers: dict[str, int] = {}
+    room_lines: list[list[str]] = []
+    for line in block.splitlines():
+        numbered = re.match(r"\s*(\d+)\s+(.*)", line)
+        if numbered:
+            names = re.split(r"[┬├└]", numbered.group(2))[0].split()
+            layers.update((name, int(numbered.group(1))) for name in names)
+        rooms = re.findall(r"\bapp/(\w+)", line)
+        if rooms:
+            room_lines.append(rooms)
+    top = len(room_lines) - 1
+    return layers, {room: top - i for i, rooms in enumerate(room_lines) for room in rooms}
+
+
+def test_the_picture_reads_layers_and_rooms() -> None:
+    picture = (
+        "## The house\n\n```text\n"
+        " 8  app ┬ app/wiring    the runtime\n"
+        "        ├ app/lanes     lanes     app/requests  requests\n"
+        "        └ app/serving   served\n"
+        " 3  link  store\n"
+        "```\n"
+    )
+    layers, rooms = house_picture(picture)
+    assert layers == {"app": 8, "link": 3, "store": 3}
+    assert rooms == {"wiring": 2, "lanes": 1, "requests": 1, "serving": 0}
+
+
+def test_the_picture_in_architecture_md_is_the_code() -> None:
+    """A newcomer finds a room from the picture: every package and room it draws exists, at
+    the layer or rank the code keeps, and none is missing from it."""
+    layers, rooms = house_picture(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert layers == LAYERS
+    assert rooms == APP_ROOMS
 
 
 def test_every_package_has_a_layer() -> None:
