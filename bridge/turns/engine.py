@@ -8,6 +8,12 @@ without tool calls or the limits are reached. Each model request gets at most
 enters the session or the archive, no reply is invented, the player gets the provider-failure
 message. Tools that already ran stay in the audit log and are not run again.
 
+The turn's story is here: start, the loop of requests and tool rounds, the end (commit, drop
+or stop). Its parts are rooms of their own: one model request through its attempts and
+fallback routes (`bridge.turns.model_routes`), one round of tool calls
+(`bridge.turns.tool_round`), the turn's record so far (`bridge.turns.turn_progress`), what its
+requests cost (`bridge.turns.turn_ledger`).
+
 A completed turn is archived first and then published to the session, so the live session
 never holds a turn the archive lacks; then the reply is broadcast. From the moment the final
 answer is in, `stop` no longer applies and the commit runs shielded from cancellation.
@@ -26,37 +32,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from bridge.errors import MineclawError, StoreError, ToolError
+from bridge.errors import MineclawError, StoreError
 from bridge.metrics import BridgeMetrics
-from bridge.providers.events import Completed, Failed
-from bridge.providers.failures import FALLBACK_CLASSES
-from bridge.providers.items import (
-    AssistantText,
-    Item,
-    PlayerMessage,
-    ProviderRequest,
-    ToolCall,
-    ToolResult,
-)
+from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest, ToolCall
 from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink, JSONValue
 from bridge.turns.activity import ServerActivity, TurnCap
-from bridge.turns.attempts import AttemptsSpent, complete
 from bridge.turns.billing import RequestMeter
 from bridge.turns.entry_redaction import redacted_answer, redacted_player
-from bridge.turns.failure_lines import (
-    PROVIDER_FAILURE,
-    ProviderFailureNotice,
-    player_line,
-)
-from bridge.turns.listen import OverheardLine, OverheardSource, overheard_items
-from bridge.turns.loop_breaker import LoopBreaker, LoopDetected
+from bridge.turns.failure_lines import ProviderFailureNotice
+from bridge.turns.listen import OverheardSource, overheard_items
+from bridge.turns.loop_breaker import LoopBreaker
+from bridge.turns.model_routes import ModelRoutes
 from bridge.turns.model_text import escape_line_breaks
 from bridge.turns.output_text import cap_reply
 from bridge.turns.ports import (
     PUBLIC_LANE,
     ArchiveWriter,
-    ModelRoute,
     OverflowCompaction,
     PlayerRef,
     TurnContext,
@@ -67,22 +59,14 @@ from bridge.turns.recalled import recalled_items
 from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
-from bridge.turns.throttle import ActionBarStream
-from bridge.turns.tool_status import THINKING, TOOLS, tool_status
+from bridge.turns.tool_round import run_round, show_tools
 from bridge.turns.turn_ledger import BudgetRefused, TurnLedger
-from bridge.unicode_text import valid_text
+from bridge.turns.turn_progress import TurnDropped, TurnProgress, stop_for_loop
 
 log = logging.getLogger(__name__)
 
-TOOL_CALL_LIMIT_OUTPUT = "error: this turn has used all the tool calls it may make"
-
 TurnStatus = Literal["completed", "dropped", "stopped"]
 TurnListener = Callable[[TurnSnapshot], None]
-
-
-def _stop_for_loop(detected: LoopDetected | None) -> None:
-    if detected is not None:
-        raise _Dropped(detected.reason, key=detected.message_key, values=detected.values())
 
 
 def _output_cap(snapshot: TurnSnapshot, request: ProviderRequest) -> int:
@@ -114,53 +98,6 @@ class TurnOutcome:
     failure_class: str | None = None
     """Why a dropped turn's model requests failed (the provider's failure class); None when
     it was dropped for another reason or not dropped."""
-
-
-class _Dropped(Exception):
-    """Internal: the turn cannot complete. ``reason`` is the whole story (for the audit log);
-    the player sees ``shown`` in the ``key`` line. ``failure`` is the provider's last failure
-    when the model requests were what failed."""
-
-    def __init__(
-        self,
-        reason: str,
-        *,
-        key: str = PROVIDER_FAILURE,
-        shown: str | None = None,
-        failure: Failed | None = None,
-        values: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.key = key
-        self.shown = reason if shown is None else shown
-        self.failure = failure
-        self.values = values
-        """The ``key`` line's own values, instead of ``{"reason": shown}``."""
-
-
-@dataclass(slots=True)
-class _Progress:
-    items: list[Item]
-    ledger: TurnLedger
-    """What the turn's requests cost."""
-    rounds: int = 0
-    tool_calls: int = 0
-    reply: str = ""
-    ended: bool = False
-    overheard: tuple[OverheardLine, ...] = ()
-    """The overheard lines this turn carries, handed on when it does not complete."""
-    route: int = 0
-    """Which of the snapshot's routes (the model, then its fallbacks) the turn is on: once a
-    fallback answered, the rest of the turn stays with it."""
-    began: float = 0.0
-    """When the turn started (the engine's monotonic clock), for the metrics."""
-    compacted: bool = False
-    """The session was compacted for this turn's context overflow (once per turn)."""
-    question: str = ""
-    """The question as the turn asks it (redacted), for automatic recall."""
-    recalled: tuple[Item, ...] = ()
-    """The memories recalled for this turn: in its requests, never in its session."""
 
 
 class TurnEngine:
@@ -264,7 +201,7 @@ class TurnEngine:
         asked = PlayerMessage(player=request.player.name, text=question)
         # What listen mode overheard since the last turn comes in ahead of the question.
         heard = self.overheard.take() if self.overheard is not None else ()
-        progress = _Progress(
+        progress = TurnProgress(
             items=[*(redacted_player(line, redact) for line in overheard_items(heard)), asked],
             overheard=heard,
             ledger=TurnLedger(context, snapshot, self._metrics),
@@ -316,7 +253,7 @@ class TurnEngine:
         task: asyncio.Task[TurnOutcome],
         context: TurnContext,
         snapshot: TurnSnapshot,
-        progress: _Progress,
+        progress: TurnProgress,
     ) -> None:
         self._task = None
         self._asker = self._turn_id = None
@@ -336,7 +273,7 @@ class TurnEngine:
             except Exception:
                 log.exception("after-turn listener failed")
 
-    def _hand_on(self, progress: _Progress) -> None:
+    def _hand_on(self, progress: TurnProgress) -> None:
         """A turn that did not complete kept nothing it overheard: the next turn hears it."""
         if progress.overheard and self.overheard is not None:
             self.overheard.restore(progress.overheard)
@@ -346,12 +283,12 @@ class TurnEngine:
         context: TurnContext,
         snapshot: TurnSnapshot,
         projection: ContextProjection,
-        progress: _Progress,
+        progress: TurnProgress,
         started: datetime,
     ) -> TurnOutcome:
         try:
             await self._loop(context, snapshot, projection, progress)
-        except _Dropped as dropped:
+        except TurnDropped as dropped:
             return await self._drop(context, progress, dropped, snapshot)
         except asyncio.CancelledError:
             if not self._stop_requested:
@@ -364,7 +301,7 @@ class TurnEngine:
         except Exception:
             # A fault in a port (tool runner, output) must not wedge the server's one turn.
             log.exception("turn %s failed", context.turn_id)
-            return await self._drop(context, progress, _Dropped("internal error"), snapshot)
+            return await self._drop(context, progress, TurnDropped("internal error"), snapshot)
         self._committing = True
         commit = asyncio.ensure_future(self._commit(context, snapshot, progress, started))
         try:
@@ -380,7 +317,7 @@ class TurnEngine:
         context: TurnContext,
         snapshot: TurnSnapshot,
         projection: ContextProjection,
-        progress: _Progress,
+        progress: TurnProgress,
     ) -> None:
         limits = snapshot.limits
         can_use_tools = snapshot.tool_runner is not None and bool(snapshot.tools)
@@ -410,17 +347,19 @@ class TurnEngine:
             try:
                 hold, fitted = await ledger.reserve(prompt, cap)
             except BudgetRefused as refused:
-                raise _Dropped(str(refused), key=refused.key, values=refused.values) from None
+                raise TurnDropped(str(refused), key=refused.key, values=refused.values) from None
             if fitted != cap:  # the budget's last tokens buy a shorter answer
                 request = request.model_copy(update={"max_output_tokens": fitted})
             meter = RequestMeter()
             try:
-                completed = await self._complete(context, snapshot, progress, request, meter)
+                completed = await self._routes().answer(context, snapshot, progress, request, meter)
             except BaseException as exc:
                 # Stopped or failed: what the provider served is billed all the same.
                 model_ref = snapshot.routes[progress.route].model_ref
                 await asyncio.shield(ledger.unfinished(hold, meter, prompt, model_ref))
-                if isinstance(exc, _Dropped) and await self._compacted_for(exc, progress, snapshot):
+                if isinstance(exc, TurnDropped) and await self._compacted_for(
+                    exc, progress, snapshot
+                ):
                     projection = self._session.projection(limits.max_messages)
                     continue
                 raise
@@ -438,20 +377,32 @@ class TurnEngine:
                 texts = (item.text for item in answered if isinstance(item, AssistantText))
                 progress.reply = "".join(texts).strip()
                 if not progress.reply:
-                    raise _Dropped("the model gave an empty answer")
+                    raise TurnDropped("the model gave an empty answer")
                 return
             if not offer_tools:
-                raise _Dropped("the model asked for tools past the turn's limits")
+                raise TurnDropped("the model asked for tools past the turn's limits")
             progress.rounds += 1
-            _stop_for_loop(breaker.before_round(calls))  # a repeat too many is never run
-            await self._show_tools(context, snapshot, calls)
+            stop_for_loop(breaker.before_round(calls))  # a repeat too many is never run
+            await show_tools(self._output, context, snapshot, calls)
             in_round = dataclasses.replace(context, round=progress.rounds)
-            results = await self._run_round(in_round, snapshot, calls, progress)
+            results = await run_round(in_round, snapshot, calls, progress, self._audit)
             progress.items.extend(results)
-            _stop_for_loop(breaker.after_round(results))
+            stop_for_loop(breaker.after_round(results))
+
+    def _routes(self) -> ModelRoutes:
+        # Read now, not at construction: what the engine holds is what a request uses.
+        return ModelRoutes(
+            output=self._output,
+            audit=self._audit,
+            metrics=self._metrics,
+            sleep=self._sleep,
+            rng=self._rng,
+            monotonic=self._monotonic,
+            action_bar_interval_s=self._action_bar_interval_s,
+        )
 
     async def _compacted_for(
-        self, dropped: _Dropped, progress: _Progress, snapshot: TurnSnapshot
+        self, dropped: TurnDropped, progress: TurnProgress, snapshot: TurnSnapshot
     ) -> bool:
         """A context too long for the model is answered by compacting the session once per
         turn (the overflow port); the request is then built again from the shorter session."""
@@ -463,173 +414,12 @@ class TurnEngine:
         progress.compacted = True
         return await self.overflow(snapshot)
 
-    async def _run_round(
-        self,
-        context: TurnContext,
-        snapshot: TurnSnapshot,
-        calls: Sequence[ToolCall],
-        progress: _Progress,
-    ) -> list[ToolResult]:
-        """Every call of one model reply, results in call order. Reads next to each other run
-        together; a call with side effects runs alone, after everything before it and before
-        everything after it, so "set day, then clear the weather" happens in that order."""
-        runner = snapshot.tool_runner
-        assert runner is not None
-        results: list[ToolResult | None] = [None] * len(calls)
-        reads: list[int] = []
-
-        async def run_reads() -> None:
-            if len(reads) == 1:
-                results[reads[0]] = await self._run_tool(context, snapshot, calls[reads[0]])
-            elif reads:
-                # A task group: a fault in one read cancels the others and ends the turn.
-                async with asyncio.TaskGroup() as group:
-                    tasks = {
-                        index: group.create_task(self._run_tool(context, snapshot, calls[index]))
-                        for index in reads
-                    }
-                for index, task in tasks.items():
-                    results[index] = task.result()
-            reads.clear()
-
-        for index, call in enumerate(calls):
-            if progress.tool_calls >= snapshot.limits.max_tool_calls:
-                results[index] = ToolResult(call_id=call.call_id, output=TOOL_CALL_LIMIT_OUTPUT)
-                continue
-            progress.tool_calls += 1
-            if runner.side_effect_free(call.name):
-                reads.append(index)
-                continue
-            await run_reads()
-            results[index] = await self._run_tool(context, snapshot, call)
-        await run_reads()
-        return [result for result in results if result is not None]
-
-    async def _complete(
-        self,
-        context: TurnContext,
-        snapshot: TurnSnapshot,
-        progress: _Progress,
-        request: ProviderRequest,
-        meter: RequestMeter,
-    ) -> Completed:
-        bar = ActionBarStream(
-            lambda text: self._output.action_bar(context.player, text),
-            max_chars=snapshot.limits.action_bar_max_chars,
-            interval_s=self._action_bar_interval_s,
-            monotonic=self._monotonic,
-            redact=snapshot.redactor.redact_text,
-            redact_partial=snapshot.redactor.redact_partial,
-            thinking=lambda: self._output.action_bar_line(context.player, THINKING, {}),
-        )
-
-        async def attempt_started(attempt: int) -> None:
-            meter.attempt_started()
-            bar.reset()
-
-        async def streamed(delta: str) -> None:
-            meter.text(delta)
-            await bar.feed(delta)
-
-        async def reasoned() -> None:
-            meter.reasoning()
-            await bar.reasoning()
-
-        routes = snapshot.routes
-        while True:
-            route = routes[progress.route]
-
-            def attempt_failed(attempt: int, failed: Failed, route: ModelRoute = route) -> None:
-                meter.attempt_failed()
-                if self._metrics is not None:
-                    self._metrics.provider_failure(
-                        failure_class=failed.failure_class, model=route.model_ref
-                    )
-                self._audit.record(
-                    "provider.failure",
-                    {
-                        "turn_id": context.turn_id,
-                        "model": route.model_ref,
-                        "attempt": attempt,
-                        "reason": failed.reason,
-                        "retryable": failed.retryable,
-                        "class": failed.failure_class,
-                    },
-                )
-
-            sent = self._monotonic()
-            result = await complete(
-                route.stream,
-                request,
-                policy=route.policy,
-                sleep=self._sleep,
-                rng=self._rng,
-                on_text=streamed,
-                on_attempt_start=attempt_started,
-                on_failure=attempt_failed,
-                on_reasoning=reasoned,
-            )
-            if self._metrics is not None:
-                self._metrics.model_request(
-                    model=route.model_ref,
-                    result="failed" if isinstance(result, AttemptsSpent) else "ok",
-                    seconds=self._monotonic() - sent,
-                )
-            if not isinstance(result, AttemptsSpent):
-                meter.attempt_answered()
-                await bar.flush()  # the last delta the throttle held back
-                return result
-            last = result.failures[-1]
-            if last.failure_class in FALLBACK_CLASSES and progress.route + 1 < len(routes):
-                progress.route += 1
-                self._audit.record(
-                    "provider.fallback",
-                    {
-                        "turn_id": context.turn_id,
-                        "from": route.model_ref,
-                        "to": routes[progress.route].model_ref,
-                        "class": last.failure_class,
-                    },
-                )
-                continue
-            line = player_line(last)
-            raise _Dropped(result.reason, key=line.key, shown=line.reason, failure=last)
-
-    async def _show_tools(
-        self, context: TurnContext, snapshot: TurnSnapshot, calls: Sequence[ToolCall]
-    ) -> None:
-        """``◆ tool, tool ◆`` in the asker's action bar while a round's tools run."""
-        shown = tool_status(calls, snapshot.tools, snapshot.limits.action_bar_max_chars)
-        if not shown:
-            return
-        try:
-            await self._output.action_bar_line(context.player, TOOLS, {"tools": shown})
-        except MineclawError as exc:
-            log.debug("tool status frame skipped: %s", exc)
-
-    async def _run_tool(
-        self, context: TurnContext, snapshot: TurnSnapshot, call: ToolCall
-    ) -> ToolResult:
-        assert snapshot.tool_runner is not None
-        base = {"turn_id": context.turn_id, "call_id": call.call_id, "name": call.name}
-        self._audit.record("tool.call", dict(base))
-        try:
-            result = await snapshot.tool_runner.run(call, context)
-        except ToolError as exc:
-            self._audit.record("tool.failure", {**base, "reason": str(exc)})
-            return ToolResult(call_id=call.call_id, output=valid_text(f"error: {exc}"))
-        if result.call_id != call.call_id:
-            result = result.model_copy(update={"call_id": call.call_id})
-        # A tool's output enters the session here: a lone surrogate in it (a Function's string,
-        # a file's name) would make every later request of the session fail to encode.
-        output = valid_text(result.output)
-        if output is not result.output:
-            result = result.model_copy(update={"output": output})
-        self._audit.record("tool.result", {**base, "output_chars": len(result.output)})
-        return result
-
     async def _drop(
-        self, context: TurnContext, progress: _Progress, dropped: _Dropped, snapshot: TurnSnapshot
+        self,
+        context: TurnContext,
+        progress: TurnProgress,
+        dropped: TurnDropped,
+        snapshot: TurnSnapshot,
     ) -> TurnOutcome:
         failure = dropped.failure
         self._end(
@@ -665,7 +455,7 @@ class TurnEngine:
     def _end(
         self,
         context: TurnContext,
-        progress: _Progress,
+        progress: TurnProgress,
         outcome: str,
         reason: str = "",
         *,
@@ -705,7 +495,11 @@ class TurnEngine:
             log.error("turn %s end not audited: %s", context.turn_id, exc)
 
     async def _commit(
-        self, context: TurnContext, snapshot: TurnSnapshot, progress: _Progress, started: datetime
+        self,
+        context: TurnContext,
+        snapshot: TurnSnapshot,
+        progress: TurnProgress,
+        started: datetime,
     ) -> TurnOutcome:
         items = tuple(progress.items)
         archived = ArchivedTurn(
@@ -731,7 +525,7 @@ class TurnEngine:
         except StoreError as exc:
             log.error("turn %s could not be archived: %s", context.turn_id, exc)
             return await self._drop(
-                context, progress, _Dropped("the turn could not be saved"), snapshot
+                context, progress, TurnDropped("the turn could not be saved"), snapshot
             )
         turn = CompletedTurn(context.turn_id, context.player.name, items)
         published = self._session.publish(turn, session_id=context.session_id)

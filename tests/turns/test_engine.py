@@ -12,7 +12,8 @@ from bridge.providers.events import Completed, TextDelta, Usage
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
 from bridge.store.audit_sink import JSONValue, MemoryAudit
 from bridge.turns.activity import BusyError
-from bridge.turns.engine import PROVIDER_FAILURE, TOOL_CALL_LIMIT_OUTPUT, TurnRequest
+from bridge.turns.engine import TurnRequest
+from bridge.turns.failure_lines import PROVIDER_FAILURE
 from bridge.turns.listen import (
     OVERHEARD_HEADING,
     CarryLimits,
@@ -22,6 +23,7 @@ from bridge.turns.listen import (
 )
 from bridge.turns.ports import PlayerRef
 from bridge.turns.request import LANGUAGE_RULE
+from bridge.turns.tool_round import TOOL_CALL_LIMIT_OUTPUT
 
 from .conftest import Harness, make_snapshot
 from .fakes import (
