@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .files import final_stage, load_yaml, parse_dockerfile
+from .files import Instruction, final_stage, load_yaml, parse_dockerfile
 
 LINK_PORT = 25580
 SHARED_SUFFIX = "/plugins/Mineclaw"
@@ -99,11 +99,31 @@ def _json_words(argument: str) -> list[str] | None:
     return words if isinstance(words, list) else None
 
 
+def _global_args(instructions: list[Instruction]) -> dict[str, str]:
+    """The ARG defaults declared before the first FROM: what a FROM line may refer to."""
+    declared: dict[str, str] = {}
+    for item in instructions:
+        if item.keyword == "FROM":
+            break
+        if item.keyword == "ARG":
+            name, _, default = item.argument.partition("=")
+            declared[name.strip()] = default.strip().strip('"')
+    return declared
+
+
+def _resolved(word: str, declared: dict[str, str]) -> str:
+    return re.sub(
+        r"\$\{(\w+)\}|\$(\w+)",
+        lambda found: declared.get(found.group(1) or found.group(2), found.group(0)),
+        word,
+    )
+
+
 def dockerfile_problems(text: str, repo_root: Path, python_version: str) -> list[str]:
     problems: list[str] = []
     instructions = parse_dockerfile(text)
     stage = final_stage(instructions)
-    base = stage[0].argument.split()[0]
+    base = _resolved(stage[0].argument.split()[0], _global_args(instructions))
     if not base.startswith(f"python:{python_version}"):
         problems.append(f"line {stage[0].line}: the runtime is not python:{python_version}")
     users = [item for item in stage if item.keyword == "USER"]

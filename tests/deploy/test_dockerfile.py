@@ -56,7 +56,8 @@ BROKEN = {
     ),
     "no serve": ('CMD ["serve", "--init", "--config", "/config"]', 'CMD ["status"]', "CMD"),
     "missing source": ("COPY bridge ./bridge", "COPY bridges ./bridge", "bridges does not exist"),
-    "other python": ("FROM python:3.11-slim\n", "FROM python:3.9-slim\n", "python:3.11"),
+    "other python": ("PYTHON_IMAGE=python:3.11-slim\n", "PYTHON_IMAGE=python:3.9\n", "3.11"),
+    "other runtime image": ("FROM ${PYTHON_IMAGE}\n", "FROM python:3.9-slim\n", "python:3.11"),
 }
 
 
