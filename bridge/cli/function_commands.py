@@ -34,19 +34,24 @@ from bridge.control.layout import (
     DEFAULT_CONFIG_DIR,
     FUNCTIONS_FILE,
     MAX_YAML_BYTES,
+    WHITELIST_FILE,
     default_bytes,
 )
 from bridge.control.problems import format_path
 from bridge.control.validation import validate_document
+from bridge.control.whitelist_file import WhitelistFile
+from bridge.control.whitelist_rules import InvalidRule
 from bridge.control.workspace_files import WORKSPACE_DIR, load_workspace
 from bridge.control.yaml_strict import load_strict_yaml
 from bridge.functions.dispatch_review import built_console_commands
-from bridge.functions.dry_run import dry_run
+from bridge.functions.dry_run import dry_run, verdict
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF
 from bridge.functions.review import CatalogueReview, SkillText, review_catalogue, skill_texts
 from bridge.functions.runtime import FunctionOutcome
 from bridge.functions.syntax_problems import function_syntax_problems
+from bridge.policy.never_list import NeverList
+from bridge.policy.whitelist import compile_whitelist
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -60,6 +65,8 @@ class _Loaded:
     problems: tuple[Problem, ...]
     """Problems of functions.yml (and config.yml's functions: section)."""
     other_problems: int
+    never: NeverList | None = None
+    """The never list of whitelist.yml (the built-in one when it cannot be read)."""
 
 
 def register(subparsers: Any) -> None:
@@ -171,6 +178,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
                 args.player,
                 approve=args.approve,
                 known_tools=loaded.known_tools,
+                never=loaded.never,
             )
         )
     except SandboxError as exc:
@@ -187,16 +195,15 @@ def _print_outcome(console: Console, outcome: FunctionOutcome, args: argparse.Na
         f"(approvals answered: {args.approve}; sha256 {digest})"
     )
     table = Table(title="operations attempted (none performed)")
-    for column in ("#", "action", "capability", "status", "input"):
+    for column in ("#", "action", "capability", "a live run", "input"):
         table.add_column(column, overflow="fold")
     for record in outcome.operations:
-        status = record.status + (f": {record.error_code}" if record.error_code else "")
         shown = json.dumps(record.input, ensure_ascii=False) if record.input is not None else "-"
         table.add_row(
             str(record.index),
             escape(record.action or "-"),
             escape(record.capability or "-"),
-            escape(status),
+            escape(verdict(record, args.approve)),
             escape(shown if len(shown) <= 300 else shown[:300] + "..."),
         )
     console.print(table if outcome.operations else "no operations attempted")
@@ -222,6 +229,7 @@ def _load(directory: Path, verdict: FolderVerdict | None = None) -> _Loaded:
         return _load_partially(directory, verdict.problems)
     tools = frozenset(name for name, spec in plane.tools.tools.items() if spec.enabled)
     return _Loaded(
+        never=compile_whitelist(plane.whitelist_file).never,
         catalogue=plane.functions,
         limits=plane.config.functions,
         skills=tuple(skill_texts(plane.skills)),
@@ -237,6 +245,13 @@ def _load(directory: Path, verdict: FolderVerdict | None = None) -> _Loaded:
     )
 
 
+def _never_of(whitelist: WhitelistFile) -> NeverList | None:
+    try:
+        return compile_whitelist(whitelist).never
+    except InvalidRule:  # a rule validate reports: the built-in never list judges meanwhile
+        return None
+
+
 def _load_partially(directory: Path, problems: tuple[Problem, ...]) -> _Loaded:
     ours = tuple(p for p in problems if p.file == FUNCTIONS_FILE and not p.warning)
     config_ours = tuple(
@@ -246,7 +261,9 @@ def _load_partially(directory: Path, problems: tuple[Problem, ...]) -> _Loaded:
     catalogue = _read_model(directory, FUNCTIONS_FILE, FunctionsFile)
     config = _read_model(directory, CONFIG_FILE, ConfigFile)
     _, skills, _ = load_workspace(directory)
+    whitelist = _read_model(directory, WHITELIST_FILE, WhitelistFile)
     return _Loaded(
+        never=None if whitelist is None else _never_of(whitelist),
         catalogue=catalogue if not ours else None,
         limits=config.functions if config is not None else FunctionLimits(),
         skills=tuple(skill_texts(skills)),

@@ -21,11 +21,12 @@ from bridge.console.security import Refused
 from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
 from bridge.control.functions_file import FunctionSpec
-from bridge.functions.dry_run import dry_run
+from bridge.functions.dry_run import dry_run, verdict
 from bridge.functions.engine import SandboxError
 from bridge.functions.host import PLAYER_REF
 from bridge.functions.review import function_references, skill_texts
 from bridge.functions.review_state import review_diff
+from bridge.policy.whitelist import compile_whitelist
 from bridge.store.audit_pages import AuditFilter
 
 # Classes, never inline styles (the CSP allows none); the stylesheet is /static/source.css.
@@ -135,6 +136,7 @@ def run_dry(state: ConsoleState, request: Request, session: Session, form: Any) 
                 player,
                 approve=approve,  # type: ignore[arg-type]  # checked above
                 known_tools=tools,
+                never=compile_whitelist(plane.whitelist_file).never,
             )
         )
     except SandboxError as exc:
@@ -143,6 +145,7 @@ def run_dry(state: ConsoleState, request: Request, session: Session, form: Any) 
         (
             record,
             "-" if record.input is None else json.dumps(record.input, ensure_ascii=False),
+            verdict(record, approve),  # type: ignore[arg-type]  # checked above
         )
         for record in outcome.operations
     ]

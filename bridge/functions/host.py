@@ -11,6 +11,7 @@ that as a catchable error with the same code. Outcomes are returned as data, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -157,6 +158,9 @@ class DryRunHost:
     approve: Literal["yes", "no", "timeout"] = "yes"
     tools: frozenset[str] | None = None
     recorded: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    check_dispatch: Callable[[DispatchInput, InvocationInfo], None] | None = None
+    """Raises the `OperationRefused` a live run would meet before dispatching (the never list,
+    `bridge.functions.dispatch_check`); None judges nothing."""
 
     def is_registered_tool(self, name: str) -> bool:
         return self.tools is None or name in self.tools
@@ -177,6 +181,8 @@ class DryRunHost:
         self, request: DispatchInput, invocation: InvocationInfo
     ) -> DispatchOutcome:
         self.recorded.append(("command.dispatch", request.model_dump()))
+        if self.check_dispatch is not None:
+            self.check_dispatch(request, invocation)
         return DispatchOutcome(
             dispatch_status="not_dispatched",
             execution_result="unknown",

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 from bridge.control.function_capabilities import FORBIDDEN_TOOL
 from bridge.control.messages_file import ApprovalMessages
 from bridge.control.never_categories import effective_categories
+from bridge.functions.dispatch_check import (
+    canonical_command,
+    refuse_never_listed,
+    wire_command,
+)
 from bridge.functions.host import (
     ApprovalAnswer,
     ApprovalInput,
@@ -53,9 +58,7 @@ from bridge.link.messages import (
     Text,
 )
 from bridge.policy.approvals import ApprovalBroker, ApprovalError, Subject
-from bridge.policy.invisible import describe, first_invisible
 from bridge.policy.never_list import NeverList
-from bridge.policy.whitelist import InvalidCommand, canonicalize
 from bridge.tools.command_judge import CommandJudge
 from bridge.tools.invoke import ToolInvoker
 from bridge.tools.plugin_access import APPROVALS, PluginAccess
@@ -64,9 +67,6 @@ from bridge.tools.results import ErrorCode as ToolCode
 from bridge.tools.results import ToolFailure
 
 log = logging.getLogger(__name__)
-
-MAX_COMMAND_CHARS = 256
-"""What the link's `command.dispatch` carries (docs/protocol.md)."""
 
 # Tool errors that mean the handler never ran: nothing was performed.
 _NOT_PERFORMED = frozenset(
@@ -148,19 +148,14 @@ class LiveFunctionHost:
         return await self._dispatch(request, invocation.function in self._never_opt_outs)
 
     async def _dispatch(self, request: DispatchInput, allow_never: bool) -> DispatchOutcome:
-        command = _wire_command(request.command)
+        command = wire_command(request.command)
         link = self._link()
-        try:
-            canonical = canonicalize(command)
-        except InvalidCommand as exc:
-            raise OperationRefused("invalid_input", f"the command {exc.reason}") from None
+        canonical = canonical_command(command)
         try:
             judgement = await self._judge.judge(link, canonical, tool="command.dispatch")
         except ToolFailure as exc:
             raise OperationRefused("link_down", exc.message) from exc
-        refusal = judgement.refusal(allow_never=allow_never)
-        if refusal is not None:
-            raise OperationRefused("never_listed", refusal)
+        refuse_never_listed(judgement, allow_never=allow_never)
         target: PlayerRef | None = None
         if request.executor == "player":
             assert request.player is not None  # DispatchInput guarantees it
@@ -286,24 +281,6 @@ class LiveFunctionHost:
 def _label(label: str) -> Text:
     # Owner text is inserted as a value, so it is never parsed as markup.
     return Text(template="<label>", values={"label": label})
-
-
-def _wire_command(command: str) -> str:
-    wire = command.removeprefix("/")
-    if not wire or wire.startswith("/"):
-        raise OperationRefused("invalid_input", "the command is empty after its leading '/'")
-    if len(wire) > MAX_COMMAND_CHARS:
-        raise OperationRefused(
-            "invalid_input", f"the command is over {MAX_COMMAND_CHARS} characters"
-        )
-    if not wire.isprintable():
-        raise OperationRefused("invalid_input", "the command has line breaks or control characters")
-    hidden = first_invisible(wire)
-    if hidden is not None:
-        raise OperationRefused(
-            "invalid_input", f"the command contains the invisible character {describe(hidden)}"
-        )
-    return wire
 
 
 def _refusal(exc: LinkRequestError, what: str) -> OperationRefused:
