@@ -78,10 +78,10 @@ async def dry_run(
 
 def verdict(record: OperationRecord, approve: Approve) -> str:
     """What a live run would do at this operation, in the words the dry-run reports show."""
-    if record.status == "refused":
-        if record.error_code == "never_listed":
-            return f"refused: never ({record.message})"
-        return f"refused: {record.error_code} ({record.message})"
+    if record.error_code == "never_listed":
+        return f"refused: never ({record.message})"
+    if record.error_code is not None:
+        return f"{record.status}: {record.error_code} ({record.message})"
     if record.action == "approval.request":
         return f"would ask confirmation (answered {approve!r} in this dry run)"
     if record.action == "command.dispatch":
