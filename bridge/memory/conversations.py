@@ -4,8 +4,9 @@ An entry is the turn's visible text (what the players asked, what the assistant 
 tool calls, no tool results, no reasoning), as the archive holds it (redacted), cut to
 `MAX_MEMORY_CHARS`. Its owner is the player of the turn's private lane, or nobody for a public
 turn: a search finds the asker's own private conversations and the public ones, never another
-player's private lane (the same owner filter as every memory). The archive is never trimmed,
-and neither are these entries; ``/mineclaw memory`` does not list them.
+player's private lane (the same owner filter as every memory). A public turn that took a
+personal tool result was its asker's alone and is not indexed. A player's entries go with
+``/mineclaw memory forget all``, one by its id, and a conversation's with ``/ai delete``.
 
 `IndexedArchive` stands in for the archive in a lane's turn engine: the turn is archived first
 (that must succeed), then indexed; an index that fails costs the turn its entry, never the turn.
@@ -47,9 +48,24 @@ def conversation_text(turn: ArchivedTurn) -> str:
     return joined[:MAX_MEMORY_CHARS]
 
 
-def conversation_entry(turn: ArchivedTurn, owner_uuid: str | None) -> Memory | None:
-    """The index entry of ``turn`` (None: nothing visible to index). ``owner_uuid``: the
-    private lane's player, None for a public turn."""
+def holds_personal_result(turn: ArchivedTurn) -> bool:
+    """Whether the turn took a personal tool result (its items as archived)."""
+    return any(
+        isinstance(item, dict) and item.get("kind") == "tool_result" and item.get("personal")
+        for item in turn.items
+    )
+
+
+def conversation_entry(
+    turn: ArchivedTurn, owner_uuid: str | None, *, lane_id: str | None = None
+) -> Memory | None:
+    """The index entry of ``turn`` (None: nothing to index). ``owner_uuid``: the private
+    lane's player, None for a public turn; a public turn that took a personal result was its
+    asker's alone (answered to them only) and is not indexed for everyone. ``lane_id``: the
+    entry's origin (a private conversation's entries are forgotten with it); the session's id
+    when not given."""
+    if owner_uuid is None and holds_personal_result(turn):
+        return None
     text = conversation_text(turn)
     if not text:
         return None
@@ -61,7 +77,7 @@ def conversation_entry(turn: ArchivedTurn, owner_uuid: str | None) -> Memory | N
         text=text,
         source="archive",
         created_at=turn.ended_at,
-        origin=turn.session_id,
+        origin=lane_id or turn.session_id,
     )
 
 
@@ -74,19 +90,22 @@ class IndexedArchive:
         store: MemoryStore,
         owner_uuid: str | None,
         *,
+        lane_id: str | None = None,
         enabled: Callable[[], bool] = lambda: True,
     ) -> None:
-        """``enabled``: ``memory.enabled`` in force (off: turns are archived, not indexed)."""
+        """``enabled``: ``memory.enabled`` in force (off: turns are archived, not indexed);
+        ``lane_id``: the lane's id, each entry's origin."""
         self._archive = archive
         self._store = store
         self._owner_uuid = owner_uuid
+        self._lane_id = lane_id
         self._enabled = enabled
 
     def append(self, turn: ArchivedTurn) -> None:
         self._archive.append(turn)
         if not self._enabled():
             return
-        entry = conversation_entry(turn, self._owner_uuid)
+        entry = conversation_entry(turn, self._owner_uuid, lane_id=self._lane_id)
         if entry is None:
             return
         try:

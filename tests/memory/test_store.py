@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 from bridge.errors import StoreError
+from bridge.memory.conversations import IndexedArchive
 from bridge.memory.records import SERVER_OWNER, Memory, Scope, new_memory_id
 from bridge.memory.store import MemoryStore
+from bridge.store.archive import ArchivedTurn
 from tests.storage_backends import Backend
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -283,3 +285,42 @@ def test_a_player_forgets_one_conversation_entry_or_one_conversation(
     assert store.forget_conversation(STEVE, "ai-2") == 2
     assert store.conversations(STEVE) == []
     assert index_holds(backend, "wombat") == 1  # Alex's
+
+
+def archived(*items: dict[str, object]) -> ArchivedTurn:
+    return ArchivedTurn(
+        turn_id="t-" + new_memory_id(),
+        session_id="s-1",
+        player="Steve",
+        started_at=NOW,
+        ended_at=NOW,
+        model_ref="local/m",
+        control_version="cp-1",
+        items=tuple(items),
+    )
+
+
+ASKED = {"kind": "player", "player": "Steve", "text": "where am I? my locker is 4711"}
+SNAPSHOT = {"kind": "tool_result", "call_id": "c1", "output": "{}", "personal": True}
+ANSWERED = {"kind": "assistant_text", "text": "at 120 64 -35"}
+
+
+def test_a_public_turn_that_took_a_personal_result_is_not_indexed_for_everyone(
+    backend: Backend, store: MemoryStore
+) -> None:
+    public = IndexedArchive(MemoryArchiveStub(), store, None, lane_id="public")
+    public.append(archived(ASKED, SNAPSHOT, ANSWERED))
+    public.append(archived({"kind": "player", "player": "Steve", "text": "hi all"}, ANSWERED))
+    private = IndexedArchive(MemoryArchiveStub(), store, STEVE, lane_id="ai-2")
+    private.append(archived(ASKED, SNAPSHOT, ANSWERED))
+    assert index_holds(backend, "4711") == 1  # Steve's own private entry only
+    found = store.search("locker 4711", asker_uuid=ALEX, limit=5, scopes=("conversation",))
+    assert found == []
+    [entry] = store.conversations(STEVE)
+    assert entry.origin == "ai-2"
+    assert store.forget_conversation(STEVE, "ai-2") == 1
+
+
+class MemoryArchiveStub:
+    def append(self, turn: ArchivedTurn) -> None:
+        pass
