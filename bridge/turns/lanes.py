@@ -98,12 +98,12 @@ class Lanes:
         self._private: OrderedDict[str, Lane] = OrderedDict()  # by player UUID, oldest use first
         self._by_id: dict[str, Lane] = {public.lane_id: public}
 
-    def private(self, player: PlayerRef) -> Lane:
-        """The player's private lane (of their active conversation), made on first use. A lane
-        kept for a conversation that is no longer the active one is let go while idle (the
-        player switched, maybe on another server of the network); a busy one is kept until its
-        turn ends."""
-        lane_id = self._lane_id_of(player.uuid)
+    def private(self, player: PlayerRef, lane_id: str | None = None) -> Lane:
+        """The player's private lane (of their active conversation, or of the conversation
+        ``lane_id`` names: a retry answers in the conversation that failed), made on first use.
+        A lane kept for another conversation is let go while idle (the player switched, maybe
+        on another server of the network); a busy one is kept until its turn ends."""
+        lane_id = lane_id or self._lane_id_of(player.uuid)
         lane = self._private.get(player.uuid)
         if lane is not None and (lane.lane_id == lane_id or not self.forget_private(player.uuid)):
             self._private.move_to_end(player.uuid)

@@ -156,3 +156,14 @@ def test_idle_private_lanes_past_the_bound_are_forgotten_oldest_first_unless_pin
     assert lanes.find_private(players[1].uuid) is None
     assert lanes.private_count == 2
     assert [lane.lane_id for lane in lanes][0] == PUBLIC_LANE
+
+
+def test_a_named_conversation_gets_its_own_lane_and_the_active_one_comes_back() -> None:
+    # A retry answers in the conversation that failed, not the one active now.
+    shared = Shared()
+    active = {STEVE.uuid: "ai-steve.2"}
+    lanes = shared.lanes(lane_id_of=lambda uuid: active[uuid])
+    assert lanes.private(STEVE).lane_id == "ai-steve.2"
+    failed = lanes.private(STEVE, "ai-steve.1")
+    assert failed.lane_id == "ai-steve.1" and lanes.get("ai-steve.1") is failed
+    assert lanes.private(STEVE).lane_id == "ai-steve.2"
