@@ -146,6 +146,8 @@ _declare("memory.empty", "player name who", "who")
 _declare("memory.forgotten", "player name count", "count")
 _declare("memory.not_found", "player name id", "id")
 _declare("memory.consent", "player name text", "text")
+_declare("memory.shared", "player name id", "id")
+_declare("memory.unshared", "player name id", "id")
 _declare("loops.failing", "player name count tool")
 _declare("loops.repeating", "player name count tool")
 _declare("commands.model_entry", "player name model", "model")
@@ -462,7 +464,7 @@ class BudgetMessages(_Section):
 
 class MemoryMessages(_Section):
     """Memories: what ``remember`` kept (shown to the asker), the consent question for a
-    server memory from a private conversation, and the lines of ``/mineclaw memory``."""
+    server memory, and the lines of ``/mineclaw memory``."""
 
     section_name: ClassVar[str] = "memory"
     remembered: str = "<gray>Remembered: <white><text>"
@@ -471,6 +473,8 @@ class MemoryMessages(_Section):
     forgotten: str = "<gray>Forgot <count> memories."
     not_found: str = "<red>There is no memory <id> to forget."
     consent: str = "Keep this for everyone on the server? <text>"
+    shared: str = "<gray>Memory <id> is shared: your public questions may bring it up."
+    unshared: str = "<gray>Memory <id> is yours alone again: only your /ai questions bring it up."
 
 
 class HistoryMessages(_Section):
