@@ -55,7 +55,8 @@ async def test_history_books_show_each_conversation_to_whom_it_belongs(app: App)
     assert public.player == STEVE.uuid and public.title == "Mineclaw: history"
     text = page_text(public)
     assert "Steve</dark_aqua>: how do I tame a fox?" in text
-    assert "Mineclaw</dark_purple>: <green>Sweet berries</green>, matey." in text
+    # The answer's tags are escaped: shown as written, never a colour or a speaker.
+    assert "Mineclaw</dark_purple>: \\<green>Sweet berries\\</green>, matey." in text
     assert "house" not in text
     # The answer is model text (restricted MiniMessage), the question a plain value.
     assert any("Sweet berries" in (page.model or {}).get("m1", "") for page in public.pages)
