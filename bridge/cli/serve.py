@@ -18,9 +18,8 @@ import signal
 import ssl
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bridge.app.console.console_binding import start_console
 from bridge.app.network.network import Network
 from bridge.app.network.server_leases import ServerLeases, network_leases
 from bridge.app.serving.restart_settings import SERVING_FILE, write_serving_state
@@ -30,7 +29,6 @@ from bridge.cli.clock_file import budget_clock
 from bridge.cli.invocation import command_line
 from bridge.cli.output import refuse_folder
 from bridge.cli.storage_wait import StorageNotReady, open_waiting_for_storage
-from bridge.console.server import ConsoleError, ConsoleServer
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
@@ -42,6 +40,11 @@ from bridge.link.token_rotation import LinkToken, watch_token
 from bridge.metrics import MetricsEndpoint
 from bridge.metrics.endpoint import MetricsError
 from bridge.store.archive import DATA_DIR_NAME
+
+# The console's web stack (Starlette, Jinja2, uvicorn, Pygments) is imported only when
+# console.enabled says to serve it (tests/app/test_lazy_imports.py).
+if TYPE_CHECKING:
+    from bridge.console.server import ConsoleServer
 
 _MAX_OPEN_FILES = 1 << 20
 """The soft limit asked for when the hard limit is unlimited (Linux refuses infinity)."""
@@ -199,13 +202,18 @@ def run_serve(args: argparse.Namespace) -> int:
         except MetricsError as exc:
             asyncio.run(network.aclose())
             return _fail(f"config.yml: {exc}")
-    try:
-        console = start_console(network, config_dir)
-    except (ConsoleError, StoreError) as exc:
-        if endpoint is not None:
-            endpoint.close()
-        asyncio.run(network.aclose())
-        return _fail(f"config.yml: console: {exc}")
+    console: ConsoleServer | None = None
+    if plane.config.console.enabled:
+        from bridge.app.console.console_binding import start_console
+        from bridge.console.server import ConsoleError
+
+        try:
+            console = start_console(network, config_dir)
+        except (ConsoleError, StoreError) as exc:
+            if endpoint is not None:
+                endpoint.close()
+            asyncio.run(network.aclose())
+            return _fail(f"config.yml: console: {exc}")
     server = LinkServer(servers=network, settings=settings)
     audit = network.default.runtime.audit
 

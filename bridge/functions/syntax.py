@@ -13,10 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from py_mini_racer import JSEvalException, JSParseException, MiniRacer, init_mini_racer
-
-from bridge.functions.v8_engine import V8_FLAGS
-
 _MARKER = "mineclaw:compiled-not-run"
 # V8 reports "<anonymous>:LINE: SyntaxError: message", then the line and a caret under the fault.
 _HEADER = re.compile(r"<anonymous>:(\d+): (?:SyntaxError: )?(.*)")
@@ -33,6 +29,12 @@ class SourceSyntaxError:
 
 def check_syntax(source: str) -> SourceSyntaxError | None:
     """``None`` when ``source`` compiles as the runtime's script would; otherwise the error."""
+    # V8 loads here, in the short-lived checking child (syntax_child), never in the bridge,
+    # which imports this module only for SourceSyntaxError.
+    from py_mini_racer import JSEvalException, JSParseException, MiniRacer, init_mini_racer
+
+    from bridge.functions.v8_engine import V8_FLAGS
+
     init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
     racer = MiniRacer()
     try:

@@ -19,13 +19,18 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bridge.control.mcp_config import McpConfig, McpServerConfig
-from bridge.mcp.connection import ServerConnection, State
-from bridge.mcp.discovery import OfferedTool
-from bridge.mcp.tools import McpToolCalls, ProgressSink
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import ExtraTool
+
+# The SDK (tens of MB and a second of imports) is loaded by the modules below; a bridge with no
+# MCP server configured never imports them (tests/app/test_lazy_imports.py).
+if TYPE_CHECKING:
+    from bridge.mcp.connection import ServerConnection
+    from bridge.mcp.discovery import OfferedTool
+    from bridge.mcp.tools import ProgressSink
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +106,8 @@ class McpClients:
             if wanted.get(name) != connection.config or connection.workspace != workspace:
                 del self.connections[name]
                 self._close_later(connection)
+        if wanted:
+            from bridge.mcp.connection import ServerConnection
         for name, server in wanted.items():
             if name not in self.connections:
                 connection = ServerConnection(
@@ -128,6 +135,10 @@ class McpClients:
         """The offered tools of every running server, in configuration order; with
         ``require_review`` only those whose description and schema have a review."""
         found: list[ExtraTool] = []
+        if not self.connections:
+            return ()
+        from bridge.mcp.tools import McpToolCalls
+
         for connection in self.connections.values():
             calls = McpToolCalls(
                 connection, audit=self._audit, redact=self._redact, progress=self._progress
@@ -149,7 +160,11 @@ class McpClients:
 
     def status(self, *, require_review: bool = False) -> list[str]:
         """One line per configured server: its state, tools and, when not ready, why."""
-        lines = []
+        lines: list[str] = []
+        if not self.connections:
+            return lines
+        from bridge.mcp.connection import State
+
         for name, connection in self.connections.items():
             listing = connection.listing
             line = f"{name}: {connection.state.value}, {len(listing.offered)} tools"

@@ -1,0 +1,110 @@
+"""A bridge pays only for what is enabled: with everything optional off, serving imports none of
+the MCP SDK, the console's web stack, the web tools' extraction stack or V8 (each is tens of MB
+of resident memory and up to a second of start-up; bench/rss_bench.py measures it).
+
+Each check runs in a fresh interpreter: this test process has imported all of them already.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Top-level packages that only an enabled section may import.
+OPTIONAL = {
+    "mcp": "the MCP SDK (mcp:)",
+    "mcp_types": "the MCP SDK's types (mcp:)",
+    "httpx2": "the MCP HTTP transport's client (mcp:)",
+    "starlette": "the console (console:)",
+    "jinja2": "the console's templates (console:)",
+    "uvicorn": "the console's server (console:)",
+    "multipart": "the console's forms (console:)",
+    "trafilatura": "the web tools' extraction (web:)",
+    "lxml": "the web tools' HTML parsing (web:)",
+    "py_mini_racer": "V8, which runs in the Function workers and the syntax-check child only",
+}
+
+
+def loaded_after(script: str) -> list[str]:
+    """The OPTIONAL packages a fresh interpreter holds after running ``script``."""
+    probe = textwrap.dedent(script) + textwrap.dedent(
+        f"""
+        import json, sys
+        print(json.dumps(sorted(name for name in {sorted(OPTIONAL)!r} if name in sys.modules)))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def named(loaded: list[str]) -> list[str]:
+    return [f"{name}: {OPTIONAL[name]}" for name in loaded]
+
+
+def test_the_serve_command_imports_no_optional_stack() -> None:
+    assert named(loaded_after("import bridge.cli, bridge.cli.serve")) == []
+
+
+def test_a_bridge_serving_defaults_imports_no_optional_stack(tmp_path: Path) -> None:
+    # What serve does before it links: a new folder with its defaults, the token, the
+    # network of runtimes with every store open, then the start of its background parts.
+    script = f"""
+        import asyncio
+        from pathlib import Path
+        from bridge.app.network.network import Network
+        from bridge.control import init_config_dir
+        from bridge.link.auth import ensure_token_file
+        from bridge.link.token_rotation import LinkToken
+
+        folder = Path({str(tmp_path / "config")!r})
+        init_config_dir(folder)
+        token = LinkToken(ensure_token_file(folder))
+        network = Network.open(folder, default_token=token.current)
+
+        async def started() -> None:
+            await network.default.runtime.mcp.start()
+            await network.aclose()
+
+        asyncio.run(started())
+    """
+    assert named(loaded_after(script)) == []
+
+
+def test_an_mcp_server_in_the_configuration_loads_the_sdk(tmp_path: Path) -> None:
+    # The positive control: the same probe sees the SDK once a server is configured.
+    script = """
+        import asyncio
+        from pathlib import Path
+        from bridge.control.mcp_config import McpConfig
+        from bridge.mcp.clients import McpClients
+        from bridge.store.audit_sink import MemoryAudit
+
+        config = McpConfig.model_validate(
+            {"enabled": True, "servers": {"wiki": {"transport": "stdio", "command": "true"}}}
+        )
+
+        async def started() -> None:
+            clients = McpClients(audit=MemoryAudit(), redact=lambda text: text)
+            clients.apply(config, Path("."))
+            await clients.aclose()
+
+        asyncio.run(started())
+    """
+    assert "mcp" in loaded_after(script)
