@@ -28,10 +28,14 @@ def _amount(totals: Totals, limit: int | None) -> str:
     return shown
 
 
-def _line(who: str, line: UsageLine) -> str:
+def _line(who: str, line: UsageLine, *, enforced: bool = True) -> str:
+    """``enforced``: whether budgets are on; off, the limits in force bind nothing and are not
+    shown ("today 38695 of 20000" read as a budget overrun that refused nothing)."""
+    day = line.limits.day_tokens if enforced else None
+    month = line.limits.month_tokens if enforced else None
     return (
-        f"{who}: today {_amount(line.usage.day, line.limits.day_tokens)}; "
-        f"this month {_amount(line.usage.month, line.limits.month_tokens)} tokens"
+        f"{who}: today {_amount(line.usage.day, day)}; "
+        f"this month {_amount(line.usage.month, month)} tokens"
     )
 
 
@@ -56,13 +60,21 @@ def usage_lines(
             return [f"{target} has not used the assistant"]
         uuid, name = found
         report = budgets.report(player_uuid=uuid, granted=None, config=config)
-        lines.append(_line(f"{name} (tier not known until they ask again)", report.player))
+        lines.append(
+            _line(
+                f"{name} (tier not known until they ask again)",
+                report.player,
+                enforced=config.enabled,
+            )
+        )
     else:
         uuid_or_none = asker_uuid
         report = budgets.report(player_uuid=uuid_or_none or "", granted=granted, config=config)
         if uuid_or_none is not None:
-            lines.append(_line(f"{asker_name} ({report.tier})", report.player))
-    lines.append(_line("server", report.server))
+            lines.append(
+                _line(f"{asker_name} ({report.tier})", report.player, enforced=config.enabled)
+            )
+    lines.append(_line("server", report.server, enforced=config.enabled))
     if ledger is not None:  # the server's own costs (inside its totals above)
         periods = periods_at(budgets.now(), config.zone())
         spent = ledger.by_purpose(SERVER, periods)
