@@ -131,3 +131,30 @@ async def test_a_listen_line_refused_for_budget_stays_public_but_is_not_carried(
         assert provider.requests == []
     finally:
         await app.runtime.aclose()
+
+
+async def test_an_over_budget_listen_line_said_during_a_turn_is_not_carried(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    # The busy gate refused first and overheard the line before the budget was looked at, so
+    # the next asker's turn carried (and paid for) the words of a player over their budget.
+    config = tmp_path / "config"
+    write_config(config, provider.port, BUDGETS)
+    app = await open_app(config, provider)
+    try:
+        _spend_the_day(app, ALEX)
+        await app.command("listen", "on")
+        held = provider.held("Thinking ", "hard")
+        asked = await app.chat("@ai what should I build?", player=STEVE)
+        assert asked.decision == "accept"
+        await asyncio.wait_for(held.streaming.wait(), WAIT)
+        said = await app.chat("anyone want to trade?", player=ALEX, granted=MEMBER)
+        assert (said.decision, said.notice) == ("pass", None)
+        assert app.runtime.listen.overheard.lines == ()
+        # A player within budget is still carried.
+        await app.chat("nice base", player=STEVE)
+        assert [line.text for line in app.runtime.listen.overheard.lines] == ["nice base"]
+        held.release.set()
+        await app.turn_done()
+    finally:
+        await app.runtime.aclose()

@@ -36,6 +36,7 @@ from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError
 from bridge.link.handler import CURRENT_REQUEST_ID
 from bridge.link.messages import ChatRequest, ChatVerdict, Text
+from bridge.policy.budgets import BudgetRefusal
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
 from bridge.turns.gates import BUSY, CHAT_PERMISSION, NO_PERMISSION
@@ -175,21 +176,18 @@ class ChatPath:
                 # refuses stays ordinary public chat, without a notice (or a running turn would
                 # answer every line with "busy"). It is overheard by the next public turn,
                 # unless its player may not use the assistant at all.
-                if refusal.message_key != NO_PERMISSION:
-                    self._overhear(request, question)
-                    runtime.listen_decisions.gate_refused(request.player, question, refusal)
+                if refusal.message_key == NO_PERMISSION:
+                    return PASS
+                if self._budget_refusal(request, question) is not None:
+                    # Over budget: not carried either (the busy gate refused first, and the
+                    # line went into the next asker's turn, paid by them).
+                    runtime.listen_decisions.budget_refused(request.player, question)
+                    return PASS
+                self._overhear(request, question)
+                runtime.listen_decisions.gate_refused(request.player, question, refusal)
                 return PASS
             return _refuse(runtime.text(refusal.message_key, {**player, **refusal.values}))
-        try:
-            spent = runtime.budget_refusal(
-                request.player.uuid,
-                request.granted,
-                question,
-                player_name=request.player.name,
-            )
-        except MineclawError as exc:  # an unreadable ledger must not stop every turn
-            log.error("budget of %s not checked: %s", request.player.name, exc)
-            spent = None
+        spent = self._budget_refusal(request, question)
         if spent is not None:
             if implicit and keep:
                 # It stays public chat, but is not carried: an overheard line goes into the
@@ -199,6 +197,18 @@ class ChatPath:
             values = {**player, **spent.values()}
             return _refuse(runtime.text(spent.key(mid_turn=False), values))
         return None
+
+    def _budget_refusal(self, request: ChatRequest, question: str) -> BudgetRefusal | None:
+        try:
+            return self._runtime.budget_refusal(
+                request.player.uuid,
+                request.granted,
+                question,
+                player_name=request.player.name,
+            )
+        except MineclawError as exc:  # an unreadable ledger must not stop every turn
+            log.error("budget of %s not checked: %s", request.player.name, exc)
+            return None
 
     def _start(
         self, request: ChatRequest, question: str, *, implicit: bool, request_id: str | None
