@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bridge.link.messages import PlayerRef
@@ -118,17 +120,24 @@ async def test_usage_finds_a_renamed_player_by_the_former_and_the_new_name(
 async def test_a_listen_line_refused_for_budget_stays_public_but_is_not_carried(
     tmp_path: Path, provider: ScriptedProvider
 ) -> None:
+    async with _listening_over_budget(tmp_path, provider) as app:
+        said = await app.chat("anyone want to trade?", player=ALEX, granted=MEMBER)
+        assert (said.decision, said.notice) == ("pass", None)
+        # Carried, the line would enter the next turn's request, paid by whoever asks next.
+        assert app.runtime.listen.overheard.lines == ()
+        assert provider.requests == []
+
+
+@contextlib.asynccontextmanager
+async def _listening_over_budget(tmp_path: Path, provider: ScriptedProvider) -> AsyncIterator[App]:
+    """An app with budgets on, listen mode on, and Alex's day spent."""
     config = tmp_path / "config"
     write_config(config, provider.port, BUDGETS)
     app = await open_app(config, provider)
     try:
         _spend_the_day(app, ALEX)
         await app.command("listen", "on")
-        said = await app.chat("anyone want to trade?", player=ALEX, granted=MEMBER)
-        assert (said.decision, said.notice) == ("pass", None)
-        # Carried, the line would enter the next turn's request, paid by whoever asks next.
-        assert app.runtime.listen.overheard.lines == ()
-        assert provider.requests == []
+        yield app
     finally:
         await app.runtime.aclose()
 
@@ -138,12 +147,7 @@ async def test_an_over_budget_listen_line_said_during_a_turn_is_not_carried(
 ) -> None:
     # The busy gate refused first and overheard the line before the budget was looked at, so
     # the next asker's turn carried (and paid for) the words of a player over their budget.
-    config = tmp_path / "config"
-    write_config(config, provider.port, BUDGETS)
-    app = await open_app(config, provider)
-    try:
-        _spend_the_day(app, ALEX)
-        await app.command("listen", "on")
+    async with _listening_over_budget(tmp_path, provider) as app:
         held = provider.held("Thinking ", "hard")
         asked = await app.chat("@ai what should I build?", player=STEVE)
         assert asked.decision == "accept"
@@ -156,5 +160,3 @@ async def test_an_over_budget_listen_line_said_during_a_turn_is_not_carried(
         assert [line.text for line in app.runtime.listen.overheard.lines] == ["nice base"]
         held.release.set()
         await app.turn_done()
-    finally:
-        await app.runtime.aclose()
