@@ -102,7 +102,7 @@ async def plain(url: str) -> str:
     async with httpx.AsyncClient(trust_env=False) as client:
         response = await client.get(url)
         media = MediaType.parse(response.headers.get("content-type"))
-        text, _ = decode(response.content, media, text_kind(media))
+        text = decode(response.content, media, text_kind(media)).text
         extracted = await asyncio.to_thread(extract_html, text, url)
         return extracted.text
 

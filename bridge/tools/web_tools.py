@@ -3,13 +3,16 @@
 What comes back is tool output like any other (redacted by the invoker, cut to ``max_chars``),
 and it is marked as untrusted: the page text sits between two bridge-written markers carrying
 a random id the page cannot know, so a page cannot end the quote early and go on as if the
-bridge were speaking. Every fetch and search is one audit record (``web.fetch``,
-``web.search``: asker, URL, final URL, bytes, outcome) and one count in
-``mineclaw_web_requests``; a refusal names the shield's rule to the model and in the record.
+bridge were speaking; the page's title is the page's words too and sits inside the same quote.
+Every fetch and search, whatever its outcome (an unexpected error and a cancelled call
+included), is one audit record (``web.fetch``, ``web.search``: asker, URL, final URL, bytes,
+outcome) and one count in ``mineclaw_web_requests``; a refusal names the shield's rule to the
+model and in the record.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -80,20 +83,31 @@ class WebTools:
             self._fetched(context, url, trace, f"failed:{exc.kind}", "failed")
             code = ErrorCode.TIMEOUT if exc.kind == "timeout" else ErrorCode.UNAVAILABLE
             raise ToolFailure(code, str(exc)) from None
+        except asyncio.CancelledError:
+            self._fetched(context, url, trace, "cancelled", "failed")
+            raise
+        except Exception as exc:  # a bug, but never an unaudited fetch: recorded, then raised
+            self._fetched(context, url, trace, f"failed:internal:{type(exc).__name__}", "failed")
+            raise
         self._fetched(context, url, trace, "ok", "ok")
         marker = secrets.token_hex(6)
-        return {
+        titled = "" if page.title is None else f"Title: {page.title}\n\n"
+        found: dict[str, Any] = {
             "url": page.url,
             "final_url": page.final_url,
-            "title": page.title,
             "content_type": page.content_type,
+            "charset": page.charset,
+            "extractor": page.extractor,
             "truncated": page.truncated,
             "untrusted": UNTRUSTED_PAGE.format(id=marker),
             "text": (
-                f"[web page {marker} begins: {page.final_url}]\n{page.text}\n"
+                f"[web page {marker} begins: {page.final_url}]\n{titled}{page.text}\n"
                 f"[web page {marker} ends]"
             ),
         }
+        if page.note is not None:
+            found["note"] = page.note
+        return found
 
     async def web_search(self, arguments: dict[str, Any], context: CallContext) -> Any:
         assert self._search is not None
@@ -108,7 +122,14 @@ class WebTools:
             hits = await self._search.search(query, count)
         except SearchFailed as exc:
             self._searched(context, backend, query, 0, "failed")
-            raise ToolFailure(ErrorCode.UNAVAILABLE, str(exc)) from None
+            code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.UNAVAILABLE
+            raise ToolFailure(code, str(exc)) from None
+        except asyncio.CancelledError:
+            self._searched(context, backend, query, 0, "cancelled")
+            raise
+        except Exception as exc:
+            self._searched(context, backend, query, 0, f"failed:internal:{type(exc).__name__}")
+            raise
         self._searched(context, backend, query, len(hits), "ok")
         return {
             "query": query,

@@ -45,6 +45,11 @@ class FetchFailed(WebError):
 
 
 class SearchFailed(WebError):
-    """The search backend could not be asked or gave an answer that is not results."""
+    """The search backend could not be asked or gave an answer that is not results;
+    ``timed_out``: it did not answer within the search's deadline."""
 
     outcome = "failed"
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out

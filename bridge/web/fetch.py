@@ -4,7 +4,9 @@ Redirects are followed here, not by httpx, so each hop's URL is checked by the s
 its request (a redirect to ``http://169.254.169.254/`` is refused like a first URL), and each
 connection is checked again at connect time by the connector. The body is read as a stream and
 reading stops at ``max_bytes``: a huge or endless body costs at most that. Connect and total
-timeouts bound the time.
+timeouts bound the time: the total one is a deadline for everything, the body's reading into
+text included, which happens in an extraction worker process killed at that deadline
+(``bridge.web.extraction_pool``).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from bridge.web.connector import (
     direct_dialer,
     system_resolver,
 )
-from bridge.web.content import MediaType, decode, text_kind
+from bridge.web.content import MediaType, text_kind
 from bridge.web.errors import FetchFailed, FetchRefused, ShieldRefused
-from bridge.web.extract import extract_html
+from bridge.web.extraction_pool import ExtractionCut, ExtractionPool, Extractor, shared_pool
 from bridge.web.shield import Resolver, ShieldPolicy
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -63,6 +65,11 @@ class Page:
     truncated: bool
     bytes_read: int
     hops: tuple[str, ...]
+    extractor: Extractor = "none"
+    """``trafilatura``, ``plain`` (text from the HTML tree, when trafilatura was cut off) or
+    ``none`` (not HTML)."""
+    note: str | None = None
+    """Why the fallback extractor, or that the page's charset was not read as declared."""
 
 
 @dataclass(slots=True)
@@ -85,8 +92,11 @@ class WebFetcher:
         dialer: Dialer = direct_dialer,
         observer: ShieldObserver | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        extraction: ExtractionPool | None = None,
     ) -> None:
+        """``extraction``: the worker pool bodies are read in (the process's shared one)."""
         self.settings = settings
+        self._extraction = extraction
         self._resolver = resolver
         self._backend = ShieldedBackend(
             settings.policy,
@@ -104,15 +114,16 @@ class WebFetcher:
         settings = self.settings
         trace = trace if trace is not None else FetchTrace()
         limit = settings.max_chars if max_chars is None else min(max_chars, settings.max_chars)
+        deadline = asyncio.get_running_loop().time() + settings.total_timeout_s
         try:
-            async with asyncio.timeout(settings.total_timeout_s):
-                return await self._fetch(url, limit, trace)
+            async with asyncio.timeout_at(deadline):
+                return await self._fetch(url, limit, trace, deadline)
         except TimeoutError:
             raise FetchFailed(
                 "timeout", f"the fetch took longer than {settings.total_timeout_s:g} s"
             ) from None
 
-    async def _fetch(self, url: str, limit: int, trace: FetchTrace) -> Page:
+    async def _fetch(self, url: str, limit: int, trace: FetchTrace, deadline: float) -> Page:
         settings = self.settings
         transport = ShieldedTransport(
             self._backend, ssl_context=self._ssl_context, proxy=settings.proxy
@@ -153,7 +164,9 @@ class WebFetcher:
                                 )
                             current = urljoin(checked.url, location)
                             continue
-                        return await self._read(response, url, checked.url, hops, limit, trace)
+                        return await self._read(
+                            response, url, checked.url, hops, limit, trace, deadline
+                        )
                     finally:
                         await response.aclose()
                 except httpx.TimeoutException as exc:
@@ -171,6 +184,7 @@ class WebFetcher:
         hops: list[str],
         limit: int,
         trace: FetchTrace,
+        deadline: float,
     ) -> Page:
         if not 200 <= response.status_code < 300:
             reason = response.reason_phrase or "error"
@@ -193,24 +207,32 @@ class WebFetcher:
         if encoding not in ("", "identity"):
             raw, inflated_cut = _inflated(raw, encoding, self.settings.max_bytes)
             cut = cut or inflated_cut
-        text, charset = decode(raw, media, kind)
-        title: str | None = None
-        if kind == "html":
-            extracted = await asyncio.to_thread(extract_html, text, final_url)
-            title, text = extracted.title, extracted.text
-        if len(text) > limit:
-            text, cut = text[:limit], True
+        pool = self._extraction if self._extraction is not None else shared_pool()
+        try:
+            reading = await pool.read(
+                raw, kind=kind, media=media, url=final_url, limit=limit, deadline=deadline
+            )
+        except ExtractionCut as exc:
+            raise FetchFailed("timeout", f"{final_url}: {exc}") from None
+        notes = [reading.note] if reading.note else []
+        if reading.refused_charset is not None:
+            notes.append(
+                f"the page names its charset {reading.refused_charset!r}, which is not a text "
+                "encoding web_fetch reads: read as UTF-8, undecodable bytes replaced"
+            )
         return Page(
             url=url,
             final_url=final_url,
             status=response.status_code,
             content_type=media.essence,
-            charset=charset,
-            title=title,
-            text=text,
-            truncated=cut,
+            charset=reading.charset,
+            title=reading.title,
+            text=reading.text,
+            truncated=cut or reading.truncated,
             bytes_read=len(body),
             hops=tuple(hops),
+            extractor=reading.extractor,
+            note="; ".join(notes) or None,
         )
 
 

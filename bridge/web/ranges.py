@@ -38,8 +38,12 @@ class Refusal:
     address: str
     reason: str
 
-    def describe(self) -> str:
-        return f"{self.address} is {self.reason} (rule {self.rule})"
+    def describe(self, name: str) -> str:
+        """One sentence about ``name`` (the host asked for), naming the address only when it
+        is not the name itself; the rule is named once, by the refusal that carries this."""
+        if name == self.address:
+            return f"{name} is {self.reason}"
+        return f"{name} is at {self.address}, {self.reason}"
 
 
 def _v4(name: str, cidr: str, what: str) -> Rule:

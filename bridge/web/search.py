@@ -4,12 +4,15 @@ The owner picks one in ``config.yml`` (``web.search``) with its key from ``.env`
 controls only the query and how many results (capped); the backend's address is the owner's,
 so the search client is not behind the shield (a self-hosted SearXNG usually lives on a private
 address). It never takes a proxy from the environment, and the answer is read as a stream up
-to ``MAX_ANSWER_BYTES``. Every answer is checked by a pydantic model; a backend that answers
-something else is a ``SearchFailed``, not a crash.
+to ``MAX_ANSWER_BYTES``, all within one deadline (``timeout_s``, for the whole search: httpx's
+timeouts are per read, and a backend sending a byte now and then never trips one). Every
+answer is checked by a pydantic model; a backend that answers something else is a
+``SearchFailed``, not a crash.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -86,6 +89,18 @@ class WebSearch:
         wanted = max(1, min(count or settings.max_results, settings.max_results))
         request = self._request(query, wanted)
         try:
+            async with asyncio.timeout(settings.timeout_s):
+                body = await self._answer(request)
+        except TimeoutError:
+            raise SearchFailed(
+                f"the {settings.backend} backend did not answer within {settings.timeout_s:g} s",
+                timed_out=True,
+            ) from None
+        return self._hits(body)[:wanted]
+
+    async def _answer(self, request: httpx.Request) -> bytes:
+        settings = self.settings
+        try:
             async with httpx.AsyncClient(
                 transport=self._transport, trust_env=False, timeout=settings.timeout_s
             ) as client:
@@ -103,11 +118,16 @@ class WebSearch:
                             raise SearchFailed(
                                 f"the {settings.backend} answer is over {MAX_ANSWER_BYTES} bytes"
                             )
+        except httpx.TimeoutException:
+            raise SearchFailed(
+                f"the {settings.backend} backend did not answer within {settings.timeout_s:g} s",
+                timed_out=True,
+            ) from None
         except httpx.HTTPError as exc:
             raise SearchFailed(
                 f"the {settings.backend} backend could not be asked: {exc}"
             ) from None
-        return self._hits(bytes(body))[:wanted]
+        return bytes(body)
 
     def _request(self, query: str, count: int) -> httpx.Request:
         settings = self.settings
@@ -150,6 +170,7 @@ class WebSearch:
 def _plain(fragment: str) -> str:
     """A snippet's text: Brave and SearXNG mark matches with tags (``<strong>``); lxml reads
     the fragment so no markup reaches the model."""
+    fragment = fragment[: MAX_SNIPPET_CHARS * 8]  # cut before parsing: the snippet is cut anyway
     if "<" not in fragment and "&" not in fragment:
         return " ".join(fragment.split())
     from lxml import html

@@ -104,7 +104,7 @@ class ShieldPolicy:
             return
         found = refusal(address)
         if found is not None:
-            raise ShieldRefused(found.rule, f"{name} is {found.describe()}")
+            raise ShieldRefused(found.rule, found.describe(name))
 
     async def admit(self, host: str, port: int, resolver: Resolver) -> list[IPAddress]:
         """The addresses the connector may connect to for ``host``: from one lookup (none

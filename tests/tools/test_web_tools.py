@@ -72,11 +72,16 @@ async def test_a_fetched_page_is_quoted_as_untrusted_redacted_and_audited() -> N
         )
     assert outcome.ok, outcome
     result: dict[str, Any] = outcome.result
-    assert result["title"] == "Furnace" and result["final_url"] == "http://wiki.example/Furnace"
+    assert result["final_url"] == "http://wiki.example/Furnace"
+    assert result["extractor"] == "trafilatura" and "note" not in result
     marker = re.search(r"with id ([0-9a-f]{12})", result["untrusted"])
     assert marker is not None
     text = result["text"]
-    assert text.startswith(f"[web page {marker.group(1)} begins: http://wiki.example/Furnace]")
+    # The title is the page's words: quoted inside the markers with the body, nowhere else.
+    assert "title" not in result
+    assert text.startswith(
+        f"[web page {marker.group(1)} begins: http://wiki.example/Furnace]\nTitle: Furnace\n"
+    )
     assert text.endswith(f"[web page {marker.group(1)} ends]")
     assert marker.group(1) != "000000000000"  # the page's fake end marker is not the bridge's
     assert "smelts ores" in text and SECRET not in text and "[redacted" in text

@@ -18,6 +18,8 @@ class Route:
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html"})
     body: bytes = b""
     forever: bool = False
+    drip_s: float | None = None
+    """Send the head, then one byte of the body every ``drip_s`` seconds, without end."""
 
 
 @dataclass
@@ -32,6 +34,7 @@ class LoopbackSite:
         self.routes: dict[str, Route] = {}
         self.seen: list[Seen] = []
         self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
         self.port = 0
 
     async def __aenter__(self) -> LoopbackSite:
@@ -42,6 +45,9 @@ class LoopbackSite:
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
         self._server.close()
+        for task in list(self._handlers):  # a dripping answer never ends by itself
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
         await self._server.wait_closed()
 
     def page(self, path: str, html: str | bytes, content_type: str = "text/html") -> None:
@@ -52,6 +58,10 @@ class LoopbackSite:
         self.routes[path] = Route(status=status, headers={"Location": location})
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -65,9 +75,13 @@ class LoopbackSite:
                 self.seen.append(Seen(target, headers.get("host", ""), headers))
                 route = self.routes.get(target, Route(status=404, body=b"not here"))
                 await self._answer(writer, route)
-                if route.forever:
+                if route.forever or route.drip_s is not None:
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            # Only the exit cancels a handler; ending normally keeps asyncio's stream callback
+            # (which reads the task's result) from logging the cancellation as an error.
             pass
         finally:
             writer.close()
@@ -75,6 +89,13 @@ class LoopbackSite:
     async def _answer(self, writer: asyncio.StreamWriter, route: Route) -> None:
         head = [f"HTTP/1.1 {route.status} X"]
         head += [f"{name}: {value}" for name, value in route.headers.items()]
+        if route.drip_s is not None:  # a slowloris answer: never a whole body, never silent
+            head.append("Content-Length: 1000000")
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+            while True:
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(route.drip_s)
         if route.forever:
             head.append("Transfer-Encoding: chunked")
             writer.write(("\r\n".join(head) + "\r\n\r\n").encode())

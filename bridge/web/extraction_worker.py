@@ -1,0 +1,127 @@
+"""The extraction worker: a child process that turns a fetched body into text.
+
+Everything a stranger's page is parsed with runs here, never in the bridge: the charset guess,
+lxml's parser and trafilatura. ``bridge.web.extraction_pool`` keeps a few of these processes
+warm and kills one at the fetch's deadline; this side adds what the process can enforce on
+itself: a lower scheduling priority (``nice``), an address-space limit (``RLIMIT_AS``) and,
+per page, a CPU-time limit (``RLIMIT_CPU``, raised from the CPU time already used), so even a
+worker its parent forgot is ended.
+
+The wire is frames on stdin and stdout: a 4-byte big-endian length and that many bytes. A job
+is two frames (a JSON header, then the raw body); the answer is one frame of JSON per stage.
+For HTML the first stage is the linear plain-text fallback (``bridge.web.extract.plain_text``),
+the second trafilatura's text: when the parent cuts the second off it already holds the first.
+Any other text is decoded only (one ``done`` frame). Run as ``python -m
+bridge.web.extraction_worker MEMORY_BYTES``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import resource
+import struct
+import sys
+from typing import IO, Any
+
+FRAME = struct.Struct(">I")
+MAX_JOB_BYTES = 32_000_000
+"""The largest frame a worker reads: a body is at most ``web.max_bytes`` (20 MB)."""
+NICENESS = 10
+"""Below the bridge: a page being parsed never takes the CPU from a player's turn."""
+
+
+def read_frame(stream: IO[bytes], limit: int) -> bytes | None:
+    """One frame, or None at the end of the stream; ``EOFError`` for a cut or oversized one."""
+    head = stream.read(FRAME.size)
+    if not head:
+        return None
+    if len(head) < FRAME.size:
+        raise EOFError("the stream ended inside a frame's length")
+    (size,) = FRAME.unpack(head)
+    if size > limit:
+        raise EOFError(f"a frame of {size} bytes is over {limit}")
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the stream ended inside a frame")
+    return data
+
+
+def write_frame(stream: IO[bytes], data: bytes) -> None:
+    stream.write(FRAME.pack(len(data)) + data)
+    stream.flush()
+
+
+def _cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cap(text: str, limit: int) -> tuple[str, bool]:
+    return (text[:limit], True) if len(text) > limit else (text, False)
+
+
+def serve(job: dict[str, Any], body: bytes, send: Any) -> None:
+    """Answer one job through ``send`` (a frame's JSON as a dict)."""
+    from bridge.web.content import MediaType, decode
+    from bridge.web.extract import extract_html, plain_text
+
+    limit = int(job["limit"])
+    media = MediaType(str(job["essence"]), job.get("charset"))
+    decoded = decode(body, media, job["kind"])
+    said = {"charset": decoded.charset, "refused": decoded.refused}
+    if job["kind"] != "html":
+        text, cut = _cap(decoded.text, limit)
+        send({"stage": "done", "title": None, "text": text, "cut": cut, **said})
+        return
+    fallback = plain_text(decoded.text)
+    text, cut = _cap(fallback.text, limit)
+    send({"stage": "fallback", "title": fallback.title, "text": text, "cut": cut, **said})
+    main = extract_html(decoded.text, str(job["url"]))
+    text, cut = _cap(main.text, limit)
+    send({"stage": "main", "title": main.title, "text": text, "cut": cut, **said})
+
+
+def main(argv: list[str]) -> int:
+    memory = int(argv[1])
+    # Frames go to a copy of stdout; whatever a library prints goes to stderr instead.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    source = sys.stdin.buffer
+    os.nice(NICENESS)
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    logging.disable(logging.CRITICAL)  # trafilatura logs what it thinks of each page
+    # Warm: the imports are done once, before the first job waits for them.
+    import charset_normalizer  # noqa: F401
+    import trafilatura  # noqa: F401
+    from trafilatura.metadata import extract_metadata  # noqa: F401
+
+    def send(frame: dict[str, Any]) -> None:
+        write_frame(out, json.dumps(frame, ensure_ascii=False).encode("utf-8", "replace"))
+
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    while True:
+        header = read_frame(source, 65_536)
+        if header is None:
+            return 0  # the bridge closed the pipe, or died
+        body = read_frame(source, MAX_JOB_BYTES)
+        if body is None:
+            return 0
+        job = json.loads(header)
+        # Only this page's seconds from now on: past them the kernel ends the process.
+        soft = int(_cpu_used()) + max(1, int(job["cpu_s"])) + 1
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        try:
+            serve(job, body, send)
+        except MemoryError:
+            send({"stage": "failed", "why": "memory"})
+            return 3  # a process that ran out of memory is not trusted with the next page
+        except Exception as exc:  # a parser's error on a hostile page: said, and the next job
+            send({"stage": "failed", "why": type(exc).__name__})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,172 @@
+"""Pages written to stall or crash the reader, from a real HTTP server on loopback: a table
+trafilatura needs minutes for, charsets that are Python codecs but no text encodings, a title
+that would speak outside the quote, a search backend that drips; every outcome audited."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from bridge.redaction import Redactor
+from bridge.store.audit_sink import MemoryAudit
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.registry import CallContext, ToolRegistry
+from bridge.tools.web_tools import WebTools
+from bridge.web.errors import SearchFailed, ShieldRefused
+from bridge.web.extraction_pool import ExtractionPool
+from bridge.web.fetch import FetchSettings, WebFetcher
+from bridge.web.search import SearchSettings, WebSearch
+from tests.tools.test_web_tools import DEFAULT_TOOLS
+from tests.web.network import ScriptedNetwork, wiki
+from tests.web.site import LoopbackSite, Route
+
+CONTEXT = CallContext(turn_id="t1", call_id="c1", player_uuid="u-1", player_name="Alex")
+HANG_GUARD_S = 60.0
+"""Bounds a wait that never ends on the code before the fix; never a measured threshold."""
+NORMAL = (
+    "<html><head><title>Furnace</title></head><body><article><h1>Furnace</h1><p>A furnace "
+    "smelts ores and cooks food using fuel such as coal or charcoal, one item at a time, and "
+    "it is one of the first blocks a player makes.</p></article></body></html>"
+)
+
+
+def one_row_table(size: int) -> str:
+    """The shape trafilatura is worse than linear on: one table row of ``size`` bytes."""
+    cells = "<td>cell</td>" * (size // 13)
+    head = "<html><head><title>Table</title></head><body>"
+    return f"{head}<table><tr>{cells}</tr></table></body></html>"
+
+
+def fetcher(network: ScriptedNetwork, pool: ExtractionPool, **settings: Any) -> WebFetcher:
+    return WebFetcher(
+        FetchSettings(**settings), resolver=network.resolve, dialer=network.dial, extraction=pool
+    )
+
+
+def invoker(tools: WebTools, audit: MemoryAudit) -> ToolInvoker:
+    registry = ToolRegistry.from_tools_file(DEFAULT_TOOLS, tools.handlers())
+    return ToolInvoker(
+        registry.for_player(frozenset()),
+        cooldowns=Cooldowns(cooldown_ms=0),
+        redactor=Redactor(),
+        audit=audit,
+    )
+
+
+@pytest.fixture
+async def pool() -> Any:
+    own = ExtractionPool(workers=1)
+    yield own
+    own.close()
+
+
+async def test_a_one_row_table_of_a_megabyte_ends_at_the_deadline_with_plain_text(
+    pool: ExtractionPool,
+) -> None:
+    async with LoopbackSite() as site:
+        site.page("/table", one_row_table(1_000_000))
+        site.page("/furnace", NORMAL)
+        network = wiki(site.port)
+        web = fetcher(network, pool, total_timeout_s=5.0)
+        async with asyncio.timeout(HANG_GUARD_S):
+            page = await web.fetch("http://wiki.example/table")
+        # trafilatura was cut off at the deadline; the linear fallback's text came back.
+        assert page.extractor == "plain"
+        assert page.note is not None and "cut off at the fetch's deadline" in page.note
+        assert page.title == "Table" and page.text.startswith("cell cell cell")
+        # Its worker was killed, not left running: a fresh one reads the next page.
+        assert pool.spawned == 2
+        normal = await web.fetch("http://wiki.example/furnace")
+    assert normal.extractor == "trafilatura" and "smelts ores" in normal.text
+    assert pool.spawned == 2
+
+
+@pytest.mark.parametrize("codec", ["hex", "rot13", "base64", "zlib", "idna", "utf-7", "nonsense"])
+@pytest.mark.parametrize("where", ["header", "meta"])
+async def test_a_charset_that_is_no_text_encoding_is_read_as_utf8_and_said(
+    codec: str, where: str
+) -> None:
+    body = f'<html><head><meta charset="{codec}"><title>Größe</title></head><body><article>'
+    body += "<p>Ein Ofen schmilzt Erze und kocht Essen mit Kohle, ein Stück nach dem anderen, "
+    body += "und ist einer der ersten Blöcke, die ein Spieler baut.</p></article></body></html>"
+    content_type = f"text/html; charset={codec}" if where == "header" else "text/html"
+    audit = MemoryAudit()
+    async with LoopbackSite() as site:
+        site.page("/ofen", body.encode(), content_type)
+        network = wiki(site.port)
+        tools = WebTools(
+            WebFetcher(FetchSettings(), resolver=network.resolve, dialer=network.dial),
+            None,
+            audit=audit,
+            redactor=Redactor(),
+        )
+        outcome = await invoker(tools, audit).invoke(
+            "web_fetch", {"url": "http://wiki.example/ofen"}, CONTEXT
+        )
+    assert outcome.ok, outcome
+    assert outcome.result["charset"] == "utf-8"
+    assert f"charset '{codec}'" in outcome.result["note"]
+    assert "Größe" in outcome.result["text"] and "schmilzt Erze" in outcome.result["text"]
+    [(_, fields)] = [e for e in audit.events if e[0] == "web.fetch"]
+    assert fields["outcome"] == "ok"
+
+
+async def test_a_refusal_says_the_address_once() -> None:
+    with pytest.raises(ShieldRefused) as refused:
+        await WebFetcher(FetchSettings()).fetch("http://127.0.0.1/")
+    assert str(refused.value) == (
+        "refused by the web shield (rule loopback): 127.0.0.1 is loopback (RFC 1122)"
+    )
+    network = ScriptedNetwork()
+    network.name("intranet.example", ["10.1.2.3"])
+    with pytest.raises(ShieldRefused) as named:
+        await WebFetcher(FetchSettings(), resolver=network.resolve).fetch(
+            "http://intranet.example/"
+        )
+    assert str(named.value).count("10.1.2.3") == 1 and "intranet.example" in str(named.value)
+
+
+async def test_a_search_backend_dripping_a_byte_every_two_seconds_is_cut_at_the_deadline() -> None:
+    audit = MemoryAudit()
+    async with LoopbackSite() as site:
+        site.routes["/search?q=furnace&format=json"] = Route(
+            headers={"Content-Type": "application/json"}, drip_s=2.0
+        )
+        search = WebSearch(SearchSettings("searxng", f"http://127.0.0.1:{site.port}", timeout_s=3))
+        with pytest.raises(SearchFailed) as failed:
+            async with asyncio.timeout(HANG_GUARD_S):
+                await search.search("furnace")
+        assert failed.value.timed_out and "within 3 s" in str(failed.value)
+        tools = WebTools(WebFetcher(FetchSettings()), search, audit=audit, redactor=Redactor())
+        async with asyncio.timeout(HANG_GUARD_S):
+            outcome = await invoker(tools, audit).invoke(
+                "web_search", {"query": "furnace"}, CONTEXT
+            )
+    assert outcome.error_code == "timeout"
+    [(_, fields)] = [e for e in audit.events if e[0] == "web.search"]
+    assert fields["outcome"] == "failed"
+
+
+async def test_a_fetch_cancelled_or_failing_unexpectedly_is_still_audited() -> None:
+    audit = MemoryAudit()
+    closed = ExtractionPool(workers=1)
+    closed.close()
+    async with LoopbackSite() as site:
+        site.page("/furnace", NORMAL)
+        site.routes["/drip"] = Route(drip_s=2.0)
+        network = wiki(site.port)
+        tools = WebTools(fetcher(network, closed), None, audit=audit, redactor=Redactor())
+        with pytest.raises(RuntimeError):
+            await tools.web_fetch({"url": "http://wiki.example/furnace"}, CONTEXT)
+        dripping = asyncio.create_task(
+            tools.web_fetch({"url": "http://wiki.example/drip"}, CONTEXT)
+        )
+        while len(site.seen) < 2:  # the drip server has the request: the fetch is reading
+            await asyncio.sleep(0.01)
+        dripping.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await dripping
+    outcomes = [fields["outcome"] for kind, fields in audit.events if kind == "web.fetch"]
+    assert outcomes == ["failed:internal:RuntimeError", "cancelled"]
