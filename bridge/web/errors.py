@@ -35,7 +35,8 @@ class FetchRefused(WebError):
 
 
 class FetchFailed(WebError):
-    """The fetch could not complete: ``kind`` is ``timeout`` or ``network``."""
+    """The fetch could not complete: ``kind`` is ``timeout``, ``network`` or ``extraction``
+    (the worker that reads pages failed before it had any text)."""
 
     outcome = "failed"
 

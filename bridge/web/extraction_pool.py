@@ -53,6 +53,11 @@ class ExtractionCut(Exception):
     before even the fallback was ready."""
 
 
+class ExtractionFailed(Exception):
+    """The worker ended before it had any text, and not because the deadline cut it (it could
+    not start: a broken install; or a limit ended it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """A body as text. ``extractor``: ``trafilatura`` (main), ``plain`` (the fallback: text
@@ -187,6 +192,11 @@ class ExtractionPool:
             call.cut()
             raise
 
+    def worker_pids(self) -> list[int]:
+        """The worker processes alive now (the bench reads their memory)."""
+        with self._lock:
+            return [process.pid for process in self._processes]
+
     def close(self) -> None:
         """Stop the threads and kill every worker (the bridge is ending)."""
         with self._lock:
@@ -283,11 +293,15 @@ class ExtractionPool:
         except (OSError, EOFError, ValueError, ValidationError) as exc:
             if call.was_cut:
                 note = "trafilatura was cut off at the fetch's deadline; plain text of the page"
-            else:
-                log.warning("web extraction worker failed: %s", exc)
-                note = "trafilatura's worker ended (memory or CPU limit); plain text of the page"
+                if fallback is None:
+                    return ExtractionCut("the page could not be read before the deadline"), False
+                return _reading(fallback, "plain", note), False
+            ended = process.poll()
+            log.error("web extraction worker failed (exit status %s): %s", ended, exc)
             if fallback is None:
-                return ExtractionCut("the page could not be read before the deadline"), False
+                failed = f"the extraction worker ended before reading the page ({exc})"
+                return ExtractionFailed(failed), False
+            note = "trafilatura's worker ended (memory or CPU limit); plain text of the page"
             return _reading(fallback, "plain", note), False
 
 

@@ -29,7 +29,13 @@ from bridge.web.connector import (
 )
 from bridge.web.content import MediaType, text_kind
 from bridge.web.errors import FetchFailed, FetchRefused, ShieldRefused
-from bridge.web.extraction_pool import ExtractionCut, ExtractionPool, Extractor, shared_pool
+from bridge.web.extraction_pool import (
+    ExtractionCut,
+    ExtractionFailed,
+    ExtractionPool,
+    Extractor,
+    shared_pool,
+)
 from bridge.web.shield import Resolver, ShieldPolicy
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -214,6 +220,8 @@ class WebFetcher:
             )
         except ExtractionCut as exc:
             raise FetchFailed("timeout", f"{final_url}: {exc}") from None
+        except ExtractionFailed as exc:
+            raise FetchFailed("extraction", f"{final_url}: {exc}") from None
         notes = [reading.note] if reading.note else []
         if reading.refused_charset is not None:
             notes.append(

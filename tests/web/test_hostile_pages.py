@@ -14,7 +14,7 @@ from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import CallContext, ToolRegistry
 from bridge.tools.web_tools import WebTools
-from bridge.web.errors import SearchFailed, ShieldRefused
+from bridge.web.errors import FetchFailed, SearchFailed, ShieldRefused
 from bridge.web.extraction_pool import ExtractionPool
 from bridge.web.fetch import FetchSettings, WebFetcher
 from bridge.web.search import SearchSettings, WebSearch
@@ -170,3 +170,20 @@ async def test_a_fetch_cancelled_or_failing_unexpectedly_is_still_audited() -> N
             await dripping
     outcomes = [fields["outcome"] for kind, fields in audit.events if kind == "web.fetch"]
     assert outcomes == ["failed:internal:RuntimeError", "cancelled"]
+
+
+async def test_a_worker_that_cannot_start_is_a_clear_failure_not_a_timeout() -> None:
+    """Too little memory to import its parsers (as a broken install cannot import them): the
+    worker ends at once, and the fetch says so instead of waiting for its deadline."""
+    starved = ExtractionPool(workers=1, memory_bytes=24 << 20)
+    try:
+        async with LoopbackSite() as site:
+            site.page("/furnace", NORMAL)
+            network = wiki(site.port)
+            with pytest.raises(FetchFailed) as failed:
+                async with asyncio.timeout(HANG_GUARD_S):
+                    await fetcher(network, starved).fetch("http://wiki.example/furnace")
+    finally:
+        starved.close()
+    assert failed.value.kind == "extraction"
+    assert "the extraction worker ended before reading the page" in str(failed.value)
