@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "unicode_text": 1,
     "redaction": 1,
     "metrics": 1,
+    # The bridge's own thread pools (leases, store, budget) and the web lookups' pool.
+    "executors": 1,
     # Reads, parses and validates the configuration folder into immutable typed documents.
     "control": 2,
     # The plugin link and persistence: wire and disk, no policy.

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from bridge.executors import Pool, run_in
 from bridge.link.auth import TokenFileError, ensure_token_file, read_token
 from bridge.link.codes import CloseCode
 from bridge.link.protocol import DEFAULT_SERVER_ID
@@ -114,7 +115,7 @@ async def watch_token(
         await asyncio.sleep(interval_s)
         server.revoke_stale()
         try:
-            rotated = await asyncio.to_thread(token.rotated)
+            rotated = await run_in(Pool.STORE, token.rotated)
         except OSError as exc:
             log.error("link.token not checked: %s", exc)
             continue

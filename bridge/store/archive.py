@@ -10,8 +10,9 @@ the live session's projection; nothing here is ever deleted by it.
 On SQLite the archive uses ``synchronous=FULL``: a turn is committed at most every few seconds,
 so paying one fsync per turn buys durability across power loss as well as process kills
 (PostgreSQL's default ``synchronous_commit=on`` is the same promise). Calls are
-synchronous; the engine runs them in a worker thread (`asyncio.to_thread`), which is why the
-connection is shared under a lock rather than tied to the thread that opened it.
+synchronous; the engine runs them in a worker thread (the store's own pool,
+`bridge.executors`), which is why the connection is shared under a lock rather than tied to the
+thread that opened it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ Repositories (the archive, the audit log, and every table added later) are writt
 where the dialects differ (an auto-increment key), a migration gives each its own statement.
 
 Each `Database` holds one connection, shared under a lock: repository calls come from worker
-threads (the engine runs archive writes through ``asyncio.to_thread``) and the audit writer.
+threads (the engine runs archive writes in the store's own pool, ``bridge.executors``) and the
+audit writer.
 Every failure leaves as `DatabaseError`, a `StoreError`, with the backend's reason.
 
 A PostgreSQL connection can be lost at any time (the server restarts, a network drops, an idle

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError
+from bridge.executors import Pool, run_in
 from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.providers.events import Completed
 from bridge.providers.items import (
@@ -247,7 +248,7 @@ class Compactor:
             budget.spend, estimated=estimated, purpose=COMPACTION, detail=detail
         )
         try:
-            await asyncio.to_thread(spend, None, tokens)
+            await run_in(Pool.BUDGET, spend, None, tokens)
         except StoreError as exc:
             log.error("usage of a compaction not counted: %s", exc)
 

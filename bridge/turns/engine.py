@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bridge.errors import MineclawError, StoreError
+from bridge.executors import Pool, run_in
 from bridge.metrics import BridgeMetrics
 from bridge.providers.items import AssistantText, PlayerMessage, ProviderRequest, ToolCall
 from bridge.store.archive import ArchivedTurn
@@ -521,7 +522,7 @@ class TurnEngine:
             self._archive.append(archived.model_copy(update={"items": redacted}))
 
         try:
-            await asyncio.to_thread(append_redacted)
+            await run_in(Pool.STORE, append_redacted)
         except StoreError as exc:
             log.error("turn %s could not be archived: %s", context.turn_id, exc)
             return await self._drop(

@@ -10,11 +10,11 @@ at those three points and keeps nothing of the accounting itself.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.providers.events import Completed, Usage
 from bridge.store.usage import UsageDetail
@@ -65,7 +65,7 @@ class TurnLedger:
         worst = prompt + output_cap
         least = prompt + min(output_cap, SHRUNK_OUTPUT_FLOOR) if output_cap else None
         try:
-            hold = await asyncio.to_thread(budget.reserve, self._context.player, worst, least)
+            hold = await run_in(Pool.BUDGET, budget.reserve, self._context.player, worst, least)
         except StoreError as exc:
             log.error("budget of turn %s not checked: %s", self._context.turn_id, exc)
             return BudgetHold(), output_cap
@@ -157,11 +157,11 @@ class TurnLedger:
                     spend = functools.partial(
                         budget.spend, estimated=estimated, purpose=purpose, detail=detail
                     )
-                    await asyncio.to_thread(spend, player, tokens)
+                    await run_in(Pool.BUDGET, spend, player, tokens)
             else:
                 settle = functools.partial(
                     budget.settle, estimated=estimated, purpose=purpose, detail=detail
                 )
-                await asyncio.to_thread(settle, hold, player, tokens)
+                await run_in(Pool.BUDGET, settle, hold, player, tokens)
         except StoreError as exc:
             log.error("usage of turn %s not counted: %s", self._context.turn_id, exc)

@@ -27,6 +27,7 @@ from ipaddress import ip_address
 import httpcore
 import httpx
 
+from bridge.executors import Pool, run_in
 from bridge.web.errors import ShieldRefused
 from bridge.web.ranges import IPAddress
 from bridge.web.shield import Resolver, ShieldPolicy
@@ -40,9 +41,12 @@ ShieldObserver = Callable[[str, int, Sequence[IPAddress]], None]
 
 async def system_resolver(host: str, port: int) -> list[str]:
     """The operating system's resolver (getaddrinfo), TCP answers only, in its order."""
-    loop = asyncio.get_running_loop()
+    # In a pool of its own: the names are a page's, and a resolver stalled on them must not
+    # hold the threads the bridge's own work runs in (``loop.getaddrinfo`` uses the default).
     try:
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = await run_in(
+            Pool.WEB_LOOKUPS, socket.getaddrinfo, host, port, type=socket.SOCK_STREAM
+        )
     except socket.gaierror as exc:
         raise httpcore.ConnectError(f"{host} could not be resolved: {exc.strerror}") from exc
     return [str(info[4][0]) for info in infos]

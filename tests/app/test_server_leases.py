@@ -7,7 +7,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from bridge.app.network.server_leases import (
     ServerLeases,
     lock_key,
 )
+from bridge.executors import Pool, executor
 from bridge.link.server import SHUTTING_DOWN
 from bridge.store.archive import TurnArchive
 from bridge.store.database import PostgresDatabase
@@ -226,3 +229,37 @@ def test_lock_keys_are_stable_and_distinct() -> None:
     assert len(keys) == 6
     assert lock_key("lobby") == lock_key("lobby")
     assert all(-(2**63) <= key < 2**63 for key in keys)
+
+
+async def test_a_lease_renewal_completes_while_every_other_pool_is_full(
+    bridges: tuple[Bridge, Bridge],
+) -> None:
+    """Strangers' work (pages, players, MCP servers) fills the default pool and the web
+    lookups' pool; the bridge's store and budget work may fill theirs. A renewal still runs."""
+    a, _ = bridges
+    await a.leases.start()
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(4))
+    release = threading.Event()
+    busy: asyncio.Queue[None] = asyncio.Queue()
+
+    def hold() -> None:
+        loop.call_soon_threadsafe(busy.put_nowait, None)
+        release.wait()
+
+    pools: list[ThreadPoolExecutor | None] = [None] * 4
+    for pool in Pool:
+        if pool is not Pool.LEASES:
+            pools += [executor(pool)] * pool.threads
+    held = [loop.run_in_executor(chosen, hold) for chosen in pools]
+    try:
+        for _ in held:  # every thread of every other pool is taken
+            await busy.get()
+        renewed_until = a.leases._valid_until
+        async with asyncio.timeout(WAIT):  # a hang guard: before, the poll waited for ever
+            await a.leases.poll()
+        assert a.leases._valid_until > renewed_until
+        assert a.leases.servers_held == set(SERVERS)
+    finally:
+        release.set()
+        await asyncio.gather(*held)

@@ -10,7 +10,6 @@ next question goes to the conversation just chosen. A line that does not have a 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from bridge.conversations.shelf import (
     shown_time,
 )
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.link.messages import PlayerRef, Text
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class ConversationPath:
 
     async def save(self, sender: PlayerRef) -> None:
         try:
-            await asyncio.to_thread(self._state.save)
+            await run_in(Pool.STORE, self._state.save)
         except StoreError as exc:  # the change holds until the bridge stops
             log.error("conversations of %s not saved: %s", sender.name, exc)
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -13,6 +12,7 @@ from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.players.listen_optouts import ListenOptOuts
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError, StoreError, TurnError
+from bridge.executors import Pool, run_in
 from bridge.link.messages import CommandRequest, Text
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class ListenCommand:
             runtime.listen_decisions.forget(player.uuid)
         if changed and self._optouts is not None:
             try:
-                await asyncio.to_thread(self._optouts.save)
+                await run_in(Pool.STORE, self._optouts.save)
             except StoreError as exc:
                 # Kept for this run; the owner learns why it will not outlive a restart.
                 log.error("listen opt-out of %s not remembered: %s", player.name, exc)

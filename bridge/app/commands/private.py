@@ -29,6 +29,7 @@ from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
 from bridge.conversations.shelf import CONVERSATION_ID
 from bridge.errors import MineclawError, StoreError
+from bridge.executors import Pool, run_in
 from bridge.link.messages import CommandRequest, PlayerRef, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
@@ -188,7 +189,7 @@ class PrivatePath:
         if choices is not None:
             choices.choose(sender.uuid, None if name == "default" else name)
             try:
-                await asyncio.to_thread(choices.save)
+                await run_in(Pool.STORE, choices.save)
             except StoreError as exc:  # the choice holds until the bridge stops
                 log.error("persona choice of %s not saved: %s", sender.name, exc)
         runtime.audit.record("persona.chosen", {"player": sender.name, "persona": name})

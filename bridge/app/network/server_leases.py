@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bridge.app.network.network import Network
 from bridge.control import ControlPlane
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.store.archive import Fence
 from bridge.store.database import Transaction
@@ -189,8 +190,8 @@ class ServerLeases:
         """Connect and take what is free now; raises ``LeaseError`` when the database cannot
         be reached (the bridge then does not start: serving without leases could serve a
         server twice)."""
-        await asyncio.to_thread(self._locked_connect)
-        await asyncio.to_thread(self._create_table)
+        await run_in(Pool.LEASES, self._locked_connect)
+        await run_in(Pool.LEASES, self._create_table)
         await self.poll()
         self._task = asyncio.create_task(self._run())
 
@@ -202,7 +203,7 @@ class ServerLeases:
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         self._epochs.clear()
-        await asyncio.to_thread(self._close_connection)
+        await run_in(Pool.LEASES, self._close_connection)
 
     def _close_connection(self) -> None:
         with self._thread_lock:
@@ -223,7 +224,7 @@ class ServerLeases:
         sent_at = time.monotonic()
         held = dict(self._epochs)
         try:
-            renewed, taken = await asyncio.to_thread(self._take, wanted, held)
+            renewed, taken = await run_in(Pool.LEASES, self._take, wanted, held)
         except LeaseError as exc:
             await self._lose(sorted(self._epochs), str(exc), "database lost")
             return

@@ -14,7 +14,6 @@ again, at most `MAX_TRIES` times per conversation in one run.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from bridge.app.requests.background import BackgroundTasks
@@ -30,6 +29,7 @@ from bridge.conversations.titles import (
 )
 from bridge.decisions.contract import DecisionUnavailable, ModelReply
 from bridge.errors import MineclawError
+from bridge.executors import Pool, run_in
 from bridge.metrics import NO_TIER
 from bridge.policy.budgets import Reservation
 from bridge.turns.billing import TITLE
@@ -124,7 +124,7 @@ class ConversationTitler:
             runtime.audit.record(
                 "conversation.titled", {"conversation": conversation_id, "model": model_ref}
             )
-            await asyncio.to_thread(state.save)
+            await run_in(Pool.STORE, state.save)
 
     async def _count(self, model_ref: str, reply: ModelReply | None, held: Reservation) -> None:
         """The server's budget under `TITLE` and ``mineclaw_tokens_total``; no reply: nothing
@@ -145,7 +145,8 @@ class ConversationTitler:
         )
         if budgets is None:
             return
-        await asyncio.to_thread(
+        await run_in(
+            Pool.BUDGET,
             settle_for_server,
             runtime,
             held,

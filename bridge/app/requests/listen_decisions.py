@@ -59,6 +59,7 @@ from bridge.decisions.prompt import (
     decision_document,
 )
 from bridge.decisions.record import DecidedBy, DecisionLog
+from bridge.executors import Pool, run_in
 from bridge.link.messages import ChatRequest, PlayerRef
 from bridge.policy.budgets import NOTHING_HELD, Reservation
 from bridge.providers.events import Completed, Failed, TextDelta
@@ -354,7 +355,7 @@ class ListenDecider:
             purpose=DECISION_PURPOSE,
             what="listen decision",
         )
-        self._tasks.start(asyncio.to_thread(settle))
+        self._tasks.start(run_in(Pool.BUDGET, settle))
 
     async def settled(self) -> None:
         """Wait until every decision asked so far has been acted on (tests, the bench)."""

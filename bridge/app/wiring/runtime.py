@@ -52,6 +52,7 @@ from bridge.control.providers import ModelPrice
 from bridge.control.souls_files import Soul
 from bridge.control.workspace_files import WORKSPACE_DIR
 from bridge.errors import ConfigError, MineclawError, StoreError
+from bridge.executors import Pool, run_in
 from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
@@ -446,7 +447,8 @@ class Runtime:
             return
         budgets, config = self.budgets, self.plane.config.budgets
         try:
-            await asyncio.to_thread(
+            await run_in(
+                Pool.BUDGET,
                 functools.partial(
                     budgets.record,
                     player_uuid=None,
@@ -462,7 +464,7 @@ class Runtime:
                         cached_input_tokens=0,
                         output_tokens=0,
                     ),
-                )
+                ),
             )
         except StoreError as exc:
             log.error("memory embedding usage not counted: %s", exc)
