@@ -4,46 +4,18 @@ the package and every shipped default file, and works installed on its own."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import pytest
+from .clean_venv import copy_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "bridge" / "console"
 DEFAULTS = ROOT / "bridge" / "control" / "defaults"
 TIMEOUT_S = 600  # a hang guard only
-
-
-def _copy_sources(source: Path) -> None:
-    """What a build reads, copied into ``source``: its scratch folders never land in the
-    checkout."""
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(
-        ROOT / "bridge", source / "bridge", ignore=shutil.ignore_patterns("__pycache__")
-    )
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Built from a copy, so the build's scratch folders never land in the checkout.
-    source = tmp_path_factory.mktemp("source")
-    _copy_sources(source)
-    dist = tmp_path_factory.mktemp("dist")
-    result = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    [built] = dist.glob("mineclaw_bridge-*.whl")
-    return built
+# The wheel is the session fixture of conftest.py, built by clean_venv.py.
 
 
 def test_the_wheel_holds_the_package_the_command_and_every_default(wheel: Path) -> None:
@@ -119,7 +91,7 @@ def test_an_editable_install_as_make_install_does_warns_of_nothing(tmp_path: Pat
     editable build is run here directly (nothing is installed) with every warning an error."""
     source = tmp_path / "source"
     source.mkdir()
-    _copy_sources(source)
+    copy_sources(source)
     (tmp_path / "out").mkdir()
     build = "import setuptools.build_meta as backend, sys; backend.build_editable(sys.argv[1])"
     result = subprocess.run(

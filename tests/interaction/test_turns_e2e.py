@@ -93,13 +93,21 @@ async def world(
     files: dict[str, str] | None = None,
     testkit_args: tuple[str, ...] = (),
     bridge_env: dict[str, str] | None = None,
+    bridge_command: tuple[str, ...] | None = None,
 ) -> AsyncIterator[World]:
+    """``bridge_command``: an installed ``mineclaw-bridge`` to run instead of this checkout's
+    package (started in ``tmp_path``; ``bridge_env`` should then clear ``PYTHONPATH``)."""
     require_testkit_jar()
     provider = ScriptedProvider()
     await provider.start()
     config, port = tmp_path / "config", free_port()
     write_config(config, provider.port, config_yml, files)
-    bridge = await BridgeProcess.start(config, port=port, env=bridge_env)
+    if bridge_command is None:
+        bridge = await BridgeProcess.start(config, port=port, env=bridge_env)
+    else:
+        bridge = await BridgeProcess.start(
+            config, port=port, env=bridge_env, command=bridge_command, cwd=tmp_path
+        )
     testkit: TestkitProcess | None = None
     current: World | None = None
     try:
