@@ -21,13 +21,13 @@ import yaml
 from tests.interaction.test_ask_player_e2e import stopped_audit
 from tests.interaction.test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, asked_by, world
 from tests.mcp_client.harness import TOOLBOX
+from tests.web.network import seam_env
 from tests.web.site import LoopbackSite
 
 from .clean_venv import CleanVenv
 
 pytestmark = pytest.mark.jvm
 
-PUBLIC = "93.184.216.34"
 PAGE = """<html><head><title>Crafting Table</title></head><body><article>
 <h1>Crafting Table</h1><p>A crafting table gives access to a three by three crafting grid. It is
 made from four planks of any wood and is one of the first blocks a player makes.</p>
@@ -85,21 +85,12 @@ async def test_a_plain_install_fetches_a_page_calls_mcp_and_a_function_in_a_live
     venv = plain_install
     async with LoopbackSite() as site:
         site.page("/Crafting_Table", PAGE)
-        network = tmp_path / "network.json"
-        network.write_text(
-            json.dumps(
-                {
-                    "hosts": {"wiki.example": [PUBLIC]},
-                    "routes": {f"{PUBLIC}:80": f"127.0.0.1:{site.port}"},
-                }
-            )
-        )
         async with world(
             tmp_path,
             config_yml(venv),
             {"functions.yml": FUNCTIONS},
             # No PYTHONPATH: only the installed copy of the bridge can be found.
-            bridge_env={"MINECLAW_TEST_WEB_NETWORK": str(network), "PYTHONPATH": ""},
+            bridge_env={**seam_env(tmp_path, site.port), "PYTHONPATH": ""},
             bridge_command=(str(venv.command("mineclaw-bridge")),),
         ) as w:
             await w.bridge.stderr.wait_for(READY, timeout=120)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.web.network import seam_env
 from tests.web.site import LoopbackSite
 
 from .test_ask_player_e2e import stopped_audit
@@ -24,7 +25,6 @@ from .test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, asked_by, world
 
 pytestmark = pytest.mark.jvm
 
-PUBLIC = "93.184.216.34"
 METADATA = "http://169.254.169.254/latest/meta-data/iam/security-credentials/"
 POISONED = f"""<html><head><title>Crafting Table</title></head><body><article>
 <h1>Crafting Table</h1><p>A crafting table gives access to a three by three crafting grid. It is
@@ -43,17 +43,7 @@ async def test_a_page_that_asks_for_the_metadata_address_is_refused_by_the_shiel
 ) -> None:
     async with LoopbackSite() as site:
         site.page("/Crafting_Table", POISONED)
-        network = tmp_path / "network.json"
-        network.write_text(
-            json.dumps(
-                {
-                    "hosts": {"wiki.example": [PUBLIC]},
-                    "routes": {f"{PUBLIC}:80": f"127.0.0.1:{site.port}"},
-                }
-            )
-        )
-        env = {"MINECLAW_TEST_WEB_NETWORK": str(network)}
-        async with world(tmp_path, WEB_ON, bridge_env=env) as w:
+        async with world(tmp_path, WEB_ON, bridge_env=seam_env(tmp_path, site.port)) as w:
             await w.add("Steve", OP)
             w.provider.call_tools(("web_fetch", {"url": "http://wiki.example/Crafting_Table"}))
             w.provider.call_tools(("web_fetch", {"url": METADATA}))  # the model obeys the page

@@ -9,14 +9,17 @@ lookup per connection and that the socket went to the admitted address.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import ip_address
+from pathlib import Path
 
 import httpcore
 
 from bridge.web.connector import direct_dialer
 from bridge.web.ranges import IPAddress
+from bridge.web.seam import ENV_VAR
 
 PUBLIC_A = "93.184.216.34"
 PUBLIC_B = "151.101.1.69"
@@ -69,3 +72,12 @@ def wiki(site_port: int) -> ScriptedNetwork:
     network.name("wiki.example", [PUBLIC_A])
     network.route(PUBLIC_A, site_port)
     return network
+
+
+def seam_env(folder: Path, site_port: int) -> dict[str, str]:
+    """The environment that gives a bridge process the same network (``bridge.web.seam``):
+    ``wiki.example`` is ``PUBLIC_A`` on port 80, routed to the loopback site."""
+    path = folder / "network.json"
+    routes = {f"{PUBLIC_A}:80": f"127.0.0.1:{site_port}"}
+    path.write_text(json.dumps({"hosts": {"wiki.example": [PUBLIC_A]}, "routes": routes}))
+    return {ENV_VAR: str(path)}
