@@ -77,18 +77,22 @@ class HandlerTraits:
     A personal result is the asker's alone: a later request replays the call with the result
     withheld (`bridge.turns.session`), and a public turn that took one answers its asker alone
     and stays out of the shared session and the public conversation index
-    (`bridge.turns.engine`). ``routed_by_asker``: a shared handler that reads the asker only to
-    pick the server the asker is on in a network (the answer is that server's, the same for
-    everyone on it); ``tests/app/test_tool_privacy.py`` fails for a handler that reads the
-    asker and is neither."""
+    (`bridge.turns.engine`). Two kinds of shared handler read the asker: ``routed_by_asker``
+    only to pick the server the asker is on in a network (the answer is that server's, the
+    same for everyone on it), ``acts_for_asker`` only to act on their behalf (their
+    permissions decide whether it runs, they are the one asked) while its result says what
+    happened in the world, in words that do not depend on who asked.
+    ``tests/app/test_tool_privacy.py`` fails for a handler that reads the asker and is none of
+    these."""
 
     effect: Effect
     personal: bool
     routed_by_asker: bool = False
+    acts_for_asker: bool = False
 
 
-def _shared(effect: Effect, *, routed: bool = False) -> HandlerTraits:
-    return HandlerTraits(effect, personal=False, routed_by_asker=routed)
+def _shared(effect: Effect, *, routed: bool = False, acts: bool = False) -> HandlerTraits:
+    return HandlerTraits(effect, personal=False, routed_by_asker=routed, acts_for_asker=acts)
 
 
 def _personal(effect: Effect) -> HandlerTraits:
@@ -104,13 +108,14 @@ HANDLERS: Mapping[str, HandlerTraits] = {
     "list": _shared("reads_workspace"),
     "read": _shared("reads_workspace"),
     "grep": _shared("reads_workspace"),
-    # Runs as or for the asker (their permissions, their own feedback, "own" targets).
-    "run_command": _personal("dispatches_commands"),
+    # Runs for the asker (their permissions, "own" targets decide whether it runs); the
+    # result is the dispatch and the console's feedback, the same whoever asked.
+    "run_command": _shared("dispatches_commands", acts=True),
     # A Function is handed the asker's name and UUID and may answer by them.
     "call_function": _personal("runs_functions"),
     "read_skill": _shared("reads_workspace"),
-    # What the asker answered.
-    "ask_player": _personal("asks_players"),
+    # Asks the asker; the result is what they answered, which they said in the turn's lane.
+    "ask_player": _shared("asks_players", acts=True),
     "recipe_lookup": _shared("reads_game", routed=True),
     "item_facts": _shared("reads_game", routed=True),
     "list_plugins": _shared("reads_game", routed=True),

@@ -3,7 +3,8 @@
 The test walks every tool the served registry binds (the link's, the workspace's, the web's,
 memory's) and runs each for two askers with a context that records what the code reads. A
 tool that reads the asker's UUID or permission nodes must be personal, or be declared as
-reading the asker only to pick the server they are on (`HandlerTraits.routed_by_asker`). A new
+reading the asker only to pick the server they are on (`HandlerTraits.routed_by_asker`) or to
+act for them (`acts_for_asker`: whether it may run, whom to ask). A new
 tool that reads the asker and declares neither fails here, whoever forgets the declaration.
 """
 
@@ -110,14 +111,15 @@ async def walk_every_tool(app: App) -> None:
             except Exception:  # a refusal or a missing world after the read is fine here
                 pass
         traits = HANDLERS[tool.entry.handler]
-        if reads.fields and not tool.personal and not traits.routed_by_asker:
+        declared = traits.routed_by_asker or traits.acts_for_asker
+        if reads.fields and not tool.personal and not declared:
             offenders.append((name, sorted(reads.fields)))
     assert offenders == []
 
 
 def test_a_tool_declared_routed_is_shared_and_every_handler_is_declared() -> None:
     for name, traits in HANDLERS.items():
-        assert not (traits.personal and traits.routed_by_asker), name
+        assert not (traits.personal and (traits.routed_by_asker or traits.acts_for_asker)), name
     # The ones the issue names: results that depend on who asks.
     personal = {name for name, traits in HANDLERS.items() if traits.personal}
     assert {"list_commands", "player_snapshot", "remember", "recall", "mcp"} <= personal
