@@ -285,7 +285,8 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         "/mineclaw help",
         "/mineclaw usage [player]",
         "/mineclaw retry",
-        "/mineclaw memory [list [player]|server|forget <id>|forget all [player]]",
+        "/mineclaw memory [list [player]|server|conversations|share <id>|unshare <id>|forget <id>"
+        "|forget all [player]]",
         "/mineclaw listen ignore-me|include-me",
     ]
     operator = " | ".join(await app.command("help"))

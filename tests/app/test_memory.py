@@ -90,12 +90,12 @@ async def test_players_list_and_forget_their_own_memories(
         assert "no memory" in (await app.command("memory", "forget", memory_id, player=ALEX))[0]
         refused = await app.command("memory", "list", "Steve", player=ALEX)
         assert "may not use /mineclaw memory" in refused[0]
-        # The console (which holds every node) can see it.
-        listed = await app.command("memory", "list", "steve", player=None, granted=[])
+        # The console (which holds every node) can see it, naming Steve by his UUID.
+        listed = await app.command("memory", "list", STEVE.uuid, player=None, granted=[])
         assert memory_ids(listed) == [memory_id]
         # So can a player holding mineclaw.memory.others.
         listed = await app.command(
-            "memory", "list", "steve", player=ALEX, granted=["mineclaw.memory.others"]
+            "memory", "list", STEVE.uuid, player=ALEX, granted=["mineclaw.memory.others"]
         )
         assert memory_ids(listed) == [memory_id]
         # It survives a clear of both lanes.

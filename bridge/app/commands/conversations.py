@@ -76,7 +76,7 @@ class ConversationPath:
         elif keyword == "rename":
             lines = self._rename(sender, shelf, rest[0], " ".join(rest[1:]))
         else:
-            lines = self._delete(sender, shelf, rest[0])
+            lines = await self._delete(sender, shelf, rest[0])
         await self.save(sender)
         return lines
 
@@ -118,7 +118,7 @@ class ConversationPath:
             return refused
         limit = runtime.plane.config.conversations.max_per_player
         try:
-            started = shelf.start(title or None, datetime.now(UTC), limit)
+            started = shelf.start(self._typed(title) or None, datetime.now(UTC), limit)
         except LimitReached:
             return [runtime.text("private.conversation_limit", {**player, "limit": str(limit)})]
         self._audit("conversation.new", sender, started)
@@ -143,14 +143,14 @@ class ConversationPath:
     ) -> list[Text]:
         runtime = self._runtime
         player = {"player": sender.name}
-        renamed = shelf.rename(conversation_id, title)
+        renamed = shelf.rename(conversation_id, self._typed(title))
         if renamed is None:
             return [runtime.text("private.conversation_unknown", {**player, "id": conversation_id})]
         self._audit("conversation.rename", sender, renamed)
         values = {**player, "id": renamed.id, "title": title_of(renamed)}
         return [runtime.text("private.conversation_renamed", values)]
 
-    def _delete(self, sender: PlayerRef, shelf: Shelf, conversation_id: str) -> list[Text]:
+    async def _delete(self, sender: PlayerRef, shelf: Shelf, conversation_id: str) -> list[Text]:
         runtime = self._runtime
         player = {"player": sender.name}
         if shelf.find(conversation_id) is None:
@@ -159,7 +159,15 @@ class ConversationPath:
             return refused
         deleted = shelf.delete(conversation_id, datetime.now(UTC))
         assert deleted is not None
-        # Its turns stay in the archive (and the audit log); only the shelf forgets it.
+        # Its turns stay in the archive (and the audit log), the owner's record; what the
+        # assistant could find of it again (the conversation index) goes with it.
+        lane_id = self._state.lane_of(sender.uuid, deleted.id)
+        memories = runtime.memories
+        if memories is not None:
+            try:
+                await run_in(Pool.STORE, memories.forget_conversation, sender.uuid, lane_id)
+            except StoreError as exc:
+                log.error("entries of conversation %s not forgotten: %s", deleted.id, exc)
         self._audit("conversation.delete", sender, deleted)
         values = {
             **player,
@@ -168,6 +176,11 @@ class ConversationPath:
             "active": shelf.state.active,
         }
         return [runtime.text("private.conversation_deleted", values)]
+
+    def _typed(self, title: str) -> str:
+        """A title as a player typed it, redacted before it is kept or shown (a secret pasted
+        into a title would otherwise sit in the conversations file and every listing)."""
+        return " ".join(self._runtime.plane.redact(title).split())
 
     def _held(self, sender: PlayerRef, shelf: Shelf) -> list[Text] | None:
         """A refusal while the active conversation's lane answers or has a question waiting

@@ -57,14 +57,29 @@ class RetryPath:
             return [runtime.text("commands.retry_none", {"player": name})]
         return self._start(offer, request.sender.granted)
 
+    def _still_there(self, offer: RetryOffer) -> bool:
+        """Whether the private conversation the question failed in is still the player's."""
+        state = self._runtime.conversations
+        if state is None:
+            return True
+        uuid = offer.player.uuid
+        return any(
+            state.lane_of(uuid, conversation.id) == offer.lane_id
+            for conversation in state.shelf(uuid).newest_first()
+        )
+
     def _start(self, offer: RetryOffer, granted: Collection[str]) -> list[Text]:
         runtime = self._runtime
         player = {"player": offer.player.name}
         public = offer.lane_id == PUBLIC_LANE
         if (PRIVATE_PERMISSION if not public else CHAT_PERMISSION) not in granted:
             return [runtime.text(NO_PERMISSION, player)]
+        if not public and not self._still_there(offer):
+            # Its conversation was deleted meanwhile: nothing to answer in.
+            return [runtime.text("commands.retry_none", player)]
         lanes = runtime.lanes
-        lane: Lane = lanes.public if public else lanes.lanes.private(offer.player)
+        # In the conversation that failed, which may no longer be the active one.
+        lane: Lane = lanes.public if public else lanes.lanes.private(offer.player, offer.lane_id)
         try:
             spent = runtime.budget_refusal(
                 offer.player.uuid,

@@ -25,7 +25,7 @@ from bridge.app.commands.history import HISTORY_NODE, HistoryPath
 from bridge.app.commands.lanes import LaneCommands
 from bridge.app.commands.listen import LISTEN_SELF, ListenCommand
 from bridge.app.commands.memory import USAGE as MEMORY_USAGE
-from bridge.app.commands.memory import memory_command
+from bridge.app.commands.memory import memory_command, player_uuid
 from bridge.app.commands.model import model_command
 from bridge.app.commands.private import PrivatePath
 from bridge.app.commands.replies import Replies
@@ -227,7 +227,14 @@ class CommandRouter:
         runtime = self._runtime
         if runtime.memories is None:
             return [runtime.text("commands.not_available", {"what": "Memory"})]
-        lines = await memory_command(runtime.memories, request, args, runtime.text)
+        lines = await memory_command(
+            runtime.memories,
+            request,
+            args,
+            runtime.text,
+            resolve=lambda player: player_uuid(runtime.link, player),
+            audit=lambda kind, fields: runtime.audit.record(kind, dict(fields)),
+        )
         return self._replies.usage("memory") if lines is None else lines
 
     async def _tools(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:

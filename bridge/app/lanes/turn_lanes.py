@@ -85,12 +85,12 @@ class TurnLanes:
         action_bar_interval_s: float = 0.075,
         sessions: SessionStore | None = None,
         metrics: BridgeMetrics | None = None,
-        archive_for: Callable[[ArchiveWriter, PlayerRef | None], ArchiveWriter] | None = None,
+        archive_for: Callable[[ArchiveWriter, str, PlayerRef | None], ArchiveWriter] | None = None,
     ) -> None:
         """``sessions``: where each lane's session is restored from and recorded (None: in
         memory only). ``archive_for``: the archive a lane's engine writes to, given the
-        shared one and the lane's owner (None for the public lane): memory indexes each turn
-        for recall over the archive."""
+        shared one, the lane's id and its owner (None for the public lane): memory indexes
+        each turn for recall over the archive."""
         self._archive_for = archive_for
         self._host = host
         self._sessions = sessions
@@ -164,7 +164,7 @@ class TurnLanes:
         activity = ServerActivity()
         archive = self._archive
         if self._archive_for is not None:
-            archive = self._archive_for(archive, owner)
+            archive = self._archive_for(archive, lane_id, owner)
         engine = TurnEngine(
             session=session,
             archive=archive,

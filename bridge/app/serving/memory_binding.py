@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from bridge.control import ControlPlane
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.memory_files import MemoryNote
-from bridge.memory.recall import MemoryRecall, QuestionVectors, RecallSettings
+from bridge.memory.recall import MemoryRecall, QuestionVectors, RecallFloor, RecallSettings
 from bridge.memory.records import SERVER_OWNER, Memory
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
@@ -23,7 +23,13 @@ def tool_settings(config: MemoryConfig) -> MemoryToolSettings:
         max_chars=config.max_chars,
         max_per_player=config.max_per_player,
         recall_limit=max(1, config.top_k),
+        floor=floor_of(config),
     )
+
+
+def floor_of(config: MemoryConfig) -> RecallFloor:
+    """``memory.min_similarity`` and ``memory.min_overlap`` in force."""
+    return RecallFloor(min_similarity=config.min_similarity, min_overlap=config.min_overlap)
 
 
 def memory_tools_for(store: MemoryStore, plane: Callable[[], ControlPlane]) -> MemoryTools:
@@ -58,6 +64,7 @@ def recall_for(
         top_k=config.top_k,
         public_top_k=config.public_top_k,
         max_tokens=config.recall_max_tokens,
+        floor=floor_of(config),
     )
     return MemoryRecall(store, settings, redactor=redactor, guest=guest, vectors=vectors)
 

@@ -481,13 +481,17 @@ class Runtime:
         # A running turn may still stream through a replaced client: closed after turns.
         self._retired.extend(retired_clients(old, served))
 
-    def _indexed_archive(self, archive: ArchiveWriter, owner: PlayerRef | None) -> ArchiveWriter:
-        """A lane's archive that also indexes its turns for recall (`bridge.memory`)."""
+    def _indexed_archive(
+        self, archive: ArchiveWriter, lane_id: str, owner: PlayerRef | None
+    ) -> ArchiveWriter:
+        """A lane's archive that also indexes its turns for recall (`bridge.memory`), each
+        entry with its lane (a conversation's entries go with it)."""
         assert self.memories is not None
         return IndexedArchive(
             archive,
             self.memories,
             None if owner is None else owner.uuid,
+            lane_id=lane_id,
             enabled=lambda: self.plane.config.memory.enabled,
         )
 
