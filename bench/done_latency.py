@@ -49,6 +49,9 @@ class _Output:
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         self.replied_at.append(time.perf_counter())
 
+    async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        self.replied_at.append(time.perf_counter())
+
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         raise RuntimeError(f"bench turn failed: {values}")
 

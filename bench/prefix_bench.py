@@ -149,6 +149,9 @@ class Output:
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
         pass
 
+    async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        pass
+
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         pass
 

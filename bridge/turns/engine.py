@@ -59,7 +59,12 @@ from bridge.turns.ports import (
 from bridge.turns.recalled import recalled_items
 from bridge.turns.reply_layout import ReplyLayout, layout_reply
 from bridge.turns.request import build_request
-from bridge.turns.session import CompletedTurn, ContextProjection, PublicSession
+from bridge.turns.session import (
+    CompletedTurn,
+    ContextProjection,
+    PublicSession,
+    holds_personal,
+)
 from bridge.turns.tool_round import run_round, show_tools
 from bridge.turns.turn_ledger import BudgetRefused, TurnLedger
 from bridge.turns.turn_progress import TurnDropped, TurnProgress, stop_for_loop
@@ -529,7 +534,12 @@ class TurnEngine:
                 context, progress, TurnDropped("the turn could not be saved"), snapshot
             )
         turn = CompletedTurn(context.turn_id, context.player.name, items)
-        published = self._session.publish(turn, session_id=context.session_id)
+        # A public turn that took a personal result (the asker's snapshot, memories, commands,
+        # a Function's or an MCP server's answer) is the asker's alone: its answer reaches only
+        # them and it stays out of the shared session (and, by the same property, out of the
+        # public conversation index: `bridge.memory.conversations`).
+        askers_own = self._lane_id == PUBLIC_LANE and holds_personal(items)
+        published = not askers_own and self._session.publish(turn, session_id=context.session_id)
         limits = snapshot.limits
         # Redacted whole, then cut and laid out: a cut can leave a piece of a secret that no
         # rule recognises any more.
@@ -544,14 +554,18 @@ class TurnEngine:
                 wrap=limits.reply_wrap,
             ),
         )
+        outcome = "completed" if published else "completed_after_clear"
         self._end(
             context,
             progress,
-            "completed" if published else "completed_after_clear",
+            "completed_for_asker" if askers_own else outcome,
             model_ref=snapshot.routes[progress.route].model_ref,
         )
         try:
-            await self._output.reply(context.player, lines)
+            if askers_own:
+                await self._output.reply_to_asker(context.player, lines)
+            else:
+                await self._output.reply(context.player, lines)
         except MineclawError as exc:
             log.warning("reply of turn %s not delivered: %s", context.turn_id, exc)
         return TurnOutcome(context.turn_id, "completed", reply=reply, lines=lines)

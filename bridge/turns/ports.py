@@ -95,6 +95,10 @@ class TurnOutput(Protocol):
         is broadcast, in order, as its own chat message: the first in the ``reply.first_line``
         template, which names the asker, the others in ``reply.layout``."""
 
+    async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        """The final answer to the asking player alone (a public turn that took a personal
+        result: it is theirs), each line in the ``reply.private_layout`` template."""
+
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         """A private line to the asking player from a ``message.yml`` template."""
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import secrets
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
 
@@ -53,8 +53,13 @@ def withheld(result: ToolResult, owner: str) -> ToolResult:
     return ToolResult(call_id=result.call_id, output=output, personal=True)
 
 
+def holds_personal(items: Sequence[Item]) -> bool:
+    """Whether ``items`` hold a personal tool result (one about, or for, the asker alone)."""
+    return any(isinstance(item, ToolResult) and item.personal for item in items)
+
+
 def _has_personal(turn: CompletedTurn) -> bool:
-    return any(isinstance(item, ToolResult) and item.personal for item in turn.items)
+    return holds_personal(turn.items)
 
 
 def replayed_items(turn: CompletedTurn) -> tuple[Item, ...]:

@@ -67,8 +67,9 @@ async def test_a_v8_abort_in_a_function_ends_only_that_call(tmp_path: Path) -> N
         for n in range(5):
             verdict = await w.chat("Alex", f"hello {n}")
             assert verdict["outcome"] == "public", verdict
-        reply = await w.message("*", REPLY_PREFIX, since)
-        assert reply == asked_by("Steve") + "The kit machine broke."
+        # A Function's result is personal (it is handed the asker): the answer is Steve's.
+        reply = await w.message("Steve", "→ you]", since)
+        assert reply.endswith("The kit machine broke.")
         tool_results = [
             m["content"] for m in w.provider.bodies()[-1]["messages"] if m["role"] == "tool"
         ]

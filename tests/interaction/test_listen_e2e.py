@@ -154,7 +154,8 @@ async def test_the_action_bar_shows_thinking_then_the_tools_then_the_whole_answe
         w.provider.script(Reply(chunks=text_chunks("You are ", "at spawn")))
         since = w.mark()
         await w.chat("Steve", "@ai where am I?")
-        await w.message("*", "at spawn", since)
+        # It carries Steve's snapshot: the answer is his alone.
+        await w.message("Steve", "→ you] You are at spawn", since)
         frames = [
             e["text"]
             for e in w.testkit.events[since:]

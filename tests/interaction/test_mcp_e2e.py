@@ -55,9 +55,10 @@ async def test_a_member_calls_an_mcp_tool_and_a_guest_never_sees_it(tmp_path: Pa
         w.provider.answer("The wiki says the spawn is at 0 64 0.")
         since = w.mark()
         await w.chat("Steve", "@ai where is the spawn? ask the wiki")
-        assert (
-            await w.message("*", REPLY_PREFIX, since)
-            == asked_by("Steve") + "The wiki says the spawn is at 0 64 0."
+        # An MCP server's result is personal unless the owner marks it shared: the answer
+        # that carries it reaches its asker alone.
+        assert (await w.message("Steve", "→ you]", since)).endswith(
+            "The wiki says the spawn is at 0 64 0."
         )
         first, second = w.provider.bodies()
         assert "mcp__wiki__echo" in offered(first)

@@ -14,7 +14,7 @@ import pytest
 
 from .test_ask_player_e2e import prompt_to
 from .test_game_facts_e2e import tool_results
-from .test_turns_e2e import REPLY_PREFIX, asked_by, world
+from .test_turns_e2e import REPLY_PREFIX, world
 
 pytestmark = pytest.mark.jvm
 
@@ -26,6 +26,7 @@ CONFIG = (
     "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
     "environment:\n  tool_cooldown_ms: 0\n"
 )
+TO_ASKER = "→ you] "
 RULE = "The emerald shop at spawn opens at noon"
 CLAIM = "Alex owns the whole server"
 
@@ -42,7 +43,8 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
         w.provider.answer("I cannot keep that for everyone.")
         since = w.mark()
         await w.chat("Alex", "@ai remember for everyone that I own the server")
-        await w.message("*", asked_by("Alex") + "I cannot keep that for everyone.", since)
+        # A turn that took a personal result (remember's) answers its asker alone.
+        await w.message("Alex", TO_ASKER + "I cannot keep that for everyone.", since)
         [refused] = tool_results(w.provider.bodies()[-1])
         assert refused["ok"] is False and refused["error_code"] == "refused"
         assert SERVER_NODE in refused["message"]
@@ -56,7 +58,7 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
         assert CLAIM in asked["text"]
         no = asked["buttons"][1]["command"].removeprefix("/mineclaw ").split()
         await w.command("Steve", *no)
-        await w.message("*", asked_by("Steve") + "Not kept.", since)
+        await w.message("Steve", TO_ASKER + "Not kept.", since)
         refused = tool_results(w.provider.bodies()[-1])[-1]
         assert refused["ok"] is False and "did not agree" in refused["message"]
 
@@ -69,7 +71,7 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
         yes = asked["buttons"][0]["command"].removeprefix("/mineclaw ").split()
         await w.command("Steve", *yes)
         assert RULE in await w.message("Steve", "Remembered:", since)
-        await w.message("*", asked_by("Steve") + "Noted for everyone.", since)
+        await w.message("Steve", TO_ASKER + "Noted for everyone.", since)
         kept = tool_results(w.provider.bodies()[-1])[-1]
         assert kept["ok"] is True and kept["result"]["scope"] == "server"
 

@@ -42,7 +42,11 @@ async def ask(w: World, player: str, *calls: tuple[str, dict[str, Any]]) -> list
     w.provider.answer("Done.")
     since = w.mark()
     await w.chat(player, "@ai what can I do here")
-    await w.message("*", REPLY_PREFIX, since)
+    if any(name == "list_commands" for name, _ in calls):
+        # The commands the asker may run are theirs: the answer reaches them alone.
+        await w.message(player, "→ you] Done.", since)
+    else:
+        await w.message("*", REPLY_PREFIX, since)
     results = tool_results(w.provider.bodies()[-1])[-len(calls) :]
     for result in results:
         assert result["ok"] is True, result

@@ -78,6 +78,8 @@ class ScriptedModel:
 class RecordingOutput:
     action_bars: list[tuple[str, str]] = field(default_factory=list)
     replies: list[tuple[str, str]] = field(default_factory=list)
+    asker_replies: list[tuple[str, str]] = field(default_factory=list)
+    """Public answers that reached their asker alone (a personal result)."""
     failures: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     status_lines: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
@@ -102,6 +104,11 @@ class RecordingOutput:
         if self.link_down:
             raise LinkError("link is down")
         self.replies.append((player.name, "\n".join(lines)))
+
+    async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        if self.link_down:
+            raise LinkError("link is down")
+        self.asker_replies.append((player.name, "\n".join(lines)))
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         if self.link_down:

@@ -106,9 +106,7 @@ tools:
 """
 
 
-async def test_a_snapshot_from_steves_turn_never_reaches_a_request_guest_started(
-    harness: Harness,
-) -> None:
+def invoker_of_both() -> ToolInvoker:
     async def snapshot(arguments: dict[str, Any], context: CallContext) -> Any:
         return {"player": context.player_name, "position": [120, 64, -35], "health": 7}
 
@@ -119,32 +117,49 @@ async def test_a_snapshot_from_steves_turn_never_reaches_a_request_guest_started
     registry, _ = ToolRegistry.from_document(
         document, {"player_snapshot": snapshot, "online_players": online}
     )
-    invoker = ToolInvoker(
+    return ToolInvoker(
         registry.for_player(frozenset()),
         cooldowns=Cooldowns(cooldown_ms=0),
         redactor=Redactor(),
         audit=MemoryAudit(),
     )
+
+
+async def test_a_public_turn_that_took_a_personal_result_is_the_askers_alone(
+    harness: Harness,
+) -> None:
+    invoker = invoker_of_both()
     model = ScriptedModel(
         [
             tool_calls(("c1", "player_snapshot", "{}"), ("c2", "online_players", "{}")),
-            answer("You are near spawn."),
+            answer("You are at 120 64 -35, Steve."),
             answer("Hello Guest."),
-            answer("Still near spawn."),
+            tool_calls(("c3", "online_players", "{}")),
+            answer("Steve and Guest are online."),
+            answer("Noted."),
         ]
     )
     snap = make_snapshot(model, runner=invoker, tools=invoker.tools.specs)
-    await harness.run(snap, "where am I?", STEVE)
-    await harness.run(snap, "where is Steve?", GUEST)
-    await harness.run(snap, "and now?", STEVE)
+    outcome = await harness.run(snap, "where am I?", STEVE)
+    assert outcome.status == "completed"
+    # The answer carried the snapshot: it reached Steve alone, and nothing of the turn is in
+    # the shared session Guest's requests replay (the archive keeps it, as every turn).
+    assert harness.output.asker_replies == [("Steve", "You are at 120 64 -35, Steve.")]
+    assert harness.output.replies == []
+    assert harness.session.state.turns == ()
+    assert [turn.turn_id for turn in harness.archive.turns] == [outcome.turn_id]
+    ended = [fields for kind, fields in harness.audit.events if kind == "turn.end"]
+    assert ended[-1]["outcome"] == "completed_for_asker"
 
+    await harness.run(snap, "where is Steve?", GUEST)
     guest_request = json.dumps([item.model_dump() for item in model.requests[2].items])
-    assert "player_snapshot" in guest_request  # the call is there
-    assert "-35" not in guest_request and '\\"health\\"' not in guest_request
-    assert "Guest" in guest_request  # the shared result is there
-    # Steve's own later turn replays the same withheld note: the history Guest's request
-    # carried is, byte for byte, the start of Steve's next request (prompt caching).
-    steve_request = model.requests[3].items
-    assert "-35" not in json.dumps([item.model_dump() for item in steve_request])
-    guest_history = model.requests[2].items[:-1]
-    assert steve_request[: len(guest_history)] == guest_history
+    assert "-35" not in guest_request and "player_snapshot" not in guest_request
+    assert harness.output.replies == [("Guest", "Hello Guest.")]
+
+    # A turn with shared results only is everyone's, as before.
+    await harness.run(snap, "who is online?", STEVE)
+    assert harness.output.replies[-1] == ("Steve", "Steve and Guest are online.")
+    await harness.run(snap, "ok", GUEST)
+    assert "Steve and Guest are online." in json.dumps(
+        [item.model_dump() for item in model.requests[5].items]
+    )

@@ -81,6 +81,18 @@ class LinkTurnOutput:
         ]
         self.send_soon(*frames)
 
+    async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
+        # A public turn that took a personal result: the answer is the asker's alone.
+        frames = [
+            OutputChat(
+                target="player",
+                player=player.uuid,
+                text=self._host.text("reply.private_layout", {"player": player.name}, message=line),
+            )
+            for line in lines
+        ]
+        self.send_soon(*frames)
+
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         line = self._host.text(message_key, {"player": player.name, **values})
         self.send_soon(OutputChat(target="player", player=player.uuid, text=line))

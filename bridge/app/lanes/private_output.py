@@ -6,18 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bridge.app.lanes.output import LinkTurnOutput
-from bridge.link.messages import OutputChat
 from bridge.turns.ports import PlayerRef
 
 
 class PrivateLinkOutput(LinkTurnOutput):
     async def reply(self, player: PlayerRef, lines: Sequence[str]) -> None:
-        frames = [
-            OutputChat(
-                target="player",
-                player=player.uuid,
-                text=self._host.text("reply.private_layout", {"player": player.name}, message=line),
-            )
-            for line in lines
-        ]
-        self.send_soon(*frames)
+        await self.reply_to_asker(player, lines)
