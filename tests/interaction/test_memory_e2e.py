@@ -85,3 +85,31 @@ async def test_only_the_holder_of_the_node_keeps_a_server_memory_and_everyone_re
         assert RULE in body and CLAIM not in body
         listed = " | ".join(await w.command("Alex", "memory", "server"))
         assert RULE in listed and CLAIM not in listed
+
+
+PRIVATE = "mineclaw.command.private"
+
+
+async def test_forget_all_takes_the_players_conversation_entries_and_share_is_theirs(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, CONFIG) as w:
+        await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
+        await w.add("Steve", [CHAT, PRIVATE])
+        w.provider.answer("Noted, quokka.")
+        since = w.mark()
+        await w.command("Steve", "ai", "my locker code is quokka")
+        await w.message("Steve", "Noted, quokka.", since)
+        listed = " | ".join(await w.command("Steve", "memory", "conversations"))
+        assert "quokka" in listed
+        forgot = " | ".join(await w.command("Steve", "memory", "forget", "all"))
+        assert "Forgot 1" in forgot
+        assert "quokka" not in " | ".join(await w.command("Steve", "memory", "conversations"))
+        # The model's recall finds nothing of it any more.
+        w.provider.call_tools(("recall", {"query": "locker code quokka"}))
+        w.provider.answer("Nothing kept.")
+        since = w.mark()
+        await w.command("Steve", "ai", "what was my locker code?")
+        await w.message("Steve", "Nothing kept.", since)
+        found = tool_results(w.provider.bodies()[-1])[-1]
+        assert found["ok"] is True and found["result"]["memories"] == []
