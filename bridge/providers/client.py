@@ -176,6 +176,7 @@ class ProviderClient:
         redact: Callable[[str], str] | None = None,
     ) -> None:
         self.settings = settings
+        self._made_with = (identity, transport, sleep, max_response_bytes, redact)
         self._max_response_bytes = max_response_bytes
         self._identity = identity or IdentitySettings()
         self._protocol = protocol_for(settings.api_type)
@@ -199,6 +200,19 @@ class ProviderClient:
                 pool=timeouts.connect_s,
             ),
             follow_redirects=False,
+        )
+
+    def twin(self) -> ProviderClient:
+        """A client with this one's settings and its own connections, to use on another event
+        loop (an httpx client belongs to the loop it first ran on)."""
+        identity, transport, sleep, max_response_bytes, redact = self._made_with
+        return ProviderClient(
+            self.settings,
+            identity=identity,
+            transport=transport,
+            sleep=sleep,
+            max_response_bytes=max_response_bytes,
+            redact=redact,
         )
 
     @property

@@ -8,7 +8,9 @@ The chat path asks `ListenDecider.decide_now` about an implicit line that passed
   line that started a turn;
 - a decision model: if the contract has a free slot and its circuit is closed, the line gets
   its verdict now (it stays public, without the prefix) and the model is asked after it, off
-  the chat path; otherwise the classifier decides now, as the fallback.
+  the chat path: on a loop of its own in another thread (`bridge.app.requests.decision_loop`), its
+  usage recorded in batches (`BatchedSettle`); otherwise the classifier decides now, as the
+  fallback.
 
 A model decision that comes back ``answer: true`` at or above ``listen.decision_threshold``
 starts the turn through the chat path (`ChatPath.start_decided`, which checks the gates again);
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections import deque
@@ -32,8 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge.app.requests.background import BackgroundTasks
+from bridge.app.requests.decision_loop import DecisionLoop
 from bridge.app.requests.port import RequestPort
-from bridge.app.requests.server_budget import reserve_for_server, settle_for_server
+from bridge.app.requests.server_budget import BatchedSettle, reserve_for_server
 from bridge.app.serving.served import ModelStream, NotConfiguredError
 from bridge.decisions.classifier import (
     Classification,
@@ -59,7 +61,6 @@ from bridge.decisions.prompt import (
     decision_document,
 )
 from bridge.decisions.record import DecidedBy, DecisionLog
-from bridge.executors import Pool, run_in
 from bridge.link.messages import ChatRequest, PlayerRef
 from bridge.policy.budgets import NOTHING_HELD, Reservation
 from bridge.providers.events import Completed, Failed, TextDelta
@@ -106,6 +107,8 @@ class ListenDecider:
         self._recent: deque[_Heard] = deque(maxlen=RECENT_KEPT)
         self._online: dict[str, str] = {}
         self._tasks = BackgroundTasks("listen decision")
+        self._loop = DecisionLoop()
+        self._usage = BatchedSettle(runtime, purpose=DECISION_PURPOSE, what="listen decision")
         self._classifier: Classifier | None = None
 
     # ---- what the decisions read: players online, recent lines, the answers per player
@@ -170,14 +173,14 @@ class ListenDecider:
         if not settings.decision_model:
             return self._classified(player, question, "classifier")
         why_not = self.contract.unavailable_now()
-        stream = None
+        route = None
         if why_not is None:
             try:
-                stream = self._runtime.model_stream(settings.decision_model)
+                route = self._runtime.one_off_route(settings.decision_model)
             except NotConfiguredError as exc:
                 why_not = f"decision model not usable: {exc}"
-        claim = None if stream is None else self.contract.claim()
-        if stream is None or claim is None:
+        claim = None if route is None else self.contract.claim()
+        if route is None or claim is None:
             return self._classified(player, question, "fallback", why_not or "no free slot")
         document = self._document(player.name, question)
         held = self._reserve(document)
@@ -188,8 +191,12 @@ class ListenDecider:
         serial = self._record(player, question, "model", None, "asked")
         model_ref = settings.decision_model
 
+        client, model = route
+        loop = self._loop
+
         async def ask() -> ModelReply:
-            return await ask_model(stream, document)
+            # On the decision loop: none of the request's steps run between two verdicts.
+            return await loop.run(lambda: ask_model(loop.stream(client, model), document))
 
         async def decide() -> None:
             try:
@@ -344,26 +351,20 @@ class ListenDecider:
             output_tokens=reply.output_tokens,
             estimated=reply.estimated,
         )
-        if budgets is None:
-            return
-        settle = functools.partial(
-            settle_for_server,
-            runtime,
-            held,
-            model_ref=model_ref,
-            reply=reply,
-            purpose=DECISION_PURPOSE,
-            what="listen decision",
-        )
-        self._tasks.start(run_in(Pool.BUDGET, settle))
+        if budgets is not None:
+            self._usage.add(held, model_ref, reply)  # written in a batch, off the chat path
 
     async def settled(self) -> None:
-        """Wait until every decision asked so far has been acted on (tests, the bench)."""
+        """Wait until every decision asked so far has been acted on and its usage recorded
+        (tests, the bench)."""
         await self._tasks.settled()
+        await self._usage.flush()
 
     async def aclose(self) -> None:
-        """Cancel what is being decided and wait for the usage still being written."""
+        """Cancel what is being decided and record the usage of what was decided."""
         await self._tasks.aclose()
+        await self._loop.aclose()
+        await self._usage.flush()
 
 
 async def ask_model(

@@ -16,6 +16,8 @@ from bridge.app.serving.served import ModelStream
 from bridge.control import ControlPlane
 from bridge.metrics import BridgeMetrics
 from bridge.policy.budgets import Budgets
+from bridge.providers.client import ProviderClient
+from bridge.providers.settings import ModelSettings
 from bridge.store.audit import AuditLog
 from bridge.turns.listen import ListenMode
 
@@ -28,6 +30,11 @@ class RequestPort(Protocol):
 
     def model_stream(self, ref: str) -> ModelStream:
         """A one-off stream of model ``ref``; ``NotConfiguredError`` when it cannot be called."""
+        ...
+
+    def one_off_route(self, ref: str) -> tuple[ProviderClient, ModelSettings]:
+        """Model ``ref``'s provider client and settings, for a request made on another loop
+        (listen decisions); ``NotConfiguredError`` when it cannot be called."""
         ...
 
     def model_ref(self) -> str:

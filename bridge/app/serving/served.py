@@ -51,7 +51,7 @@ from bridge.providers.client import ProviderClient
 from bridge.providers.events import StreamEvent
 from bridge.providers.identity import IdentitySettings
 from bridge.providers.items import ProviderRequest, ToolSpec
-from bridge.providers.settings import ProviderSettings
+from bridge.providers.settings import ModelSettings, ProviderSettings
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.assembly import invoker_for_player, registry_for
@@ -326,13 +326,18 @@ class ServedConfig:
         )
 
     def model_stream(self, ref: str) -> ModelStream:
-        """A one-off request stream of model ``ref`` (listen decisions): the provider's client
-        with the model's settings, no tools, no retries. ``NotConfiguredError`` when it cannot
-        be called."""
+        """A one-off request stream of model ``ref`` (conversation titles): the provider's
+        client with the model's settings, no tools, no retries. ``NotConfiguredError`` when it
+        cannot be called."""
+        client, model = self.one_off_route(ref)
+        return functools.partial(client.stream, model=model)
+
+    def one_off_route(self, ref: str) -> tuple[ProviderClient, ModelSettings]:
+        """Model ``ref``'s provider client and settings, for a one-off request made elsewhere
+        (listen decisions, on their own loop). ``NotConfiguredError`` when it cannot be
+        called."""
         resolved, client = self._route(ref)
-        return functools.partial(
-            client.stream, model=model_settings(resolved.model_name, resolved.model)
-        )
+        return client, model_settings(resolved.model_name, resolved.model)
 
     def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:
         """The model ``ref`` and its provider's client; ``NotConfiguredError`` when it cannot

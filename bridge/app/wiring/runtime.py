@@ -64,6 +64,7 @@ from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
 from bridge.providers.client import ProviderClient
+from bridge.providers.settings import ModelSettings
 from bridge.store.archive import Fence, FencedArchive, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.sessions import OpenPrompt, SessionRecords
@@ -372,6 +373,10 @@ class Runtime:
         """A one-off request stream of model ``ref`` from the served configuration in force
         (`RequestPort`: listen decisions, titles)."""
         return self._served.model_stream(ref)
+
+    def one_off_route(self, ref: str) -> tuple[ProviderClient, ModelSettings]:
+        """Model ``ref``'s client and settings in force (`RequestPort`: listen decisions)."""
+        return self._served.one_off_route(ref)
 
     def reload(self) -> ControlPlane:
         """Load the folder again, build what it serves and publish both; on ``ConfigError``
