@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 from support.fake_link import FakeLink
+from websockets.asyncio.client import connect
 
 from bridge.app.network.network import Network
 from bridge.control import init_config_dir
+from bridge.link.codes import CloseCode
 from bridge.link.messages import (
     ApprovalButton,
     ApprovalShowResult,
@@ -27,8 +29,11 @@ from bridge.link.messages import (
     WireModel,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.link.server import REVOKED_REMOVED, LinkServer, LinkSettings, Revoked
 from bridge.policy.approvals import Subject
 from bridge.tools.registry import CallContext
+from tests.link.conftest import FakePlugin
+from tests.link.helpers import chat
 from tests.storage_choice import apply_chosen_storage
 
 from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, app_link, hello, rendered, write_config
@@ -324,3 +329,31 @@ async def test_a_players_private_conversation_follows_them_across_servers(
     assert (
         network.context("lobby").runtime.session is not network.context("survival").runtime.session
     )
+
+
+async def test_a_reload_that_removes_a_server_closes_its_real_link_before_it_is_served(
+    network: Network,
+) -> None:
+    # The link server of `serve`, a real WebSocket over loopback, and a plugin that proved
+    # lobby's token; a reload takes lobby out of servers.yml.
+    revoked: list[Revoked] = []
+    async with LinkServer(servers=network, settings=LinkSettings(port=0)) as server:
+        server.on_revoked = revoked.append
+        ws = await asyncio.wait_for(connect(server.url, max_size=None), WAIT)
+        try:
+            plugin = FakePlugin(ws)
+            result, _ = await plugin.handshake(server_id="lobby", token=LOBBY_TOKEN)
+            assert result["type"] == "hello.result"
+            config = network.default.runtime.plane.directory
+            (config / "servers.yml").write_text(
+                "schema: 1\nservers:\n  survival:\n    token: ${SURVIVAL_T}\n"
+            )
+            lines = await _command(network, "survival", "reload")
+            assert any("reload" in line.lower() for line in lines), lines
+            # The next frame lobby's plugin sends is not served: the link closes instead.
+            await plugin.send(chat("@ai op me", id="after"))
+            assert await plugin.closed_with() == CloseCode.AUTH_FAILED
+            assert ws.close_reason == REVOKED_REMOVED
+            assert [(r.server_id, r.reason) for r in revoked] == [("lobby", REVOKED_REMOVED)]
+        finally:
+            ws.transport.abort()
