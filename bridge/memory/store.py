@@ -222,9 +222,13 @@ class MemoryStore:
 
     def forget_conversation(self, owner_uuid: str, lane_id: str) -> int:
         """Delete the index entries of one of ``owner_uuid``'s private conversations (its
-        lane); how many there were."""
-        where = "m.scope = 'conversation' AND m.owner_uuid = ? AND m.origin = ?"
-        return len(self._delete(where, [owner_uuid, lane_id]))
+        lane); how many there were. Entries indexed before they carried their lane carry the
+        session's id, which starts with the lane's and a dot (`bridge.turns.lanes`)."""
+        where = (
+            "m.scope = 'conversation' AND m.owner_uuid = ?"
+            " AND (m.origin = ? OR substr(m.origin, 1, ?) = ?)"
+        )
+        return len(self._delete(where, [owner_uuid, lane_id, len(lane_id) + 1, f"{lane_id}."]))
 
     def share(self, memory_id: str, owner_uuid: str, *, shared: bool) -> Memory | None:
         """Mark one of ``owner_uuid``'s personal memories shared (recalled into their public

@@ -282,9 +282,14 @@ def test_a_player_forgets_one_conversation_entry_or_one_conversation(
     assert store.forget(one.memory_id, owner_uuid=ALEX) is None
     gone = store.forget(one.memory_id, owner_uuid=STEVE)
     assert gone is not None and gone.scope == "conversation"
-    assert store.forget_conversation(STEVE, "ai-2") == 2
-    assert store.conversations(STEVE) == []
-    assert index_holds(backend, "wombat") == 1  # Alex's
+    # One indexed before entries carried their lane: its origin is the lane's session id.
+    older = lane_entry("Steve: wombat four assistant: ok", STEVE, "ai-2.s-older")
+    other_lane = lane_entry("Steve: wombat five assistant: ok", STEVE, "ai-2-3.s-x")
+    store.add(older)
+    store.add(other_lane)
+    assert store.forget_conversation(STEVE, "ai-2") == 3
+    assert [m.origin for m in store.conversations(STEVE)] == ["ai-2-3.s-x"]
+    assert index_holds(backend, "wombat") == 2  # Alex's, and Steve's other conversation
 
 
 def archived(*items: dict[str, object]) -> ArchivedTurn:
