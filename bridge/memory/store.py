@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from bridge.errors import StoreError
-from bridge.memory.query import fts5_query, terms_of, tsquery
+from bridge.memory.query import fts5_query, terms_of, tsquery, words_of
 from bridge.memory.ranking import bm25_scores
 from bridge.memory.records import (
     MEMORY_SCOPES,
@@ -229,6 +229,26 @@ class MemoryStore:
             " AND (m.origin = ? OR substr(m.origin, 1, ?) = ?)"
         )
         return len(self._delete(where, [owner_uuid, lane_id, len(lane_id) + 1, f"{lane_id}."]))
+
+    def forget_mentions(self, owner_uuid: str, text: str, *, share: float = 0.5) -> int:
+        """Delete ``owner_uuid``'s conversation entries that hold at least ``share`` of the
+        words of ``text`` (a forgotten memory: the turns that said it); how many there were.
+        Only their own private conversations' entries are looked at."""
+        terms = terms_of(text)
+        if not terms:
+            return 0
+        found = self.search(
+            text, asker_uuid=owner_uuid, limit=MAX_CANDIDATES, scopes=("conversation",)
+        )
+        gone = 0
+        for hit in found:
+            entry = hit.memory
+            if entry.owner_uuid != owner_uuid:
+                continue  # a public turn: nobody's to forget
+            words = set(words_of(entry.text))
+            if sum(1 for term in terms if term in words) / len(terms) >= share:
+                gone += self.forget(entry.memory_id, owner_uuid=owner_uuid) is not None
+        return gone
 
     def share(self, memory_id: str, owner_uuid: str, *, shared: bool) -> Memory | None:
         """Mark one of ``owner_uuid``'s personal memories shared (recalled into their public

@@ -242,3 +242,18 @@ async def test_a_public_answer_that_carries_a_personal_result_reaches_its_asker_
         assert found(app, "4711", asker=ALEX.uuid) == []
     finally:
         await app.runtime.aclose()
+
+
+async def test_forgetting_a_memory_takes_the_private_turn_that_said_it(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        provider.call_tools(("remember", {"text": "Steve's locker code is quokka 4711"}))
+        await asked_privately(app, "remember my locker code quokka 4711", "kept, Steve")
+        [memory] = store_of(app).personal(STEVE.uuid)
+        assert found(app, "quokka")
+        await app.command("memory", "forget", memory.memory_id, player=STEVE)
+        assert found(app, "quokka") == []
+    finally:
+        await app.runtime.aclose()

@@ -329,3 +329,21 @@ def test_a_public_turn_that_took_a_personal_result_is_not_indexed_for_everyone(
 class MemoryArchiveStub:
     def append(self, turn: ArchivedTurn) -> None:
         pass
+
+
+def test_forgetting_a_memory_forgets_the_owners_turns_that_said_it(
+    backend: Backend, store: MemoryStore
+) -> None:
+    kept = memory("Steve's locker code is quokka 4711")
+    store.add(kept)
+    said = lane_entry("Steve: remember my locker code quokka 4711 assistant: kept", STEVE, "ai-1")
+    other = lane_entry("Steve: the quokka farm assistant: nice", STEVE, "ai-1")
+    alex = lane_entry("Alex: my locker code is quokka 4711 too assistant: ok", ALEX, "ai-9")
+    public = conversation("Steve: locker code quokka 4711 assistant: hm", SERVER_OWNER)
+    for entry in (said, other, alex, public):
+        store.add(entry)
+    gone = store.forget(kept.memory_id, owner_uuid=STEVE)
+    assert gone is not None
+    assert store.forget_mentions(STEVE, gone.text) == 1
+    assert [m.memory_id for m in store.conversations(STEVE)] == [other.memory_id]
+    assert index_holds(backend, "4711") == 2  # Alex's own and the public turn's
