@@ -12,12 +12,12 @@ import hashlib
 from functools import cached_property
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from bridge.control.function_capabilities import Capability, parse_capability
 from bridge.control.function_limits import FunctionLimits
 from bridge.errors import FunctionError
+from bridge.schemas import SafeSchema, SchemaRefused
 
 NAME_PATTERN = r"^[a-z][a-z0-9]*([._-][a-z0-9]+)*$"
 
@@ -64,12 +64,9 @@ class FunctionSpec(BaseModel):
     @classmethod
     def _check_parameters(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         try:
-            jsonschema.Draft202012Validator.check_schema(value)
-        except jsonschema.SchemaError as exc:
-            where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-            raise ValueError(
-                f"{_owner(info)}, parameters at {where}: not a valid JSON Schema: {exc.message}"
-            ) from None
+            SafeSchema.of(value)
+        except SchemaRefused as exc:
+            raise ValueError(f"{_owner(info)}, parameters: {exc}") from None
         if value.get("type") != "object":
             raise ValueError(f'{_owner(info)}, parameters: must have "type": "object"')
         return value

@@ -7,15 +7,13 @@ of the arguments object the model must send.
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
+from bridge.schemas import SafeSchema, SchemaRefused
 
 Handler = Literal[
     "player_snapshot",
@@ -47,18 +45,6 @@ TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # The nodes the link protocol can ask the plugin to report (its ReportNode): up to eight dotted
 # words of at most 32 characters each.
 PERMISSION_NODE = re.compile(r"[a-z0-9_-]{1,32}(\.[a-z0-9_-]{1,32}){0,7}")
-
-
-@functools.lru_cache(maxsize=512)
-def _schema_error(schema_json: str) -> str | None:
-    # Checking a schema against the meta-schema dominates a reload; the answer depends only on
-    # the schema text, so unchanged tools are not checked again.
-    try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-        return f"not a valid JSON Schema at {where}: {exc.message}"
-    return None
 
 
 class ToolSpec(StrictModel):
@@ -94,9 +80,10 @@ class ToolSpec(StrictModel):
     @field_validator("parameters")
     @classmethod
     def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        error = _schema_error(json.dumps(value, sort_keys=True))
-        if error is not None:
-            raise ValueError(error)
+        try:
+            SafeSchema.of(value)
+        except SchemaRefused as exc:
+            raise ValueError(str(exc)) from None
         if value.get("type") != "object":
             raise ValueError('must have "type": "object"')
         return value

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-
 from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionSpec
 from bridge.errors import FunctionError
 from bridge.functions.results import JSONLimitError, measure_json
+from bridge.schemas import SafeSchema, TookTooLong
+from bridge.schemas.safe_schema import BOUND_S
 
 MAX_VIOLATIONS = 3
 
@@ -28,7 +28,7 @@ class InvalidArguments(FunctionError):
         self.violations = violations
 
 
-def validate_arguments(
+async def validate_arguments(
     spec: FunctionSpec, arguments: Any, limits: FunctionLimits
 ) -> dict[str, Any]:
     """Return `arguments` if they fit the limits and the schema; else `InvalidArguments`."""
@@ -43,13 +43,13 @@ def validate_arguments(
         raise InvalidArguments([f"arguments are not JSON: {exc}"]) from exc
     if len(text) > limits.argument_chars:
         raise InvalidArguments([f"arguments: {len(text)} characters, over {limits.argument_chars}"])
-    validator = jsonschema.Draft202012Validator(spec.parameters)
-    violations: list[str] = []
-    for error in validator.iter_errors(arguments):
-        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-        violations.append(f"{where}: {error.message[:200]}")
-        if len(violations) == MAX_VIOLATIONS:
-            break
+    try:
+        found = await SafeSchema.of(spec.parameters).checked(
+            arguments, size=len(text), limit=MAX_VIOLATIONS
+        )
+    except TookTooLong:
+        raise InvalidArguments([f"arguments: checking them took over {BOUND_S:g} s"]) from None
+    violations = [f"{error.where or '(root)'}: {error.message[:200]}" for error in found]
     if violations:
         raise InvalidArguments(violations)
     return arguments

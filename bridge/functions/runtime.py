@@ -118,7 +118,7 @@ class FunctionRuntime:
             )
         else:
             try:
-                arguments = validate_arguments(spec, arguments, self._limits)
+                arguments = await validate_arguments(spec, arguments, self._limits)
             except InvalidArguments as exc:
                 refusal = error_result(
                     ErrorCode.INVALID_ARGUMENTS, "arguments refused", violations=exc.violations

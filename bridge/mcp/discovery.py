@@ -1,8 +1,9 @@
 """What a server's ``tools/list`` becomes: tools fit to offer, and the others with a reason.
 
-A tool's name, description and input schema are a third party's text. The schema must be a
-valid JSON Schema of an object and at most ``MAX_SCHEMA_CHARS`` of JSON (it goes into every
-request of every turn); the description is put on visible characters, cut and headed with the
+A tool's name, description and input schema are a third party's text. The schema must pass
+``bridge.schemas`` (data only: no fetch, no ref outside itself, bounded, RE2 patterns) with at
+most ``MAX_SCHEMA_CHARS`` of JSON (it goes into every request of every turn) and describe an
+object; the description is put on visible characters, cut and headed with the
 server's name so the model knows whose words they are. The digest covers exactly what the model
 is shown, so a review approves what will be offered (``mcp.require_review``).
 """
@@ -15,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 from mcp.types import Tool
 
 from bridge.mcp.naming import exposed_name, name_problem
+from bridge.schemas import SafeSchema, SchemaRefused
 
 MAX_TOOLS = 128
 """Tools taken from one server's listing; the rest are refused (a listing is not a flood)."""
@@ -92,18 +93,9 @@ def _problem(server: str, tool: Tool, seen: set[str], index: int) -> str | None:
     if not isinstance(schema, dict):
         return "its input schema is not a JSON object"
     try:
-        text = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return "its input schema is not JSON"
-    if len(text) > MAX_SCHEMA_CHARS:
-        return f"its input schema is over {MAX_SCHEMA_CHARS} characters of JSON"
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-        return f"its input schema is not a valid JSON Schema at {where}: {exc.message[:200]}"
-    except RecursionError:
-        return "its input schema is nested too deeply"
+        SafeSchema.of(schema, max_chars=MAX_SCHEMA_CHARS)
+    except SchemaRefused as exc:
+        return f"its input schema is refused: {exc}"
     if schema.get("type") != "object":
         return 'its input schema does not have "type": "object"'
     return None

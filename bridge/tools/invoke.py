@@ -21,6 +21,8 @@ from typing import Any, Protocol
 from bridge.errors import MineclawError
 from bridge.providers.items import ToolCall, ToolResult
 from bridge.redaction import Redactor
+from bridge.schemas import TookTooLong, Violation
+from bridge.schemas.safe_schema import BOUND_S
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import READ_EFFECTS, BoundTool, CallContext, TurnTools
 from bridge.tools.results import ErrorCode, ToolFailure, ToolOutcome
@@ -159,7 +161,7 @@ class ToolInvoker:
                     ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r} is available in this turn"
                 )
             handler = tool.entry.handler
-            parsed = _validated(tool, arguments)
+            parsed = await _validated(tool, arguments)
             wait = self._cooldowns.admit(context.player_uuid, name, batch=context.batch)
             if wait is not None:
                 raise ToolFailure(
@@ -205,7 +207,8 @@ class ToolInvoker:
         )
 
 
-def _validated(tool: BoundTool, arguments: str | Any) -> dict[str, Any]:
+async def _validated(tool: BoundTool, arguments: str | Any) -> dict[str, Any]:
+    size = len(arguments) if isinstance(arguments, str) else None
     if isinstance(arguments, str):
         if len(arguments) > MAX_ARGUMENT_CHARS:
             raise ToolFailure(
@@ -219,7 +222,19 @@ def _validated(tool: BoundTool, arguments: str | Any) -> dict[str, Any]:
             ) from None
     if not isinstance(arguments, dict):
         raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "arguments must be a JSON object")
-    errors = sorted(tool.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    if size is None:
+        try:
+            size = len(json.dumps(arguments, default=str))
+        except (TypeError, ValueError, RecursionError):
+            raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "arguments are not JSON") from None
+    try:
+        found = await tool.schema.checked(arguments, size=size)
+    except TookTooLong:
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"checking the arguments against {tool.name}'s schema took over {BOUND_S:g} s",
+        ) from None
+    errors = sorted(found, key=lambda e: [str(part) for part in e.path])
     if errors:
         details = "; ".join(_describe(error) for error in errors[:MAX_SCHEMA_ERRORS])
         more = len(errors) - MAX_SCHEMA_ERRORS
@@ -228,9 +243,8 @@ def _validated(tool: BoundTool, arguments: str | Any) -> dict[str, Any]:
     return arguments
 
 
-def _describe(error: Any) -> str:
-    where = "/".join(str(part) for part in error.absolute_path)
-    return f"{where or '(arguments)'}: {error.message}"
+def _describe(error: Violation) -> str:
+    return f"{error.where or '(arguments)'}: {error.message}"
 
 
 def _unexpected(name: str, exc: Exception) -> ToolOutcome:

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-import jsonschema
 from pydantic import ValidationError
 
 from bridge.control.problems import Problem, format_path
@@ -27,6 +26,7 @@ from bridge.control.validation import plain_message
 from bridge.control.yaml_strict import YamlDocument
 from bridge.errors import ToolError
 from bridge.providers.items import ToolSpec
+from bridge.schemas import SafeSchema
 
 log = logging.getLogger(__name__)
 
@@ -168,12 +168,13 @@ class CatalogueEntry:
 
 @dataclass(frozen=True, slots=True)
 class BoundTool:
-    """A tool a turn may call: its entry, its code and its compiled argument validator."""
+    """A tool a turn may call: its entry, its code and its argument schema, checked and ready
+    (``bridge.schemas``: nothing fetched, bounded, RE2 patterns, off the loop when large)."""
 
     name: str
     entry: ToolEntry
     run: HandlerFn
-    validator: jsonschema.protocols.Validator
+    schema: SafeSchema
     personal: bool
     """Its result depends on who asks (`HandlerTraits`)."""
 
@@ -238,10 +239,9 @@ class ToolRegistry:
                 ),
             )
             if tool.entry.enabled:
-                validator_cls = jsonschema.validators.validator_for(tool.entry.parameters)
-                validator = validator_cls(tool.entry.parameters)
+                schema = SafeSchema.of(tool.entry.parameters)
                 registry._tools[tool.name] = BoundTool(
-                    tool.name, tool.entry, tool.run, validator, tool.personal
+                    tool.name, tool.entry, tool.run, schema, tool.personal
                 )
         return registry
 
@@ -293,10 +293,9 @@ class ToolRegistry:
             elif entry.handler not in handlers:
                 status = "not_built"
             else:
-                validator_cls = jsonschema.validators.validator_for(entry.parameters)
-                validator = validator_cls(entry.parameters)
+                schema = SafeSchema.of(entry.parameters)  # accepted by ToolSpec: cached
                 personal = HANDLERS[entry.handler].personal
-                bound[name] = BoundTool(name, entry, handlers[entry.handler], validator, personal)
+                bound[name] = BoundTool(name, entry, handlers[entry.handler], schema, personal)
             effect = BUILTIN_EFFECTS[entry.handler]
             catalogue.append(
                 CatalogueEntry(name, entry.handler, status, entry.permission, effect, problems)

@@ -46,31 +46,31 @@ def nested(levels: int) -> Any:
         (None, "must be a JSON object, not NoneType"),
     ],
 )
-def test_argument_caps_come_before_the_schema(arguments: Any, phrase: str) -> None:
+async def test_argument_caps_come_before_the_schema(arguments: Any, phrase: str) -> None:
     with pytest.raises(InvalidArguments) as info:
-        validate_arguments(spec(), arguments, LIMITS)
+        await validate_arguments(spec(), arguments, LIMITS)
     assert len(info.value.violations) == 1
     assert phrase in info.value.violations[0]
 
 
-def test_a_hostile_depth_does_not_exhaust_the_stack() -> None:
+async def test_a_hostile_depth_does_not_exhaust_the_stack() -> None:
     with pytest.raises(InvalidArguments, match="nested deeper"):
-        validate_arguments(spec(), {"a": nested(100_000)}, LIMITS)
+        await validate_arguments(spec(), {"a": nested(100_000)}, LIMITS)
 
 
-def test_schema_violations_name_their_path() -> None:
+async def test_schema_violations_name_their_path() -> None:
     schema = {
         "type": "object",
         "properties": {"n": {"type": "integer"}, "who": {"type": "string", "maxLength": 3}},
         "required": ["n"],
     }
     with pytest.raises(InvalidArguments) as info:
-        validate_arguments(spec(schema), {"who": "Notch"}, LIMITS)
+        await validate_arguments(spec(schema), {"who": "Notch"}, LIMITS)
     assert sorted(info.value.violations) == [
         "(root): 'n' is a required property",
         "who: 'Notch' is too long",
     ]
-    assert validate_arguments(spec(schema), {"n": 1}, LIMITS) == {"n": 1}
+    assert await validate_arguments(spec(schema), {"n": 1}, LIMITS) == {"n": 1}
 
 
 def test_parse_limited_checks_size_before_parsing() -> None:

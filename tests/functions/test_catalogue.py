@@ -93,7 +93,7 @@ def test_duplicate_capability_is_refused() -> None:
 
 def test_invalid_json_schema_is_refused_with_its_location() -> None:
     text = error_text(catalogue(entry(parameters={"type": "object", "properties": {"a": 3}})))
-    assert "function 'greet', parameters at properties/a" in text
+    assert "function 'greet', parameters: not a valid JSON Schema at properties/a" in text
 
 
 def test_parameters_must_describe_an_object() -> None:

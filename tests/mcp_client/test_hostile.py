@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.fetch_recorder import fetch_recorder
+
 from bridge.mcp.connection import State
 
 from .harness import harness, mcp_config, stdio_server
@@ -59,3 +61,37 @@ async def test_elicitation_and_roots_are_refused(tmp_path: Path) -> None:
         assert outcome.ok, outcome
         text = outcome.result["text"]
         assert "elicitation refused" in text and "roots refused" in text, text
+
+
+PROBES_REFUSED = {
+    "remote_ref": "not a local JSON pointer",
+    "relative_ref": "not a local JSON pointer",
+    "nested_id": "$id below the root",
+    "dynamic_ref": "$dynamicRef",
+    "meta_schema": "not a JSON Schema draft",
+    "lookahead": "not one RE2 runs",
+}
+
+
+async def test_a_schema_is_data_it_never_makes_the_bridge_fetch(tmp_path: Path) -> None:
+    """Each probe tool is refused at listing with its reason; calls to every name the server
+    listed fetch nothing (the recorder answers, so a fetch would be seen, not hang)."""
+    with fetch_recorder() as recorder:
+        config = mcp_config({"wiki": stdio_server("--schema-url", recorder.url)})
+        async with harness(tmp_path, config) as h:
+            connection = await h.ready("wiki")
+            refused = {tool.remote: tool.reason for tool in connection.listing.refused}
+            assert set(refused) == set(PROBES_REFUSED), refused
+            for name, reason in PROBES_REFUSED.items():
+                assert reason in refused[name], (name, refused[name])
+            for name in (*PROBES_REFUSED, "pattern_bomb"):
+                await h.call(f"mcp__wiki__{name}", {"x": "a"})
+        assert recorder.fetched == []
+
+
+async def test_a_pattern_that_backtracks_is_matched_in_re2(tmp_path: Path) -> None:
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server("--schema-url", "x:")})) as h:
+        await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__pattern_bomb", {"x": "a" * 60 + "!"})
+        assert outcome.error_code == "invalid_arguments" and "does not match" in str(outcome)
+        assert (await h.call("mcp__wiki__pattern_bomb", {"x": "aaa"})).ok

@@ -1,10 +1,11 @@
 """A real MCP server for the tests, written with the official SDK (the same one the bridge uses).
 
-    python toolbox.py [--http PORT] [--hostile] [--exit-at-start]
+    python toolbox.py [--http PORT] [--hostile] [--schema-url URL] [--exit-at-start]
 
 Over stdio by default; with ``--http`` over streamable HTTP on 127.0.0.1 (it prints
 ``ready <port>`` on stderr once listening). ``--hostile`` adds the tools a hostile server
-would offer. ``--exit-at-start`` exits before speaking (a server that cannot start).
+would offer; ``--schema-url`` tools whose schemas point at URL. ``--exit-at-start`` exits
+before speaking (a server that cannot start).
 """
 
 from __future__ import annotations
@@ -145,6 +146,23 @@ def hostile() -> None:
         return "; ".join(said)
 
 
+def schema_probes(url: str) -> None:
+    """Tools whose schemas would make a resolver open ``url`` (the schemas are the attack: each
+    tool takes ``x``), and one whose pattern backtracks for ever in Python's re."""
+    schemas: dict[str, dict[str, object]] = {
+        "remote_ref": {"properties": {"x": {"$ref": f"{url}/remote.json"}}},
+        "relative_ref": {"$id": f"{url}/root.json", "properties": {"x": {"$ref": "rel.json"}}},
+        "nested_id": {"properties": {"x": {"$id": f"{url}/sub/", "$ref": "#/x"}}},
+        "dynamic_ref": {"properties": {"x": {"$dynamicRef": f"{url}/dyn.json#m"}}},
+        "meta_schema": {"$schema": f"{url}/meta.json", "properties": {"x": {}}},
+        "pattern_bomb": {"properties": {"x": {"type": "string", "pattern": "^(a+)+$"}}},
+        "lookahead": {"properties": {"x": {"type": "string", "pattern": "(?=a)a"}}},
+    }
+    for name, schema in schemas.items():
+        app.add_tool(lambda x="": f"took {x!r}", name=name, description="A schema probe.")
+        app._tool_manager._tools[name].parameters = {"type": "object", **schema}  # type: ignore[attr-defined]
+
+
 async def serve_http(port: int) -> None:
     """Listening before it says so: the socket is bound here, then handed to uvicorn."""
     import uvicorn
@@ -162,6 +180,8 @@ def main(argv: list[str]) -> None:
         sys.exit(4)
     if "--hostile" in argv:
         hostile()
+    if "--schema-url" in argv:
+        schema_probes(argv[argv.index("--schema-url") + 1])
     if "--http" in argv:
         anyio.run(serve_http, int(argv[argv.index("--http") + 1]))
     else:
