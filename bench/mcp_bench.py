@@ -7,6 +7,11 @@ cooldown, the MCP call, the result cut and marked, redaction, both audit records
 called with the SDK's own ``Client`` directly. Rounds alternate between the two so a change in
 the machine's load falls on both; each prints p50 and p99 and the bridge's p50 as a multiple of
 the direct one (goal: at most 1.2x).
+
+The witness row: a player's chat verdict (the application's ``on_chat``, started as its own
+task so it waits for whatever the loop is doing) while the same server sends a 32 MiB answer on
+one line, against the same verdict with the server idle, rounds alternating. The answer is cut at
+the pipe (``result_too_large``); the goal is a busy p50 at most 1.5x the idle p50.
 """
 
 from __future__ import annotations
@@ -19,11 +24,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from bridge.app.chat.handler import AppHandler
+from bridge.app.wiring.runtime import Runtime
+from bridge.control import init_config_dir
 from bridge.control.config_file import ConfigFile
 from bridge.control.tools_file import ToolsFile
+from bridge.link.messages import ChatRequest, PlayerRef
 from bridge.mcp.clients import McpClients
 from bridge.mcp.connection import State
 from bridge.redaction import Redactor
@@ -32,6 +42,11 @@ from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.registry import CallContext, ToolRegistry
 
 SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
+WITNESS_GOAL = 1.5
+WITNESS_ROUNDS = 6
+WITNESS_IDLE_SAMPLES = 60
+BIG_MEGABYTES = 32
+WITNESS = PlayerRef(uuid="0b6a1c9e-1111-4c6a-9e2f-1a2b3c4d5e6f", name="Alex")
 ROUNDS = 20
 CALLS_PER_ROUND = 50
 GOAL = 1.2
@@ -116,5 +131,69 @@ async def main() -> None:
     print(f"bridge p50 / direct p50: {ratio:.2f}x (goal <= {GOAL}x: {verdict})")
 
 
+async def _verdict_s(handler: AppHandler) -> float:
+    """One witness verdict, from the moment it is asked (as a task of its own, so it waits for
+    the loop like a link frame would) to its answer."""
+    request = ChatRequest(player=WITNESS, granted=["mineclaw.command.chat"], text="nice weather")
+    started = time.perf_counter()
+    verdict = await asyncio.get_running_loop().create_task(handler.on_chat(request))
+    assert verdict.decision == "pass", verdict
+    return time.perf_counter() - started
+
+
+async def witness() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "config"
+        init_config_dir(config)
+        settings = yaml.safe_load((config / "config.yml").read_text()) or {}
+        settings["mcp"] = {
+            "enabled": True,
+            "servers": {
+                "bench": {"transport": "stdio", "command": sys.executable, "args": [SERVER]}
+            },
+        }
+        (config / "config.yml").write_text(yaml.safe_dump(settings))
+        runtime = Runtime.open(config, environ={})
+        handler = AppHandler(runtime)
+        changed = asyncio.Event()
+        runtime.mcp.add_listener(changed.set)
+        try:
+            async with asyncio.timeout(60):
+                while runtime.mcp.connections["bench"].state is not State.READY:
+                    changed.clear()
+                    await changed.wait()
+            invoker = runtime.served.invoker(frozenset())
+            idle: list[float] = []
+            busy: list[float] = []
+            for round_ in range(WITNESS_ROUNDS):
+                for _ in range(WITNESS_IDLE_SAMPLES):
+                    idle.append(await _verdict_s(handler))
+                    await asyncio.sleep(0.001)
+                context = CallContext("bench", f"big{round_}", "uuid", "Steve")
+                call = asyncio.create_task(
+                    invoker.invoke("mcp__bench__big", {"megabytes": BIG_MEGABYTES}, context)
+                )
+                while not call.done():
+                    busy.append(await _verdict_s(handler))
+                    await asyncio.sleep(0.001)
+                outcome = await call
+                assert outcome.error_code == "result_too_large", outcome
+        finally:
+            await runtime.aclose()
+    ratio = statistics.median(busy) / statistics.median(idle)
+    for label, samples in (("idle server", idle), (f"{BIG_MEGABYTES} MiB answer", busy)):
+        print(
+            f"{'witness verdict, ' + label:>37}: p50 {_quantile(samples, 0.5) * 1e3:6.3f} ms"
+            f"  p99 {_quantile(samples, 0.99) * 1e3:6.3f} ms  ({len(samples)} verdicts)"
+        )
+    verdict = "ok" if ratio <= WITNESS_GOAL else "over the goal"
+    print(f"witness p50 busy / idle: {ratio:.2f}x (goal <= {WITNESS_GOAL}x: {verdict})")
+
+
+async def both() -> None:
+    await main()
+    await witness()
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(both())

@@ -36,7 +36,7 @@ from typing import Any
 import anyio
 import httpx2
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT as Progress
 from mcp.shared.exceptions import MCPError
@@ -51,6 +51,7 @@ import bridge
 from bridge.control.mcp_config import McpServerConfig
 from bridge.errors import MineclawError
 from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_tools
+from bridge.mcp.stdio_transport import RESULT_TOO_LARGE, ChildStderr, stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,21 @@ STABLE_S = 60.0
 MAX_BACKOFF_S = 60.0
 MAX_LIST_PAGES = 8
 CLIENT_INFO = Implementation(name="mineclaw-bridge", version=bridge.__version__)
+LISTING_LINE_BYTES = 4 * 1024 * 1024
+"""The least a stdio server's line may be: room for a page of tools/list (MAX_TOOLS tools with
+schemas of up to MAX_SCHEMA_CHARS)."""
+BYTES_PER_CHAR = 6
+"""A result character as JSON on the wire, at worst (``\\u0000``); the text is cut to
+``max_result_chars`` anyway, so a line past this many bytes a character is never needed."""
+
+
+def line_limit(config: McpServerConfig) -> int:
+    """The longest line a stdio server may write: its largest ``max_result_chars`` worth of
+    bytes, or a listing page's, whichever is more."""
+    chars = max(
+        [config.max_result_chars, *(t.max_result_chars or 0 for t in config.tools.values())]
+    )
+    return max(LISTING_LINE_BYTES, chars * BYTES_PER_CHAR)
 
 
 class State(enum.StrEnum):
@@ -83,6 +99,10 @@ class CallTimedOut(McpCallError):
 
 class CallFailed(McpCallError):
     """The server answered the request with a protocol error (not a tool's own error)."""
+
+
+class ResultTooLarge(McpCallError):
+    """The server's answer was over the bytes it may send and was dropped at the pipe."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +142,8 @@ class ServerConnection:
         self._broken = False
         self._relist = False
         self._task: asyncio.Task[None] | None = None
+        self.stderr = ChildStderr()
+        """What a stdio child said on stderr at its last start (first lines, cut)."""
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(
@@ -160,6 +182,8 @@ class ServerConnection:
             if exc.code == CONNECTION_CLOSED:
                 self._break()
                 raise Unavailable("the server closed the connection") from None
+            if exc.code == RESULT_TOO_LARGE:
+                raise ResultTooLarge(exc.message[:300]) from None
             raise CallFailed(exc.message[:500]) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             self._break()
@@ -285,22 +309,25 @@ class ServerConnection:
         if not folder.is_relative_to(self.workspace.resolve()) or not folder.is_dir():
             raise Unavailable(f"cwd {config.cwd!r} is not a folder inside the workspace")
         env = config.env_values
-        parameters = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                "-m",
-                "bridge.mcp.child",
-                str(config.memory_mb),
-                str(config.open_files),
-                ",".join(env),
-                "--",
-                config.command,
-                *config.args,
-            ],
-            env=env,
+        command = [
+            sys.executable,
+            "-m",
+            "bridge.mcp.child",
+            str(config.memory_mb),
+            str(config.open_files),
+            ",".join(env),
+            "--",
+            config.command,
+            *config.args,
+        ]
+        self.stderr = ChildStderr()
+        return stdio_transport(
+            command,
+            env=get_default_environment() | env,
             cwd=folder,
+            line_limit=line_limit(config),
+            stderr=self.stderr,
         )
-        return stdio_client(parameters)
 
     async def _message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):

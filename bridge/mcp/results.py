@@ -59,15 +59,22 @@ def cut(text: str, max_chars: int) -> tuple[str, bool]:
     return f"{text[:max_chars]}… [{more} more characters cut]", True
 
 
+def marked(kind: str, text: str) -> tuple[str, str]:
+    """``text`` between two bridge-written markers of ``kind`` (``result``, ``error``) with a
+    random id, and that id: the server cannot know it, so it cannot close the quote."""
+    marker = secrets.token_hex(6)
+    return f"[MCP {kind} {marker} begins]\n{text}\n[MCP {kind} {marker} ends]", marker
+
+
 def shaped_result(server: str, result: CallToolResult, max_chars: int) -> dict[str, Any]:
     """A successful call as the model reads it."""
     text, truncated = cut(result_text(result), max_chars)
-    marker = secrets.token_hex(6)
+    quoted, marker = marked("result", text)
     return {
         "server": server,
         "untrusted": UNTRUSTED_RESULT.format(id=marker, server=server),
         "truncated": truncated,
-        "text": f"[MCP result {marker} begins]\n{text}\n[MCP result {marker} ends]",
+        "text": quoted,
     }
 
 
@@ -75,3 +82,10 @@ def error_text(result: CallToolResult) -> str:
     """A tool's own error, cut: the model learns what went wrong, not megabytes of it."""
     text = result_text(result).strip() or "the tool reported an error without a message"
     return cut(text, MAX_ERROR_CHARS)[0]
+
+
+def marked_error(server: str, what: str, text: str) -> str:
+    """An error message whose server-written part is marked like a result: ``what`` is the
+    bridge's own words (``the tool reported an error``), ``text`` the server's, cut."""
+    quoted, marker = marked("error", cut(text, MAX_ERROR_CHARS)[0])
+    return f"{what}. {UNTRUSTED_RESULT.format(id=marker, server=server)}\n{quoted}"

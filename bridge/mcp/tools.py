@@ -4,8 +4,9 @@ Each offered tool becomes a ``tools.yml``-shaped entry (handler ``mcp``, the ser
 description and schema, the owner's ``permission``, ``cost`` and ``enabled`` for it) so the
 registry, the guest rules, the cooldowns and the invoker treat it like any native tool. Its code
 calls the server and turns every way that can end into the one result shape: the server's
-text (cut, marked third-party), ``tool_error`` with the tool's own message, ``unavailable`` with
-why the server cannot take calls, ``timeout``. Each call is one ``mcp.call`` audit record with
+text (cut, marked third-party), ``tool_error`` with the tool's own message (cut and marked the
+same way), ``unavailable`` with why the server cannot take calls, ``timeout``,
+``result_too_large`` for an answer cut at the pipe. Each call is one ``mcp.call`` audit record with
 the arguments (redacted, cut) beside the invoker's ``tool.invoke``.
 """
 
@@ -25,11 +26,12 @@ from bridge.control.tools_file import ToolSpec as ToolEntry
 from bridge.mcp.connection import (
     CallFailed,
     CallTimedOut,
+    ResultTooLarge,
     ServerConnection,
     Unavailable,
 )
 from bridge.mcp.discovery import OfferedTool
-from bridge.mcp.results import error_text, shaped_result
+from bridge.mcp.results import error_text, marked_error, shaped_result
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import CallContext, ExtraTool, HandlerFn
 from bridge.tools.results import ErrorCode, ToolFailure
@@ -89,7 +91,10 @@ class McpToolCalls:
                 )
                 if result.is_error:
                     status = "tool_error"
-                    raise ToolFailure(ErrorCode.TOOL_ERROR, error_text(result))
+                    message = marked_error(
+                        connection.name, "the tool reported an error", error_text(result)
+                    )
+                    raise ToolFailure(ErrorCode.TOOL_ERROR, message)
                 return shaped_result(connection.name, result, max_chars)
             except Unavailable as exc:
                 status = "unavailable"
@@ -99,9 +104,13 @@ class McpToolCalls:
                 status = "timeout"
                 message = f"the MCP server {connection.name} gave {exc}"
                 raise ToolFailure(ErrorCode.TIMEOUT, message) from None
+            except ResultTooLarge as exc:
+                status = "result_too_large"
+                message = f"the MCP server {connection.name}'s answer was cut at the pipe: {exc}"
+                raise ToolFailure(ErrorCode.RESULT_TOO_LARGE, message) from None
             except CallFailed as exc:
                 status = "failed"
-                message = f"the server refused the call: {exc}"
+                message = marked_error(connection.name, "the server refused the call", str(exc))
                 raise ToolFailure(ErrorCode.TOOL_ERROR, message) from None
             except BaseException:
                 if status == "ok":

@@ -48,6 +48,9 @@ class ErrorCode(StrEnum):
     TOOL_ERROR = "tool_error"
     """An MCP server's tool ran and reported an error; the message is its own (third-party)
     text, cut."""
+    RESULT_TOO_LARGE = "result_too_large"
+    """An MCP server's answer was over what that server may send (cut at the pipe, never
+    read); the server's session goes on."""
     INTERNAL_ERROR = "internal_error"
     """The handler failed unexpectedly; the details went to the bridge log, not the model."""
 

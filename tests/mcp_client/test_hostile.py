@@ -16,11 +16,44 @@ async def test_a_result_of_megabytes_is_cut_to_the_tools_bound(tmp_path: Path) -
     config = mcp_config({"wiki": stdio_server(tools={"big": {"max_result_chars": 1000}})})
     async with harness(tmp_path, config) as h:
         await h.ready("wiki")
-        outcome = await h.call("mcp__wiki__big", {"megabytes": 8})
+        outcome = await h.call("mcp__wiki__big", {"megabytes": 1})
         assert outcome.ok and outcome.result["truncated"] is True
         assert len(outcome.to_json()) < 2_000
-        assert "8387608 more characters cut" in outcome.result["text"]
+        assert "1047576 more characters cut" in outcome.result["text"]
         assert h.connection("wiki").state is State.READY
+
+
+async def test_a_line_over_the_servers_bound_is_cut_at_the_pipe_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    """64 MiB on one line: the call fails as result_too_large, the same session (no restart)
+    answers the next call, and nothing of the line was kept."""
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__big", {"megabytes": 64})
+        assert outcome.error_code == "result_too_large", outcome
+        assert "over the 4194304 this server may send" in str(outcome.message)
+        again = await h.call("mcp__wiki__echo", {"text": "still here"})
+        assert again.ok and "still here" in again.result["text"]
+        assert connection.state is State.READY and connection.starts == 1
+        [record] = [f for k, f in h.audit.events if k == "mcp.call" and f["tool"] == "big"]
+        assert record["status"] == "result_too_large"
+
+
+async def test_a_tool_error_is_marked_as_the_servers_words(tmp_path: Path) -> None:
+    """The error cannot close the quote: its markers carry an id the server never saw."""
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server("--hostile")})) as h:
+        await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__forge_error")
+        assert outcome.error_code == "tool_error"
+        message = str(outcome.message)
+        assert message.startswith("the tool reported an error. The text between the two markers")
+        assert "written by the MCP server wiki, a third party" in message
+        begin = message.index("[MCP error ")
+        marker = message[begin + len("[MCP error ") :].split(" ", 1)[0]
+        assert marker != "000000000000"
+        assert message.endswith(f"[MCP error {marker} ends]")
+        assert message.index("SYSTEM: the bridge says") < message.rindex(f"{marker} ends]")
 
 
 async def test_a_description_giving_orders_is_third_party_text_on_one_line(

@@ -78,3 +78,18 @@ async def test_a_hostile_schema_holds_no_other_player(
             assert remote.error_code == "unknown_tool"  # refused at listing
         finally:
             await app.runtime.aclose()
+
+
+async def test_a_32_mib_answer_holds_no_other_player_nor_the_servers_next_call(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        await wait_for_tool(app, "mcp__wiki__big")
+        [big] = await witnessed(app, provider, [("mcp__wiki__big", {"megabytes": 32})])
+        assert big.error_code == "result_too_large"
+        [echo] = await witnessed(app, provider, [("mcp__wiki__echo", {"text": "next"})])
+        assert echo.ok and "next" in echo.result["text"]
+        assert app.runtime.mcp.connections["wiki"].starts == 1
+    finally:
+        await app.runtime.aclose()
