@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 REPLACEMENT = "\ufffd"
@@ -99,3 +100,49 @@ def plain_lines(text: str) -> str:
 def plain_line_ends(text: str) -> str:
     """``text`` with ``\r\n`` and a lone ``\r`` written as ``\n``."""
     return _LINE_BREAK.sub("\n", text) if "\r" in text else text
+
+
+# Letters other scripts draw like ASCII ones (Unicode's confusables for the Latin letters,
+# the common part), and ASCII look-alikes: a name written with any of them is the same name.
+_LOOK_ALIKES = str.maketrans(
+    {
+        **dict.fromkeys("аα", "a"),
+        **dict.fromkeys("ьв", "b"),
+        **dict.fromkeys("сϲ", "c"),
+        **dict.fromkeys("ԁ", "d"),
+        **dict.fromkeys("еε", "e"),
+        **dict.fromkeys("һ", "h"),
+        **dict.fromkeys("іι|", "i"),
+        **dict.fromkeys("ј", "j"),
+        **dict.fromkeys("κк", "k"),
+        **dict.fromkeys("ӏ1ǀ", "l"),
+        **dict.fromkeys("ոп", "n"),
+        **dict.fromkeys("оοσ0", "o"),
+        **dict.fromkeys("рρ", "p"),
+        **dict.fromkeys("ԛ", "q"),
+        **dict.fromkeys("ѕ5", "s"),
+        **dict.fromkeys("τт", "t"),
+        **dict.fromkeys("υ", "u"),
+        **dict.fromkeys("νѵ", "v"),
+        **dict.fromkeys("ѡω", "w"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("уγ", "y"),
+        **dict.fromkeys("ᴢ", "z"),
+        **dict.fromkeys("-.  ", "_"),
+    }
+)
+_RUNS = re.compile(r"rn|vv|_+")
+_RUN_FOR = {"rn": "m", "vv": "w"}
+
+
+def name_skeleton(name: str) -> str:
+    """What a name looks like, for telling whether two names are the same one: compatibility
+    forms folded (NFKC), case folded, accents dropped, look-alike letters and digits mapped to
+    one ASCII letter (``Dеlete-Page`` with a Cyrillic е, ``de1ete_page``, ``delete.page``), and
+    ``-``, ``.`` and runs of ``_`` as one ``_``. Never shown; only compared."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    bare = "".join(
+        ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch)
+    )
+    mapped = bare.translate(_LOOK_ALIKES).replace("i", "l")
+    return _RUNS.sub(lambda m: _RUN_FOR.get(m.group(0), "_"), mapped).strip("_")

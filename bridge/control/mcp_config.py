@@ -7,7 +7,11 @@ named in ``env``; header values may hold ``${NAME}`` references to ``.env``, res
 known to the redactor as secrets (they are never shown in diagnostics).
 
 Per tool the owner may switch it off, gate it with a permission node, mark it paid and bound its
-result; tools the owner did not list get the server's settings.
+result. A setting names a tool by what its name looks like (``name_skeleton``: case,
+``-``/``_``/``.``, look-alike letters), so ``Delete-Page`` or ``de1ete_page`` is the tool
+the owner called ``delete_page``. A tool the owner did not list gets what ``unlisted`` says: the
+server's settings (``offer``), those only once reviewed (``review``, the default as soon as the
+server has any per-tool setting), or nothing (``refuse``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from bridge.control.secrets import (
 )
 from bridge.control.tools_file import PERMISSION_NODE
 from bridge.control.web_config import http_url
+from bridge.unicode_text import name_skeleton
 
 SERVER_NAME = re.compile(r"(?=.{1,24}$)[a-z][a-z0-9]*(_[a-z0-9]+)*")
 """Lower case, digits and single underscores: ``__`` separates the parts of a tool's name."""
@@ -80,6 +85,8 @@ class McpServerConfig(StrictModel):
     """The owner's word that the server answers the same whoever asks: its results may then
     stay in the shared public session; otherwise each result is the asker's alone."""
     tools: dict[str, McpToolConfig] = Field(default_factory=dict, max_length=256)
+    # What a tool not named in ``tools`` gets; unset: review when ``tools`` names any, else offer.
+    unlisted: Literal["offer", "review", "refuse"] | None = None
 
     _env_values: dict[str, str] = PrivateAttr(default_factory=dict)
     _header_values: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -131,9 +138,16 @@ class McpServerConfig(StrictModel):
     @field_validator("tools")
     @classmethod
     def _tool_names(cls, value: dict[str, McpToolConfig]) -> dict[str, McpToolConfig]:
+        seen: dict[str, str] = {}
         for name in value:
             if not _REMOTE_TOOL.fullmatch(name):
                 raise ValueError(f"{name!r} is not an MCP tool name (letters, digits, _ - .)")
+            other = seen.setdefault(name_skeleton(name), name)
+            if other != name:
+                raise ValueError(
+                    f"{other!r} and {name!r} name the same tool (settings match a name whatever "
+                    "its case, - _ . and look-alike letters)"
+                )
         return value
 
     @model_validator(mode="after")
@@ -168,9 +182,37 @@ class McpServerConfig(StrictModel):
         """The headers with every ``${NAME}`` resolved: secrets, never to show."""
         return dict(self._header_values)
 
-    def for_tool(self, name: str) -> McpToolConfig:
-        """The owner's settings of tool ``name`` with the server's filled in."""
-        own = self.tools.get(name, McpToolConfig())
+    @property
+    def unlisted_policy(self) -> Literal["offer", "review", "refuse"]:
+        """What a tool not named in ``tools`` gets (``unlisted``, or its default)."""
+        if self.unlisted is not None:
+            return self.unlisted
+        return "review" if self.tools else "offer"
+
+    def listed(self, name: str) -> McpToolConfig | None:
+        """The owner's own settings of the tool a server calls ``name``, matched by what the
+        name looks like; None when the owner named no such tool."""
+        key = name_skeleton(name)
+        for own_name, own in self.tools.items():
+            if name_skeleton(own_name) == key:
+                return own
+        return None
+
+    def for_tool(self, name: str, *, late: bool = False) -> McpToolConfig:
+        """The owner's settings of tool ``name`` with the server's filled in. ``late``: the tool
+        was not in the server's first listing (it came with a ``list_changed`` or a restart):
+        it gets nothing more than the server's defaults, only what the owner's setting makes
+        stricter (off, paid, a smaller bound; the server's node when it has one)."""
+        own = self.listed(name) or McpToolConfig()
+        if late:
+            return McpToolConfig(
+                enabled=own.enabled,
+                permission=self.permission if self.permission is not None else own.permission,
+                cost="paid" if "paid" in (own.cost, self.cost) else "free",
+                max_result_chars=min(
+                    own.max_result_chars or self.max_result_chars, self.max_result_chars
+                ),
+            )
         return McpToolConfig(
             enabled=own.enabled,
             permission=own.permission if own.permission is not None else self.permission,

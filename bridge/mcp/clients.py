@@ -19,7 +19,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from bridge.control.mcp_config import McpConfig, McpServerConfig
 from bridge.store.audit_sink import AuditSink
@@ -33,6 +33,17 @@ if TYPE_CHECKING:
     from bridge.mcp.tools import ProgressSink
 
 log = logging.getLogger(__name__)
+
+Gate = Literal["offer", "review", "refuse"]
+
+
+def _gate(connection: ServerConnection, tool: OfferedTool, require_review: bool) -> Gate:
+    """What the owner's configuration says of one listed tool."""
+    config = connection.config
+    policy: Gate = "offer" if config.listed(tool.remote) is not None else config.unlisted_policy
+    if policy == "offer" and require_review:
+        return "review"
+    return policy
 
 
 class McpClients:
@@ -132,8 +143,9 @@ class McpClients:
     # ---- what the registry and the status show
 
     def tools(self, *, require_review: bool = False) -> tuple[ExtraTool, ...]:
-        """The offered tools of every running server, in configuration order; with
-        ``require_review`` only those whose description and schema have a review."""
+        """The offered tools of every running server, in configuration order: not those the
+        owner's ``unlisted: refuse`` leaves out, and of those that need a review (all with
+        ``require_review``; the unlisted ones under ``unlisted: review``) only the reviewed."""
         found: list[ExtraTool] = []
         if not self.connections:
             return ()
@@ -143,20 +155,17 @@ class McpClients:
             calls = McpToolCalls(
                 connection, audit=self._audit, redact=self._redact, progress=self._progress
             )
-            offered = connection.listing.offered
-            if require_review:
-                offered = tuple(t for t in offered if self._reviewed(t.name, t.digest))
+            offered = tuple(
+                tool
+                for tool in connection.listing.offered
+                if _gate(connection, tool, require_review) == "offer"
+                or (
+                    _gate(connection, tool, require_review) == "review"
+                    and self._reviewed(tool.name, tool.digest)
+                )
+            )
             found.extend(calls.bound(offered))
         return tuple(found)
-
-    def awaiting_review(self) -> list[OfferedTool]:
-        """The listed tools whose description and schema, as shown now, have no review."""
-        return [
-            tool
-            for connection in self.connections.values()
-            for tool in connection.listing.offered
-            if not self._reviewed(tool.name, tool.digest)
-        ]
 
     def status(self, *, require_review: bool = False) -> list[str]:
         """One line per configured server: its state, tools and, when not ready, why."""
@@ -170,10 +179,16 @@ class McpClients:
             line = f"{name}: {connection.state.value}, {len(listing.offered)} tools"
             if listing.refused:
                 line += f" ({len(listing.refused)} refused)"
-            if require_review:
-                waiting = [t for t in listing.offered if not self._reviewed(t.name, t.digest)]
-                if waiting:
-                    line += f" ({len(waiting)} awaiting review)"
+            gates = [_gate(connection, tool, require_review) for tool in listing.offered]
+            waiting = [
+                tool
+                for tool, gate in zip(listing.offered, gates, strict=True)
+                if gate == "review" and not self._reviewed(tool.name, tool.digest)
+            ]
+            if waiting:
+                line += f" ({len(waiting)} awaiting review)"
+            if "refuse" in gates:
+                line += f" ({gates.count('refuse')} unlisted, not offered)"
             if connection.state is not State.READY:
                 line += f"; {connection.reason}"
             lines.append(line)

@@ -52,6 +52,7 @@ from bridge.control.mcp_config import McpServerConfig
 from bridge.errors import MineclawError
 from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_tools
 from bridge.mcp.stdio_transport import RESULT_TOO_LARGE, ChildStderr, stdio_transport
+from bridge.unicode_text import name_skeleton
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,9 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self.stderr = ChildStderr()
         """What a stdio child said on stderr at its last start (first lines, cut)."""
+        self.first_listing: frozenset[str] | None = None
+        """The tools (by ``name_skeleton``) of the first listing this configuration got: one
+        listed later (``list_changed``, a restart) gets no more than the server's defaults."""
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(
@@ -264,6 +268,7 @@ class ServerConnection:
                     self._relist = False
                     async with asyncio.timeout(self.config.connect_timeout_ms / 1000):
                         self.listing = await _listed(self.name, client)
+                    self._note_first_listing()
                     self._changed()
                     continue
                 waker = asyncio.get_running_loop().create_task(self._wake.wait())
@@ -290,7 +295,19 @@ class ServerConnection:
             async with asyncio.timeout(self.config.connect_timeout_ms / 1000):
                 await stack.enter_async_context(client)
                 self.listing = await _listed(self.name, client)
+                self._note_first_listing()
             yield client, ended
+
+    def _note_first_listing(self) -> None:
+        if self.first_listing is None:
+            self.first_listing = frozenset(
+                name_skeleton(tool.remote) for tool in self.listing.offered
+            )
+
+    def late(self, remote: str) -> bool:
+        """Whether the tool ``remote`` was not in this configuration's first listing."""
+        first = self.first_listing
+        return first is not None and name_skeleton(remote) not in first
 
     async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         config = self.config

@@ -20,6 +20,7 @@ from mcp.types import Tool
 
 from bridge.mcp.naming import exposed_name, name_problem
 from bridge.schemas import SafeSchema, SchemaRefused
+from bridge.unicode_text import name_skeleton
 
 MAX_TOOLS = 128
 """Tools taken from one server's listing; the rest are refused (a listing is not a flood)."""
@@ -54,14 +55,14 @@ def checked_tools(
 ) -> tuple[tuple[OfferedTool, ...], tuple[RefusedTool, ...]]:
     offered: list[OfferedTool] = []
     refused: list[RefusedTool] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for index, tool in enumerate(listed):
         remote = tool.name
         reason = _problem(server, tool, seen, index)
         if reason is not None:
             refused.append(RefusedTool(server, remote[:80], reason))
             continue
-        seen.add(remote)
+        seen[name_skeleton(remote)] = remote
         description = HEADING.format(server=server) + _visible(tool.description or "")
         if len(description) > MAX_DESCRIPTION_CHARS:
             description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
@@ -81,11 +82,15 @@ def checked_tools(
     return tuple(offered), tuple(refused)
 
 
-def _problem(server: str, tool: Tool, seen: set[str], index: int) -> str | None:
+def _problem(server: str, tool: Tool, seen: dict[str, str], index: int) -> str | None:
     if index >= MAX_TOOLS:
         return f"the server lists more than {MAX_TOOLS} tools"
-    if tool.name in seen:
+    other = seen.get(name_skeleton(tool.name))
+    if other == tool.name:
         return "the server lists this name twice"
+    if other is not None:
+        # The owner's settings match names this way: two such tools could not be told apart.
+        return f"its name looks like the name of {other!r}, listed before it"
     named = name_problem(server, tool.name)
     if named is not None:
         return named

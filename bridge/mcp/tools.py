@@ -66,14 +66,15 @@ class McpToolCalls:
 
     def bound(self, offered: tuple[OfferedTool, ...]) -> list[ExtraTool]:
         found = []
+        connection = self._connection
         for tool in offered:
-            settings = self._connection.config.for_tool(tool.remote)
+            settings = connection.config.for_tool(tool.remote, late=connection.late(tool.remote))
             found.append(
                 ExtraTool(
                     tool.name,
                     _entry(tool, settings),
                     self._code(tool, settings),
-                    personal=not self._connection.config.shared,
+                    personal=not connection.config.shared,
                 )
             )
         return found

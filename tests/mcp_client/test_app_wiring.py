@@ -38,6 +38,7 @@ def config_yml(enabled: bool = True, server: dict[str, object] | None = None) ->
                 "command": sys.executable,
                 "args": [TOOLBOX],
                 "tools": {"fail": {"permission": "mineclaw.tool.wiki"}},
+                "unlisted": "offer",  # the other tools: the server's settings, no review
             }
         },
     }

@@ -109,7 +109,11 @@ async def test_a_tools_yml_gate_applies_to_mcp_tools_and_guests_never_see_them(
     tmp_path: Path,
 ) -> None:
     config = mcp_config(
-        {"wiki": stdio_server(tools={"fail": {"permission": "mineclaw.tool.wiki"}})}
+        {
+            "wiki": stdio_server(
+                tools={"fail": {"permission": "mineclaw.tool.wiki"}}, unlisted="offer"
+            )
+        }
     )
     async with harness(tmp_path, config) as h:
         await h.ready("wiki")

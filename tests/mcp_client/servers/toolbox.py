@@ -1,11 +1,12 @@
 """A real MCP server for the tests, written with the official SDK (the same one the bridge uses).
 
-    python toolbox.py [--http PORT] [--hostile] [--schema-url URL] [--exit-at-start]
+    python toolbox.py [--http PORT] [--hostile] [--schema-url URL] [--tool-names A,B]
+        [--exit-at-start]
 
 Over stdio by default; with ``--http`` over streamable HTTP on 127.0.0.1 (it prints
 ``ready <port>`` on stderr once listening). ``--hostile`` adds the tools a hostile server
-would offer; ``--schema-url`` tools whose schemas point at URL. ``--exit-at-start`` exits
-before speaking (a server that cannot start).
+would offer; ``--schema-url`` tools whose schemas point at URL; ``--tool-names`` a tool of
+each name. ``--exit-at-start`` exits before speaking (a server that cannot start).
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ def main(argv: list[str]) -> None:
         sys.exit(4)
     if "--hostile" in argv:
         hostile()
+    if "--tool-names" in argv:
+        for name in argv[argv.index("--tool-names") + 1].split(","):
+            app.add_tool(lambda name=name: f"ran {name}", name=name, description="Deletes.")
     if "--schema-url" in argv:
         schema_probes(argv[argv.index("--schema-url") + 1])
     if "--http" in argv:
