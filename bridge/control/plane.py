@@ -41,6 +41,7 @@ from bridge.control.layout import (
     WHITELIST_FILE,
     default_bytes,
 )
+from bridge.control.mcp_checks import mcp_problems
 from bridge.control.memory_config import MAX_MEMORY_CHARS
 from bridge.control.memory_files import MemoryNote, load_memory_notes
 from bridge.control.message_locales import localised
@@ -194,6 +195,15 @@ class _Loader:
     def load(self, version: int) -> ControlPlane:
         # The environment resolves storage.password (a ${NAME} reference).
         config = self.model(CONFIG_FILE, ConfigFile, context={"environ": self.environ})
+        if config is not None:
+            for problem in mcp_problems(
+                config.mcp,
+                self.documents.get(CONFIG_FILE),
+                CONFIG_FILE,
+                self.directory,
+                self.environ,
+            ):
+                (self.warnings if problem.warning else self.problems).append(problem)
         context = {"environ": self.environ, "defer_cross_checks": True}
         providers = self.model(PROVIDERS_FILE, ProvidersFile, context=context)
         whitelist_file = self.model(WHITELIST_FILE, WhitelistFile)

@@ -122,7 +122,7 @@ class McpClients:
         for name, server in wanted.items():
             if name not in self.connections:
                 connection = ServerConnection(
-                    name, server, workspace=workspace, changed=self._changed
+                    name, server, workspace=workspace, changed=self._changed, redact=self._redact
                 )
                 self.connections[name] = connection
                 connection.start()
@@ -191,5 +191,7 @@ class McpClients:
                 line += f" ({gates.count('refuse')} unlisted, not offered)"
             if connection.state is not State.READY:
                 line += f"; {connection.reason}"
+                if connection.stderr_note:
+                    line += f"; {connection.stderr_note}"
             lines.append(line)
         return lines

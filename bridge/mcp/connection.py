@@ -124,7 +124,10 @@ class ServerConnection:
         workspace: Path,
         changed: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        redact: Callable[[str], str] = lambda text: text,
     ) -> None:
+        """``redact``: applied to what the child wrote on stderr before the log or the status
+        show it (a server may print its own secrets)."""
         self.name = name
         self.config = config
         self.workspace = workspace
@@ -145,6 +148,10 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self.stderr = ChildStderr()
         """What a stdio child said on stderr at its last start (first lines, cut)."""
+        self.stderr_note = ""
+        """The child's first stderr lines, redacted, after a failure: for the log and
+        ``/mineclaw status`` only (the server's words; never a player's or the model's)."""
+        self._redact = redact
         self.first_listing: frozenset[str] | None = None
         """The tools (by ``name_skeleton``) of the first listing this configuration got: one
         listed later (``list_changed``, a restart) gets no more than the server's defaults."""
@@ -211,6 +218,7 @@ class ServerConnection:
                     self.starts += 1
                     self._client = client
                     self.state, self.reason = State.READY, "ready"
+                    self.stderr_note = ""
                     self._changed()  # served again with the tools before the line says so
                     listing = self.listing
                     log.info(
@@ -235,10 +243,12 @@ class ServerConnection:
             if up_since is not None and self._clock() - up_since >= STABLE_S:
                 self.failures = 0
             self.failures += 1
+            self.stderr_note = self._said_on_stderr()
+            said = f"; {self.stderr_note}" if self.stderr_note else ""
             if self.failures > self.config.max_restarts:
                 self.state = State.GAVE_UP
                 self.reason = f"stopped after {self.failures} failures in a row; last: {reason}"
-                log.error("MCP server %s %s", self.name, self.reason)
+                log.error("MCP server %s %s%s", self.name, self.reason, said)
                 self._changed()
                 return
             delay = min(
@@ -249,7 +259,7 @@ class ServerConnection:
                 f"restarting (failure {self.failures} of at most {self.config.max_restarts}): "
                 f"{reason}"
             )
-            log.warning("MCP server %s %s", self.name, self.reason)
+            log.warning("MCP server %s %s%s", self.name, self.reason, said)
             self._changed()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
@@ -297,6 +307,10 @@ class ServerConnection:
                 self.listing = await _listed(self.name, client)
                 self._note_first_listing()
             yield client, ended
+
+    def _said_on_stderr(self) -> str:
+        lines = [" ".join(self._redact(line).split()) for line in self.stderr.lines]
+        return f"stderr: {' | '.join(lines)}" if lines else ""
 
     def _note_first_listing(self) -> None:
         if self.first_listing is None:

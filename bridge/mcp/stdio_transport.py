@@ -51,6 +51,9 @@ STDERR_LINE_CHARS = 300
 EXIT_GRACE_S = 2.0
 KILL_GRACE_S = 2.0
 WRITER_FLUSH_S = 0.5
+STDERR_GRACE_S = 0.5
+"""How long an ended child's last stderr lines are waited for (a grandchild holding the pipe
+would keep it open for ever)."""
 
 _parsing = anyio.CapacityLimiter(2)
 
@@ -84,6 +87,7 @@ async def stdio_transport(
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     waiting: set[int | str] = set()
     writer_done = anyio.Event()
+    stderr_done = anyio.Event()
 
     async def read_stdout() -> None:
         assert process.stdout is not None
@@ -133,13 +137,14 @@ async def stdio_transport(
                     text = raw.decode("utf-8", "replace").strip()
                     if text and len(stderr.lines) < STDERR_LINES:
                         stderr.lines.append(text[:STDERR_LINE_CHARS])
+        stderr_done.set()
 
     async def shutdown() -> None:
         read_stream.close()
         write_stream.close()
         with anyio.move_on_after(WRITER_FLUSH_S):
             await writer_done.wait()
-        await _stop(process)
+        await _stop(process, stderr_done)
         for stream in (read_stream, write_stream, read_writer, write_reader):
             await stream.aclose()
 
@@ -216,13 +221,16 @@ async def _drain(stream: anyio.abc.ByteReceiveStream) -> None:
             await stream.receive(CHUNK_BYTES)
 
 
-async def _stop(process: anyio.abc.Process) -> None:
-    """The spec's shutdown: close stdin, give the child a grace, then end its whole group."""
+async def _stop(process: anyio.abc.Process, stderr_done: anyio.Event) -> None:
+    """The spec's shutdown: close stdin, give the child a grace, then end its whole group;
+    what it wrote on stderr before it ended is read before the pipe is closed."""
     await _close(process.stdin)
     if not await _exited(process, EXIT_GRACE_S):
         await terminate_posix_process_tree(process, KILL_GRACE_S)
         if not await _exited(process, KILL_GRACE_S):
             log.warning("MCP server process %d outlived its kill; left behind", process.pid)
+    with anyio.move_on_after(STDERR_GRACE_S):
+        await stderr_done.wait()
     await _close(process.stdout)
     await _close(process.stderr)
     transport = getattr(getattr(process, "_process", None), "_transport", None)

@@ -206,3 +206,51 @@ def test_whitelist_check_uses_the_built_in_default_like_the_bridge(
     (config_dir / "whitelist.yml").unlink()
     code, out = cli("whitelist", "check", "--as", "player", "list", "--config", str(config_dir))
     assert code in (0, 1) and "canonical: list" in out, out
+
+
+MCP_CONFIG = """\
+schema: 1
+mcp:
+  enabled: true
+  servers:
+    wiki:
+      transport: stdio
+      command: {command}
+{more}"""
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("no-such-mcp-server-9f2e", "'no-such-mcp-server-9f2e' is not a program on PATH"),
+        ("./servers/wiki.js", "'./servers/wiki.js' is not an executable file"),
+        ("/nonexistent/bin/wiki-mcp", "'/nonexistent/bin/wiki-mcp' is not an executable file"),
+    ],
+)
+def test_an_mcp_command_that_is_no_program_fails_validate_at_its_line(
+    config_dir: Path, cli: Cli, command: str, said: str
+) -> None:
+    more = "      permission: mineclaw.tool.wiki\n"
+    (config_dir / "config.yml").write_text(MCP_CONFIG.format(command=command, more=more))
+    code, out = cli("validate", "--config", str(config_dir))
+    assert code == 1, out
+    assert "line 7" in out and "mcp.servers.wiki.command" in out and said in out, out
+
+
+def test_an_mcp_server_whose_tools_reach_plain_players_is_warned_about(
+    config_dir: Path, cli: Cli
+) -> None:
+    cases = {
+        "": True,
+        "      tools: {run_console: {permission: mineclaw.tool.admin}}\n": True,  # unlisted: review
+        "      permission: mineclaw.tool.wiki\n": False,
+        "      unlisted: refuse\n      tools: {search: {permission: mineclaw.tool.wiki}}\n": False,
+    }
+    for more, warned in cases.items():
+        text = MCP_CONFIG.format(command=sys.executable, more=more)
+        (config_dir / "config.yml").write_text(text)
+        code, out = cli("validate", "--config", str(config_dir))
+        assert code == 0, out
+        assert ("MCP server wiki has no permission" in out) is warned, (more, out)
+        if warned:
+            assert "line 5" in out and "warning" in out

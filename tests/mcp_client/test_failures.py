@@ -74,3 +74,28 @@ async def test_list_changed_brings_the_new_tool(tmp_path: Path) -> None:
         await h.until(lambda: "mcp__wiki__extra" in {t.name for t in connection.listing.offered})
         outcome = await h.call("mcp__wiki__extra")
         assert outcome.ok and "extra here" in outcome.result["text"]
+
+
+async def test_a_failed_start_shows_the_childs_stderr_redacted_in_log_and_status(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The child's first stderr lines reach the owner (log, /mineclaw status) with its secrets
+    redacted; not the model (the reason a call gets is the bridge's words) and not the bridge's
+    own stderr (where the playground's chat would print them)."""
+    config = mcp_config({"wiki": stdio_server("--exit-at-start", max_restarts=0)})
+    secrets = frozenset({"sk-toolbox-secret-4242"})
+    with caplog.at_level(logging.WARNING, logger="bridge.mcp"):
+        async with harness(tmp_path, config, secrets=secrets) as h:
+            await h.until(
+                lambda: (
+                    "wiki" in h.clients.connections and h.connection("wiki").state is State.GAVE_UP
+                )
+            )
+            [status] = h.clients.status()
+            said = "stderr: wiki: cannot open the index with key"
+            assert said in status and "| see the wiki's own log" in status, status
+            assert "sk-toolbox-secret-4242" not in status
+            assert "stderr" not in h.connection("wiki").reason
+    [line] = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert said in line and "sk-toolbox-secret-4242" not in line
+    assert "cannot open the index" not in capfd.readouterr().err

@@ -185,6 +185,8 @@ async def serve_http(port: int) -> None:
 
 def main(argv: list[str]) -> None:
     if "--exit-at-start" in argv:
+        print("wiki: cannot open the index with key sk-toolbox-secret-4242", file=sys.stderr)
+        print("see the wiki's own log", file=sys.stderr)
         sys.exit(4)
     if "--hostile" in argv:
         hostile()
