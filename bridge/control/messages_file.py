@@ -94,6 +94,7 @@ _declare("private.conversation_renamed", "player name id title", "id")
 _declare("private.conversation_deleted", "player name id title active", "id")
 _declare("private.conversation_unknown", "player name id", "id")
 _declare("private.conversation_busy", "player name id")
+_declare("private.which_meant", "player name title", "title")
 _declare("reply.thinking", "name player")
 _declare("reply.tools", "name player tools", "tools")
 _declare("approval.prompt", "requester target command name accept deny", "command accept deny")
@@ -305,6 +306,10 @@ class PrivateMessages(_Section):
     conversation_unknown: str = "<red>You have no conversation <id>; /ai list shows them."
     conversation_busy: str = (
         "<red>Conversation <id> is still answering; wait for it or /ai stop it first."
+    )
+    which_meant: str = (
+        '<yellow>A new conversation or a question? For a conversation titled "<title>" type'
+        ' /ai new "<title>"; to ask it, end the question with ?'
     )
 
 

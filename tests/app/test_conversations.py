@@ -264,3 +264,21 @@ async def test_a_failed_title_request_leaves_it_untitled_and_the_next_answer_tri
         assert "> 1  Greetings" in (await app.command("ai", "list", player=STEVE))[1]
     finally:
         await app.runtime.aclose()
+
+
+async def test_a_question_starting_with_new_is_asked_and_a_long_title_asks_which(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    # `/ai new players get what?` started a conversation titled "players get what?".
+    app = await opened(tmp_path, provider)
+    try:
+        await asked(app, "new players get what?", "A starter kit.")
+        listing = await app.command("ai", "list", player=STEVE)
+        assert len(listing) == 2, listing  # the heading and conversation 1: nothing new
+        which = await app.command("ai", "new ideas for my castle build", player=STEVE)
+        assert len(which) == 1 and 'new "ideas for my castle build"' in which[0], which
+        assert len(await app.command("ai", "list", player=STEVE)) == 2
+        quoted = await app.command("ai", 'new "ideas for my castle build"', player=STEVE)
+        assert "ideas for my castle build" in quoted[0], quoted
+    finally:
+        await app.runtime.aclose()

@@ -5,7 +5,7 @@ Each needs no more than ``mineclaw.command.private`` (checked by the command map
 only the sender's own conversations. A switch (or a delete of the active conversation) while its
 answer runs or a question of it waits is refused: one lane per player answers at a time, and the
 next question goes to the conversation just chosen. A line that does not have a command's shape
-(``/ai switch to creative?``) is a question like any other.
+(``/ai switch to creative?``) is a question like any other (`bridge.app.commands.ai_line`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from bridge.app.players.conversation_state import ConversationState
 from bridge.app.requests.background import BackgroundTasks
 from bridge.app.wiring.runtime import Runtime
 from bridge.conversations.shelf import (
-    CONVERSATION_ID,
     Conversation,
     LimitReached,
     Shelf,
@@ -33,20 +32,8 @@ log = logging.getLogger(__name__)
 UNTITLED = "untitled"
 
 
-def is_conversation_command(words: Sequence[str]) -> bool:
-    """Whether an ``/ai`` line (its words, the first lower-cased) is one of these commands."""
-    if not words:
-        return False
-    keyword, rest = words[0], words[1:]
-    if keyword == "new":
-        return True
-    if keyword == "list":
-        return not rest
-    if keyword in ("switch", "delete"):
-        return len(rest) == 1 and CONVERSATION_ID.fullmatch(rest[0]) is not None
-    if keyword == "rename":
-        return len(rest) >= 2 and CONVERSATION_ID.fullmatch(rest[0]) is not None
-    return False
+CONVERSATION_COMMANDS = frozenset({"new", "list", "switch", "rename", "delete"})
+"""The ``/ai`` subcommands this path runs; `bridge.app.commands.ai_line` tells their shapes."""
 
 
 def title_of(conversation: Conversation) -> str:

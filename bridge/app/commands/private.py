@@ -23,11 +23,11 @@ from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bridge.app.commands.conversations import ConversationPath, is_conversation_command
+from bridge.app.commands.ai_line import read_ai_line
+from bridge.app.commands.conversations import CONVERSATION_COMMANDS, ConversationPath
 from bridge.app.commands.history import HistoryPath
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
-from bridge.conversations.shelf import CONVERSATION_ID
 from bridge.errors import MineclawError, StoreError
 from bridge.executors import Pool, run_in
 from bridge.link.messages import CommandRequest, PlayerRef, Text
@@ -78,23 +78,23 @@ class PrivatePath:
         player = {"player": sender.name}
         if not question:
             return [runtime.text("private.usage", player)]
-        keyword = question.lower()
-        words = question.split()
-        command = [words[0].lower(), *words[1:]]
-        if command[0] == "history" and len(command) == 2 and CONVERSATION_ID.fullmatch(command[1]):
-            return await self.history_of(sender, command[1])
-        if is_conversation_command(command):
-            return await self._conversations.run(sender, command)
-        if keyword == "clear":
-            return self.clear(sender)
-        if keyword == "stop":
-            return await self.stop(sender)
-        if keyword == "history":
-            return await HistoryPath(self._runtime).private(sender)
-        words = keyword.split()
-        # "/ai persona" and "/ai persona <name>"; a longer line is a question like any other.
-        if words[0] == "persona" and len(words) <= 2:
-            return await self.persona(sender, request.sender.granted, words[1:])
+        line = read_ai_line(question)
+        if line.kind == "ambiguous":  # only `new` with a long unquoted title, for now
+            title = " ".join(line.rest)
+            return [runtime.text("private.which_meant", {**player, "title": title})]
+        if line.kind == "command":
+            if line.keyword == "history" and line.rest:
+                return await self.history_of(sender, line.rest[0])
+            if line.keyword in CONVERSATION_COMMANDS:
+                return await self._conversations.run(sender, [line.keyword, *line.rest])
+            if line.keyword == "clear":
+                return self.clear(sender)
+            if line.keyword == "stop":
+                return await self.stop(sender)
+            if line.keyword == "history":
+                return await HistoryPath(self._runtime).private(sender)
+            if line.keyword == "persona":
+                return await self.persona(sender, request.sender.granted, line.rest)
         conversations = runtime.conversations
         if conversations is None:
             return self._ask(sender, request.sender.granted, question)
