@@ -342,3 +342,24 @@ async def test_status_and_the_metrics_count_the_audit_events_not_written(app: Ap
     metrics = app.runtime.metrics
     assert metrics.registry.get_sample_value("mineclaw_audit_dropped_events") == 17
     assert metrics.registry.get_sample_value("mineclaw_audit_lost_events") == 4
+
+
+async def test_a_switch_to_a_model_whose_key_is_missing_is_refused_with_the_reason(
+    app: App,
+) -> None:
+    # Accepted without a word, every turn then answered "(the assistant is not configured yet)".
+    providers = app.config / "providers.yml"
+    text = providers.read_text()
+    model = "    limits:\n      context_window: 100000\n      max_output_tokens: 1000\n"
+    text = text.replace(
+        "models:\n",
+        "  cloud:\n    api:\n      type: openai_chat_completions\n"
+        "      base_url: http://127.0.0.1:9/v1\n    api_key: ${CLOUD_UNSET_API_KEY}\n"
+        f"models:\n  cloud/big:\n{model}",
+    )
+    providers.write_text(text)
+    assert "Reload failed" not in (await app.command("reload"))[0]
+    [line] = await app.command("model", "cloud/big")
+    assert "cloud/big cannot be used" in line and "CLOUD_UNSET_API_KEY" in line, line
+    assert app.runtime.model_override is None
+    assert "local/m2" in (await app.command("model", "local/m2"))[0]

@@ -34,6 +34,11 @@ def model_command(runtime: Runtime, args: Sequence[str], replies: Replies) -> li
         runtime.plane.providers.resolve(args[0])
     except ConfigError as exc:
         return [runtime.text("commands.model_refused", {"reason": str(exc)})]
+    unusable = runtime.served.why_unusable(args[0])
+    if unusable is not None:
+        # Accepted, every turn would answer players "(the assistant is not configured yet)".
+        reason = f"{args[0]} cannot be used: {unusable}; the model in force stays"
+        return [runtime.text("commands.model_refused", {"reason": reason})]
     runtime.model_override = args[0]
     runtime.audit.record("model.switch", {"model": args[0]})
     return [runtime.text("commands.model_switched", {"model": args[0]})]

@@ -339,6 +339,15 @@ class ServedConfig:
         resolved, client = self._route(ref)
         return client, model_settings(resolved.model_name, resolved.model)
 
+    def why_unusable(self, ref: str) -> str | None:
+        """Why the model ``ref`` cannot be called (its provider's key or server missing, an
+        unknown model), or None: what a model switch must not accept silently."""
+        try:
+            self._route(ref)
+        except NotConfiguredError as exc:
+            return str(exc)
+        return None
+
     def _route(self, ref: str) -> tuple[ResolvedModel, ProviderClient]:
         """The model ``ref`` and its provider's client; ``NotConfiguredError`` when it cannot
         be called."""
