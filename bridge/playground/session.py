@@ -168,7 +168,10 @@ class Playground:
         await self.network.aclose()
         if self.model is not None:
             await self.model.close()
-        logging.getLogger().handlers.clear()
+        root = logging.getLogger()
+        for handler in root.handlers:
+            handler.close()  # the log file is in the scratch folder removed next
+        root.handlers.clear()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 import websockets
 
 from bridge import __version__
+from bridge.app.chat.reported_nodes import REPORT_NODES_FEATURE
 from bridge.link.auth import compute_mac
 from bridge.link.codec import DecodeFault, decode_frame, encode_frame
 from bridge.link.messages import (
@@ -65,9 +66,10 @@ Show = Callable[[ShowKind, str, str], None]
 """``show(kind, player name or "", text)``: what a player would see (``game``: what the
 simulated server itself did; ``server``: what the bridge did)."""
 
-FEATURES = [SNAPSHOTS, APPROVALS, RESOLVE]
+FEATURES = [SNAPSHOTS, APPROVALS, RESOLVE, REPORT_NODES_FEATURE]
 """The plugin features it announces: the snapshot tools, approval prompts, command resolution
-(without which the bridge dispatches nothing)."""
+(without which the bridge dispatches nothing), and reporting the nodes the bridge names (its
+own, such as ``mineclaw.persona`` and ``mineclaw.history``, and every tool's)."""
 PLAYER_NODES = [
     "mineclaw.command.chat",
     "mineclaw.command.approve",
@@ -135,6 +137,9 @@ class SimulatedServer:
         """The latest approval prompt of each player, by UUID."""
         self.public_prefix = "@ai"
         """What starts a public line to the assistant (the latest ``link.state`` says)."""
+        self.reported_nodes: list[str] = []
+        """The other nodes the bridge asked to be reported (the latest ``link.state``): an
+        operator holds them all, as on Paper, where a node no plugin declares is an op's."""
 
     # ---- connection
 
@@ -234,7 +239,7 @@ class SimulatedServer:
         self.players[player.ref.uuid] = player  # an OP change takes effect at once
 
     async def chat(self, player: Player, text: str) -> ChatVerdict:
-        request = ChatRequest(player=player.ref, granted=player.granted, text=text)
+        request = ChatRequest(player=player.ref, granted=self.granted(player), text=text)
         verdict: ChatVerdict = await self.request("chat", request)
         if verdict.decision != "refuse":
             self._show("public", player.name, text)
@@ -243,7 +248,7 @@ class SimulatedServer:
         return verdict
 
     async def command(self, player: Player, args: list[str]) -> list[str]:
-        sender = {"kind": "player", "player": player.ref, "granted": player.granted}
+        sender = {"kind": "player", "player": player.ref, "granted": self.granted(player)}
         request = CommandRequest.model_validate({"sender": sender, "args": args})
         reply: CommandReply = await self.request("command", request)
         lines = [plain(line) for line in reply.lines]
@@ -252,6 +257,11 @@ class SimulatedServer:
         return lines
 
     # ---- the bridge's requests
+
+    def granted(self, player: Player) -> list[str]:
+        """What the plugin reports ``player`` holds: plugin.yml's nodes, and for an operator
+        every node the bridge named too (``/mineclaw`` help lists commands by them)."""
+        return [*OP_NODES, *self.reported_nodes] if player.op else PLAYER_NODES
 
     def _name(self, player_uuid: str) -> str:
         found = self.players.get(player_uuid)
@@ -266,6 +276,7 @@ class SimulatedServer:
             return OutputChatResult(delivered=1 if data.target == "player" else len(self.players))
         if isinstance(data, LinkState):
             self.public_prefix = data.public_prefix
+            self.reported_nodes = list(data.report_nodes or ())
             return None
         if isinstance(data, OutputActionbar):
             self._show("actionbar", self._name(data.player), plain(data.text))

@@ -7,11 +7,13 @@ from pathlib import Path
 from bridge.control import init_config_dir, load_control_plane
 from bridge.playground.scripted_model import MODEL_NAME
 from bridge.playground.session import (
+    Playground,
     copy_folder,
     local_storage,
     missing_key,
     scripted_providers_yml,
 )
+from bridge.playground.simulated_server import Player
 
 
 def test_a_fresh_folder_misses_the_default_key_until_it_is_set(tmp_path: Path) -> None:
@@ -76,3 +78,23 @@ def test_a_symlinked_config_is_replaced_in_the_copy_not_written_through(tmp_path
     copy = copy_folder(folder, tmp_path / "scratch")
     assert load_control_plane(copy, environ={}).config.storage.backend == "sqlite"
     assert elsewhere.read_text() == owners
+
+
+async def test_an_operator_holds_every_node_the_bridge_reports(tmp_path: Path) -> None:
+    # The simulated server did not report mineclaw.persona or mineclaw.history, so an operator
+    # was refused the /ai persona and /mineclaw history that /mineclaw help listed.
+    playground = await Playground.open(
+        tmp_path / "config", scripted=True, show=lambda *_: None, said=lambda *_: None
+    )
+    try:
+        op = Player("Steve", op=True)
+        await playground.server.join(op)
+        assert "mineclaw.persona" in playground.server.granted(op)
+        assert "mineclaw.command.history" in playground.server.granted(op)
+        lines = await playground.server.command(op, ["ai", "persona"])
+        assert lines and not any("may not" in line for line in lines), lines
+        player = Player("Alex")
+        await playground.server.join(player)
+        assert "mineclaw.persona" not in playground.server.granted(player)
+    finally:
+        await playground.close()
