@@ -137,6 +137,10 @@ class SimulatedServer:
         """The latest approval prompt of each player, by UUID."""
         self.public_prefix = "@ai"
         """What starts a public line to the assistant (the latest ``link.state`` says)."""
+        self.instance_id = str(uuid.uuid4())
+        """One per server run, as a real plugin's: a relink (``/disconnect``, ``/connect``)
+        is the same server linking again and keeps what the bridge holds for it (listen
+        mode); a new id would be a restarted server, which starts with listen mode off."""
         self.reported_nodes: list[str] = []
         """The other nodes the bridge asked to be reported (the latest ``link.state``): an
         operator holds them all, as on Paper, where a node no plugin declares is an op's."""
@@ -148,7 +152,7 @@ class SimulatedServer:
         challenge = decode_frame(await self._ws.recv(), Direction.BRIDGE_TO_PLUGIN)
         if isinstance(challenge, DecodeFault) or not isinstance(challenge.data, HelloChallenge):
             raise ConnectionError("the bridge did not open with hello.challenge")
-        instance = str(uuid.uuid4())
+        instance = self.instance_id
         nonce = challenge.data.nonce
         hello = Hello(
             protocol=ProtocolVersion(major=1, minor=3),

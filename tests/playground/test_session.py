@@ -98,3 +98,24 @@ async def test_an_operator_holds_every_node_the_bridge_reports(tmp_path: Path) -
         assert "mineclaw.persona" not in playground.server.granted(player)
     finally:
         await playground.close()
+
+
+async def test_a_relink_keeps_listen_mode_on(tmp_path: Path) -> None:
+    # Each connect said it was a new server (a new instance id), so /disconnect then /connect
+    # turned listen mode off as a restart would.
+    playground = await Playground.open(
+        tmp_path / "config", scripted=True, show=lambda *_: None, said=lambda *_: None
+    )
+    try:
+        op = Player("Steve", op=True)
+        await playground.server.join(op)
+        await playground.server.command(op, ["listen", "on"])
+        runtime = playground.network.default.runtime
+        assert runtime.listen.on
+        await playground.server.close()
+        await playground.server.connect()
+        await playground.server.join(op)
+        status = await playground.server.command(op, ["listen"])
+        assert runtime.listen.on, status
+    finally:
+        await playground.close()
