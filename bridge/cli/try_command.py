@@ -88,7 +88,9 @@ async def _play(config_dir: Path, scripted: bool, screen: Screen) -> int:
         f"answering with {model}"
     )
     try:
-        await Conversation(playground.server, screen, _read_line).run()
+        await Conversation(
+            playground.server, screen, _read_line, copy_again=playground.copy_again
+        ).run()
     finally:
         await playground.close()
     return EXIT_OK

@@ -13,6 +13,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
@@ -71,6 +72,9 @@ class Conversation:
     read_line: Callable[[str], str]
     """Reads one typed line, given the prompt to show (``EOFError`` at the end of input)."""
     player: Player = field(default_factory=lambda: Player("Steve"))
+    copy_again: Callable[[], Path] | None = None
+    """Copies the owner's folder over the playground's copy before ``/mineclaw reload``
+    (`Playground.copy_again`): a reload must read what the owner edited, not the old copy."""
 
     async def run(self) -> None:
         await self.server.join(self.player)
@@ -110,7 +114,15 @@ class Conversation:
                 question = line[3:].strip()
                 await self.server.command(self.player, ["ai", question] if question else ["ai"])
             elif line.startswith("/mineclaw"):
-                await self.server.command(self.player, shlex.split(line)[1:] or ["help"])
+                args = shlex.split(line)[1:] or ["help"]
+                if args == ["reload"] and self.copy_again is not None:
+                    try:
+                        source = await asyncio.to_thread(self.copy_again)
+                    except OSError as exc:
+                        self.screen.say(f"not reloaded: your folder could not be copied: {exc}")
+                        return True
+                    self.screen.say(f"copied {source} again; reloading it")
+                await self.server.command(self.player, args)
             elif line.startswith("/"):
                 self.screen.say(f"not simulated: {line.split()[0]} ({HELP})")
             else:

@@ -67,11 +67,21 @@ def scripted_providers_yml(base_url: str) -> str:
 
 def copy_folder(config_dir: Path, into: Path) -> Path:
     """``config_dir`` copied to ``into/config`` without its data and link token, and with its
-    storage on SQLite in the copy (see `local_storage`)."""
+    storage on SQLite in the copy (see `local_storage`). Called again, it replaces what was
+    copied before (the copy's data and token stay)."""
     copy = into / "config"
+    if copy.exists():
+        for entry in copy.iterdir():
+            if entry.name in _LEFT_BEHIND:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
     shutil.copytree(
         config_dir,
         copy,
+        dirs_exist_ok=True,
         ignore=lambda _dir, names: [
             name for name in names if _dir == str(config_dir) and name in _LEFT_BEHIND
         ],
@@ -117,6 +127,18 @@ class Playground:
     model: ScriptedModelServer | None
     audit: asyncio.Task[None]
     scratch: Path
+    source: Path | None = None
+    """The owner's folder the copy was made from: ``/mineclaw reload`` copies it again."""
+
+    def copy_again(self) -> Path:
+        """The owner's folder copied over the copy again (its data and token stay), as at
+        start, so the reload that follows reads what the owner edited; ``OSError`` when it
+        cannot be read. Returns the owner's folder."""
+        assert self.source is not None
+        copy_folder(self.source, self.scratch)
+        if self.model is not None:
+            (self.folder / PROVIDERS_FILE).write_text(scripted_providers_yml(self.model.base_url))
+        return self.source
 
     @classmethod
     async def open(cls, config_dir: Path, *, scripted: bool, show: Show, said: Show) -> Playground:
@@ -151,7 +173,7 @@ class Playground:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         server = SimulatedServer(link.url, token, show)
-        playground = cls(folder, network, link, server, model, audit, scratch)
+        playground = cls(folder, network, link, server, model, audit, scratch, config_dir)
         try:
             await server.connect()
         except BaseException:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from bridge.control import init_config_dir, load_control_plane
+from bridge.playground.console import Conversation, Screen
 from bridge.playground.scripted_model import MODEL_NAME
 from bridge.playground.session import (
     Playground,
@@ -117,5 +119,34 @@ async def test_a_relink_keeps_listen_mode_on(tmp_path: Path) -> None:
         await playground.server.join(op)
         status = await playground.server.command(op, ["listen"])
         assert runtime.listen.on, status
+    finally:
+        await playground.close()
+
+
+async def test_reload_in_the_playground_reads_the_owners_folder_again(tmp_path: Path) -> None:
+    # /mineclaw reload said "reloaded" but reloaded the playground's old copy: the owner's
+    # edit was silently not there.
+    out = io.StringIO()
+    screen = Screen(out)
+    owner = tmp_path / "config"
+    playground = await Playground.open(owner, scripted=True, show=screen.show, said=screen.show)
+    try:
+        conversation = Conversation(
+            playground.server,
+            screen,
+            lambda _prompt: "",
+            player=Player("Steve", op=True),
+            copy_again=playground.copy_again,
+        )
+        await playground.server.join(conversation.player)
+        config = owner / "config.yml"
+        config.write_text(
+            config.read_text().replace('public_prefix: "@ai"', 'public_prefix: "@bot"')
+        )
+        await conversation.handle("/mineclaw reload")
+        assert playground.network.default.runtime.plane.config.chat.public_prefix == "@bot"
+        assert f"copied {owner} again" in out.getvalue()
+        # the scripted model is still the one answering
+        assert "scripted" in (playground.folder / "providers.yml").read_text()
     finally:
         await playground.close()
