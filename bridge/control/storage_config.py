@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from bridge.control.base import StrictModel
 from bridge.control.secrets import Secret, referenced_secret
@@ -32,6 +32,17 @@ class StorageConfig(StrictModel):
     # serve's bound on its whole shutdown after SIGTERM or Ctrl-C, whatever the database does:
     # past it the process exits, so its sessions and leases end (bridge.cli.shutdown_bound).
     stop_wait_s: int = Field(default=30, ge=1, le=3600)
+    # A network's leases (backend postgresql; docs/operations.md gives the failover times as
+    # functions of these): renewed every lease_renew_s, lost lease_ttl_s after the last
+    # renewal, each poll of the lease connection cut at lease_deadline_s.
+    lease_ttl_s: float = Field(default=5.0, ge=0.5, le=600)
+    lease_renew_s: float = Field(default=1.0, ge=0.1, le=60)
+    lease_deadline_s: float = Field(default=3.0, ge=0.2, le=60)
+    # Every transaction or read of PostgreSQL is cut by the bridge at deadline_s (a hung
+    # backend never fires its own statement_timeout); statement_timeout_s lets the server stop
+    # a slow statement first, with its clean error.
+    deadline_s: float = Field(default=10.0, ge=0.5, le=600)
+    statement_timeout_s: float = Field(default=8.0, ge=0.1, le=600)
 
     @field_validator("dsn")
     @classmethod
@@ -71,6 +82,22 @@ class StorageConfig(StrictModel):
         return referenced_secret(
             value, info, example="MINECLAW_DB_PASSWORD", what="password", required=required
         )
+
+    @model_validator(mode="after")
+    def _timings(self) -> StorageConfig:
+        if self.lease_ttl_s <= self.lease_renew_s + self.lease_deadline_s:
+            raise ValueError(
+                f"lease_ttl_s ({self.lease_ttl_s:g}) must be more than lease_renew_s"
+                f" ({self.lease_renew_s:g}) plus lease_deadline_s ({self.lease_deadline_s:g}):"
+                " a slow renewal would otherwise lose every lease"
+            )
+        if self.statement_timeout_s >= self.deadline_s:
+            raise ValueError(
+                f"statement_timeout_s ({self.statement_timeout_s:g}) must be less than"
+                f" deadline_s ({self.deadline_s:g}): a statement the server can stop ends with"
+                " its own clean error before the bridge cuts the connection"
+            )
+        return self
 
     @property
     def password_value(self) -> str | None:

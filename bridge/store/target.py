@@ -20,7 +20,14 @@ from bridge.store.archive import ARCHIVE_FILE_NAME, TurnArchive
 from bridge.store.audit import AUDIT_DB_FILE_NAME, AUDIT_JSONL_FILE_NAME, AuditLog
 from bridge.store.audit_pages import AuditPages
 from bridge.store.console_logins import ConsoleLogins
-from bridge.store.database import Database, PostgresDatabase, SqliteDatabase
+from bridge.store.database import (
+    DEADLINE_S,
+    STATEMENT_TIMEOUT_MS,
+    Database,
+    PostgresDatabase,
+    SqliteDatabase,
+)
+from bridge.store.player_state import PlayerState
 from bridge.store.reviews import FunctionReviews
 from bridge.store.usage import USAGE_FILE_NAME, UsageLedger
 
@@ -31,12 +38,15 @@ Backend = Literal["sqlite", "postgresql"]
 class StorageTarget:
     """``data_dir``: the local data folder (SQLite files, the audit JSON-lines copy).
     ``dsn`` and ``password``: the PostgreSQL database (the password apart from the DSN, from
-    ``.env``; never shown)."""
+    ``.env``; never shown). ``deadline_s`` and ``statement_timeout_ms``: each PostgreSQL
+    connection's bounds (`bridge.store.database`)."""
 
     data_dir: Path
     backend: Backend = "sqlite"
     dsn: str | None = None
     password: str | None = field(default=None, repr=False)
+    deadline_s: float = DEADLINE_S
+    statement_timeout_ms: int = STATEMENT_TIMEOUT_MS
 
     def __post_init__(self) -> None:
         if self.backend == "postgresql" and not self.dsn:
@@ -101,10 +111,22 @@ class StorageTarget:
             raise StoreError(f"cannot open the function reviews: {exc}") from exc
         return FunctionReviews(database)
 
+    def open_player_state(self) -> PlayerState:
+        """Every player's conversations, persona choice, listen opt-out, retry offer and owed
+        lines (the state database), on a connection of their own."""
+        try:
+            return PlayerState(self.open_state())
+        except StoreError as exc:
+            raise StoreError(f"cannot open the player state: {exc}") from exc
+
     def _postgres(self, *, synchronous_commit: bool) -> PostgresDatabase:
         assert self.dsn is not None  # checked in __post_init__
         return PostgresDatabase(
-            self.dsn, password=self.password, synchronous_commit=synchronous_commit
+            self.dsn,
+            password=self.password,
+            synchronous_commit=synchronous_commit,
+            deadline_s=self.deadline_s,
+            statement_timeout_ms=self.statement_timeout_ms,
         )
 
 

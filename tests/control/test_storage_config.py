@@ -92,3 +92,36 @@ def test_mistakes_name_file_line_and_field(
     text = refusal(config_dir)
     assert f"config.yml:{line}" in text and field in text and message in text, text
     assert "hunter2" not in text
+
+
+def test_lease_and_deadline_settings_are_read(config_dir: Path) -> None:
+    write_config(
+        config_dir,
+        "  backend: postgresql\n  dsn: postgresql://mineclaw@db.example:5432/mc\n"
+        "  lease_ttl_s: 2.5\n  lease_renew_s: 0.5\n  lease_deadline_s: 1.5\n"
+        "  deadline_s: 4\n  statement_timeout_s: 3\n",
+    )
+    storage = load_control_plane(config_dir, environ={}).config.storage
+    assert (storage.lease_ttl_s, storage.lease_renew_s, storage.lease_deadline_s) == (
+        2.5,
+        0.5,
+        1.5,
+    )
+    assert (storage.deadline_s, storage.statement_timeout_s) == (4, 3)
+
+
+@pytest.mark.parametrize(
+    ("storage", "message"),
+    [
+        # A poll that takes its whole deadline right before the expiry would lose every lease.
+        ("  lease_ttl_s: 4\n  lease_renew_s: 1\n  lease_deadline_s: 3\n", "lease_ttl_s (4)"),
+        ("  deadline_s: 5\n  statement_timeout_s: 5\n", "statement_timeout_s (5)"),
+        ("  lease_ttl_s: 0\n", "storage.lease_ttl_s"),
+    ],
+)
+def test_lease_timings_that_cannot_work_are_refused(
+    config_dir: Path, storage: str, message: str
+) -> None:
+    write_config(config_dir, storage)
+    text = refusal(config_dir)
+    assert "config.yml" in text and message in text, text
