@@ -10,6 +10,8 @@ The archive keeps every completed turn; these tables, beside the archive's in it
 - ``compactions``: a compaction's summary and the last turn it summarised, written in the same
   step that swaps the summary into the live session, so a restart rebuilds exactly the
   projection the session had (the summary, then the turns archived after that turn);
+- ``lane_tombstones``: the lanes of deleted conversations (`bridge.store.player_state`): a lane
+  named there has no current session, so nothing restores a deleted conversation's turns;
 - ``open_prompts``: a row for each approval prompt while it is open, deleted when it closes.
   A prompt never survives a restart (its token lived only in memory), so the rows found at
   start are the prompts a crash cut short, reported as expired and removed.
@@ -21,11 +23,12 @@ use the archive's database and never close it: the archive does.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bridge.errors import StoreError
-from bridge.store.database import Database, Params
+from bridge.store.database import Database, Params, Transaction
 from bridge.store.migrations import Migration, Schema, migrate
 
 _START_COLUMNS = "lane_id TEXT NOT NULL, session_id TEXT NOT NULL, started_at TEXT NOT NULL"
@@ -64,6 +67,12 @@ SCHEMA = Schema(
                 _PROMPTS,
                 *_INDEXES,
             ),
+        ),
+        Migration.portable(
+            2,
+            "tombstones of deleted conversations' lanes: their sessions are never restored",
+            "CREATE TABLE IF NOT EXISTS lane_tombstones (lane_id TEXT PRIMARY KEY,"
+            " deleted_at TEXT NOT NULL)",
         ),
     ),
 )
@@ -110,10 +119,13 @@ class SessionRecords:
         )
 
     def current_session(self, lane_id: str) -> str | None:
-        """The session the lane started last, or None when it never started one."""
+        """The session the lane started last, or None when it never started one or its
+        conversation was deleted (a tombstone: its turns are never restored into a session)."""
         rows = self._db.query(
-            "SELECT session_id FROM session_starts WHERE lane_id = ? ORDER BY seq DESC LIMIT 1",
-            (lane_id,),
+            "SELECT session_id FROM session_starts WHERE lane_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM lane_tombstones WHERE lane_tombstones.lane_id = ?)"
+            " ORDER BY seq DESC LIMIT 1",
+            (lane_id, lane_id),
         )
         return str(rows[0][0]) if rows else None
 
@@ -169,6 +181,17 @@ class SessionRecords:
             shown = {str(k): str(v) for k, v in fields.items()} if isinstance(fields, dict) else {}
             prompts.append(OpenPrompt(str(prompt_id), datetime.fromisoformat(opened), shown))
         return prompts
+
+
+def tombstone_lanes(tx: Transaction, lane_ids: Sequence[str], at: str) -> None:
+    """Mark ``lane_ids`` deleted inside ``tx``: `SessionRecords.current_session` finds none of
+    their sessions from then on (a new session of the lane is not restored either)."""
+    for lane_id in lane_ids:
+        tx.execute(
+            "INSERT INTO lane_tombstones (lane_id, deleted_at) VALUES (?, ?)"
+            " ON CONFLICT (lane_id) DO NOTHING",
+            (lane_id, at),
+        )
 
 
 def _timestamp(moment: datetime) -> str:
