@@ -43,6 +43,9 @@ class StorageConfig(StrictModel):
     # a slow statement first, with its clean error.
     deadline_s: float = Field(default=10.0, ge=0.5, le=600)
     statement_timeout_s: float = Field(default=8.0, ge=0.1, le=600)
+    # A turn's archive commit has a deadline of its own: the next question of its lane waits
+    # for it, so a hung backend must not hold that question for the whole deadline_s.
+    commit_deadline_s: float = Field(default=3.0, ge=0.2, le=600)
 
     @field_validator("dsn")
     @classmethod
@@ -96,6 +99,11 @@ class StorageConfig(StrictModel):
                 f"statement_timeout_s ({self.statement_timeout_s:g}) must be less than"
                 f" deadline_s ({self.deadline_s:g}): a statement the server can stop ends with"
                 " its own clean error before the bridge cuts the connection"
+            )
+        if self.commit_deadline_s > self.deadline_s:
+            raise ValueError(
+                f"commit_deadline_s ({self.commit_deadline_s:g}) must not be more than"
+                f" deadline_s ({self.deadline_s:g})"
             )
         return self
 

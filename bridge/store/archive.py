@@ -149,8 +149,13 @@ class TurnArchive:
     of either backend, which the archive then owns and closes.
     """
 
-    def __init__(self, database: Path | Database) -> None:
+    def __init__(
+        self, database: Path | Database, *, commit_deadline_s: float | None = None
+    ) -> None:
         self._db = open_migrated(database, SCHEMA, label="turn archive", synchronous="FULL")
+        self.commit_deadline_s = commit_deadline_s
+        """A turn's commit's own deadline (None: the database's): the turn's lane, and the
+        next question asked in it, wait for that commit."""
 
     @classmethod
     def in_config_dir(cls, config_dir: Path) -> TurnArchive:
@@ -188,7 +193,7 @@ class TurnArchive:
             len(item_rows),
         )
         try:
-            with self._db.transaction() as tx:
+            with self._db.transaction(deadline_s=self.commit_deadline_s) as tx:
                 if fence is not None:
                     fence(tx)
                 tx.execute(

@@ -138,8 +138,10 @@ class Database(ABC):
 
     @abstractmethod
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """One transaction, holding the connection until it ends (rolled back on error)."""
+    def transaction(self, *, deadline_s: float | None = None) -> Iterator[Transaction]:
+        """One transaction, holding the connection until it ends (rolled back on error).
+        ``deadline_s``: this transaction's own deadline instead of the database's (a short
+        one where a caller waits on it, such as a turn's commit)."""
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of one read, outside any explicit transaction."""
@@ -200,7 +202,8 @@ class SqliteDatabase(Database):
             raise DatabaseError(f"cannot open {path}: {exc}") from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, deadline_s: float | None = None) -> Iterator[Transaction]:
+        del deadline_s  # SQLite runs in this process: nothing of it can hang apart from it
         with self._lock:
             try:
                 # IMMEDIATE takes the write lock at once: two writers never deadlock upgrading.
@@ -373,12 +376,13 @@ class PostgresDatabase(Database):
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, deadline_s: float | None = None) -> Iterator[Transaction]:
         import psycopg
 
+        seconds = self.deadline_s if deadline_s is None else deadline_s
         with self._lock:
-            conn = self._begin()
-            with WATCHDOG.guard(conn.fileno(), self.deadline_s) as guard:
+            conn = self._begin(seconds)
+            with WATCHDOG.guard(conn.fileno(), seconds) as guard:
                 try:
                     yield _PostgresTransaction(conn, guard)
                     conn.execute("COMMIT")
@@ -391,10 +395,10 @@ class PostgresDatabase(Database):
                         except psycopg.Error:
                             self._dropped_if_broken(conn)
                     if isinstance(exc, psycopg.Error):
-                        raise self._error(exc, guard) from exc
+                        raise self._error(exc, guard, seconds) from exc
                     raise
 
-    def _begin(self) -> psycopg.Connection[Any]:
+    def _begin(self, seconds: float) -> psycopg.Connection[Any]:
         """A connection inside a new transaction. A connection found dead at ``BEGIN`` (the
         server restarted, an idle connection was cut) is replaced once: nothing of this
         transaction was sent yet, so trying again on a new one cannot apply anything twice."""
@@ -402,14 +406,14 @@ class PostgresDatabase(Database):
 
         for attempt in range(2):
             conn = self._connection()
-            with WATCHDOG.guard(conn.fileno(), self.deadline_s) as guard:
+            with WATCHDOG.guard(conn.fileno(), seconds) as guard:
                 try:
                     conn.execute("BEGIN")
                     return conn
                 except psycopg.Error as exc:
                     if guard.fired:
                         self._drop(conn)
-                        raise self._error(exc, guard) from exc
+                        raise self._error(exc, guard, seconds) from exc
                     if not self._dropped_if_broken(conn) or attempt == 1:
                         raise self._error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
@@ -441,7 +445,9 @@ class PostgresDatabase(Database):
         finally:
             self._lock.release()
 
-    def _error(self, exc: BaseException, guard: Guard | None = None) -> DatabaseError:
+    def _error(
+        self, exc: BaseException, guard: Guard | None = None, seconds: float | None = None
+    ) -> DatabaseError:
         import psycopg
 
         if guard is not None and guard.fired:
@@ -453,8 +459,9 @@ class PostgresDatabase(Database):
                 if peer is not self and peer._dsn == self._dsn:
                     peer._drop_if_idle()
             return DatabaseError(
-                f"{self.description}: no answer within {self.deadline_s:g} s (the bridge's "
-                "deadline); the connection was cut and the next operation opens a new one"
+                f"{self.description}: no answer within {seconds or self.deadline_s:g} s (the"
+                " bridge's deadline); the connection was cut and the next operation opens a"
+                " new one"
             )
         duplicate = isinstance(exc, psycopg.errors.UniqueViolation)
         return DatabaseError(f"{self.description}: {_first_line(exc)}", duplicate=duplicate)

@@ -47,6 +47,8 @@ class StorageTarget:
     password: str | None = field(default=None, repr=False)
     deadline_s: float = DEADLINE_S
     statement_timeout_ms: int = STATEMENT_TIMEOUT_MS
+    commit_deadline_s: float | None = None
+    """A turn's archive commit's own deadline (None: ``deadline_s``)."""
 
     def __post_init__(self) -> None:
         if self.backend == "postgresql" and not self.dsn:
@@ -68,7 +70,7 @@ class StorageTarget:
             database = self.open_state()
         except StoreError as exc:
             raise StoreError(f"cannot open the turn archive: {exc}") from exc
-        return TurnArchive(database)
+        return TurnArchive(database, commit_deadline_s=self.commit_deadline_s)
 
     def open_audit(self, **settings: Any) -> AuditLog:
         try:

@@ -226,6 +226,29 @@ def test_a_backend_that_hangs_fails_the_write_at_the_deadline_and_the_next_one_w
         assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
 
 
+def test_a_turns_commit_is_cut_at_its_own_deadline_not_the_databases(
+    postgres_only: Backend,
+) -> None:
+    # The next question of a lane waits for its turn's commit: with a hung backend it waited
+    # the whole transaction deadline (10 s; the stalled-backend failover row took 10.1 s).
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    database = PostgresDatabase(
+        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=600
+    )
+    with TurnArchive(database, commit_deadline_s=0.5) as archive:
+        archive.append(turn("before"))
+        ((pid,),) = database.query("SELECT pg_backend_pid()")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
+                archive.append(turn("during"))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        archive.append(turn("after"))
+        assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
+
+
 def test_a_deadline_lets_go_of_the_other_idle_connections_to_that_server(
     postgres_only: Backend,
 ) -> None:
