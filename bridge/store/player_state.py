@@ -45,8 +45,9 @@ _COMMON = (
     " last_active TEXT, deleted_at TEXT, PRIMARY KEY (player_uuid, conversation_id))",
     "CREATE TABLE IF NOT EXISTS persona_choices (player_uuid TEXT PRIMARY KEY, soul TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS listen_optouts (player_uuid TEXT PRIMARY KEY)",
-    "CREATE TABLE IF NOT EXISTS retry_offers (player_uuid TEXT PRIMARY KEY,"
-    " offer_json TEXT NOT NULL, expires_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS retry_offers (server_id TEXT NOT NULL,"
+    " player_uuid TEXT NOT NULL, offer_json TEXT NOT NULL, expires_at TEXT NOT NULL,"
+    " PRIMARY KEY (server_id, player_uuid))",
 )
 _OWED_INDEX = "CREATE INDEX IF NOT EXISTS owed_lines_by_server ON owed_lines (server_id, seq)"
 
@@ -247,40 +248,65 @@ class PlayerState:
 
     # ---- retry offers
 
-    def offer_retry(self, player_uuid: str, offer: dict[str, object], expires: datetime) -> None:
-        """Offer ``offer`` (the caller's JSON) to the player until ``expires``, replacing an
-        older offer of theirs."""
+    def offer_retry(
+        self, server_id: str, player_uuid: str, offer: dict[str, object], expires: datetime
+    ) -> None:
+        """Offer ``offer`` (the caller's JSON) to the player on ``server_id`` until ``expires``,
+        replacing an older offer of theirs there."""
         with self._db.transaction() as tx:
-            tx.execute("DELETE FROM retry_offers WHERE player_uuid = ?", (player_uuid,))
             tx.execute(
-                "INSERT INTO retry_offers (player_uuid, offer_json, expires_at) VALUES (?, ?, ?)",
-                (player_uuid, json.dumps(offer, ensure_ascii=False), _timestamp(expires)),
+                "DELETE FROM retry_offers WHERE server_id = ? AND player_uuid = ?",
+                (server_id, player_uuid),
+            )
+            tx.execute(
+                "INSERT INTO retry_offers (server_id, player_uuid, offer_json, expires_at)"
+                " VALUES (?, ?, ?, ?)",
+                (
+                    server_id,
+                    player_uuid,
+                    json.dumps(offer, ensure_ascii=False),
+                    _timestamp(expires),
+                ),
             )
 
-    def take_retry(self, player_uuid: str, now: datetime) -> dict[str, object] | None:
-        """The player's offer, removed (once, whichever bridge asks); None when there is none
-        or it expired."""
+    def take_retry(
+        self, server_id: str, player_uuid: str, now: datetime
+    ) -> tuple[dict[str, object], datetime] | None:
+        """The player's offer on ``server_id`` and its expiry, removed (once, whichever bridge
+        asks); None when there is none or it expired."""
         with self._db.transaction() as tx:
             rows = tx.query(
-                "SELECT offer_json, expires_at FROM retry_offers WHERE player_uuid = ?",
-                (player_uuid,),
+                "SELECT offer_json, expires_at FROM retry_offers"
+                " WHERE server_id = ? AND player_uuid = ?",
+                (server_id, player_uuid),
             )
             if not rows:
                 return None
-            tx.execute("DELETE FROM retry_offers WHERE player_uuid = ?", (player_uuid,))
-        offer_json, expires = rows[0]
-        if datetime.fromisoformat(str(expires)) <= now:
+            tx.execute(
+                "DELETE FROM retry_offers WHERE server_id = ? AND player_uuid = ?",
+                (server_id, player_uuid),
+            )
+        offer_json, expires_text = rows[0]
+        expires = datetime.fromisoformat(str(expires_text))
+        if expires <= now:
             return None
         offer = json.loads(offer_json)
-        return offer if isinstance(offer, dict) else None
+        return (offer, expires) if isinstance(offer, dict) else None
 
-    def put_back_retry(self, player_uuid: str, offer: dict[str, object], expires: datetime) -> None:
+    def put_back_retry(
+        self, server_id: str, player_uuid: str, offer: dict[str, object], expires: datetime
+    ) -> None:
         """Offer ``offer`` again until its own expiry, unless a newer one replaced it."""
         with self._db.transaction() as tx:
             tx.execute(
-                "INSERT INTO retry_offers (player_uuid, offer_json, expires_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (player_uuid) DO NOTHING",
-                (player_uuid, json.dumps(offer, ensure_ascii=False), _timestamp(expires)),
+                "INSERT INTO retry_offers (server_id, player_uuid, offer_json, expires_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (server_id, player_uuid) DO NOTHING",
+                (
+                    server_id,
+                    player_uuid,
+                    json.dumps(offer, ensure_ascii=False),
+                    _timestamp(expires),
+                ),
             )
 
     # ---- lines owed

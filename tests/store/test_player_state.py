@@ -118,11 +118,13 @@ def test_a_retry_offer_is_taken_once_whichever_bridge_asks(backend: Backend) -> 
     one, two = backend.target.open_player_state(), backend.target.open_player_state()
     try:
         offer = {"question": "how do I craft a piston?", "lane": "public"}
-        one.offer_retry(ALEX, offer, T0 + timedelta(minutes=30))
-        assert two.take_retry(ALEX, T0) == offer
-        assert one.take_retry(ALEX, T0) is None
-        two.put_back_retry(ALEX, offer, T0 + timedelta(minutes=30))
-        assert one.take_retry(ALEX, T0 + timedelta(minutes=31)) is None  # expired
+        expires = T0 + timedelta(minutes=30)
+        one.offer_retry("lobby", ALEX, offer, expires)
+        assert two.take_retry("survival", ALEX, T0) is None  # another server's
+        assert two.take_retry("lobby", ALEX, T0) == (offer, expires)
+        assert one.take_retry("lobby", ALEX, T0) is None
+        two.put_back_retry("lobby", ALEX, offer, expires)
+        assert one.take_retry("lobby", ALEX, T0 + timedelta(minutes=31)) is None  # expired
     finally:
         one.close()
         two.close()
