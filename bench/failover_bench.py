@@ -11,7 +11,10 @@ of the same run is the holder killed with SIGKILL (its session ends, its leases 
 
 Rows: the holder killed; the holder paused (SIGSTOP); the holder's database backends paused
 while a turn runs (the question asked at t0 waits behind that turn's commit); the standby's
-lease backend paused, then the holder killed. Goal (issue 39): each within 5 s, against never.
+lease backend paused, then the holder killed; the postmaster paused (no new connection is
+accepted; the ones open go on); PostgreSQL restarted (every connection and lease ends at once);
+the link dropped while an answer streams (a loopback proxy between the plugin and the holder
+cuts it, `bench.link_proxy`). Goal (issues 39, 50): each within 5 s, against never.
 
 Run: ``python -m bench.network_bench --failover [--rounds 1]``.
 """
@@ -31,6 +34,7 @@ from pathlib import Path
 # The end-to-end helpers import their neighbours as the test run does (tests/ on the path).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bench.link_proxy import LinkProxy  # noqa: E402
 from tests.app.scripted_provider import ScriptedProvider  # noqa: E402
 from tests.interaction.processes import BridgeProcess, TestkitProcess, free_port  # noqa: E402
 from tests.interaction.test_network_e2e import Server  # noqa: E402
@@ -51,6 +55,7 @@ class Network:
         standby: BridgeProcess,
         lobby: Server,
         provider: ScriptedProvider,
+        proxy: LinkProxy | None,
     ) -> None:
         self.postgres = postgres
         self.database = database
@@ -58,6 +63,7 @@ class Network:
         self.standby = standby
         self.lobby = lobby
         self.provider = provider
+        self.proxy = proxy
         self.paused: list[int] = []
 
     def backends(self, application_name: str) -> list[int]:
@@ -96,7 +102,7 @@ class Network:
                 await asyncio.sleep(RETRY_S)
 
 
-async def _network(tmp: Path, postgres: PostgresServer) -> Network:
+async def _network(tmp: Path, postgres: PostgresServer, *, proxied: bool) -> Network:
     provider = ScriptedProvider()
     await provider.start()
     database = postgres.create_database("failover")
@@ -108,8 +114,12 @@ async def _network(tmp: Path, postgres: PostgresServer) -> Network:
     await holder.stdout.wait_for(r"^server leases \(PostgreSQL\) held: default, ", timeout=WAIT)
     standby = await BridgeProcess.start(tmp / "b", port=free_port())
     await standby.stdout.wait_for(r"^server leases \(PostgreSQL\) held: none yet$", timeout=WAIT)
+    proxy = None
+    if proxied:  # the plugin reaches the holder through a proxy the row cuts
+        proxy = LinkProxy(holder.url)
+        await proxy.start()
     testkit = await TestkitProcess.start(
-        holder.url,
+        holder.url if proxy is None else proxy.url,
         holder.token_file,
         *("--url", standby.url, "--token", TOKENS["lobby"], "--server-id", "lobby"),
         *("--link-timeout-ms", "2000"),
@@ -117,7 +127,7 @@ async def _network(tmp: Path, postgres: PostgresServer) -> Network:
     await testkit.wait_event(lambda e: e.get("event") == "link.up")
     lobby = Server("lobby", testkit)
     await lobby.add("Steve", OP)
-    return Network(postgres, database, holder, standby, lobby, provider)
+    return Network(postgres, database, holder, standby, lobby, provider, proxy)
 
 
 async def _close(network: Network) -> None:
@@ -132,6 +142,8 @@ async def _close(network: Network) -> None:
         except ProcessLookupError:
             pass
     await network.lobby.testkit.shutdown()
+    if network.proxy is not None:
+        await network.proxy.close()
     for bridge in (network.holder, network.standby):
         await bridge.kill()
     await network.provider.stop()
@@ -168,30 +180,67 @@ async def _standby_stalled(network: Network) -> float:
     return await network.answered_after(t0)
 
 
-ROWS: list[tuple[str, Callable[[Network], Awaitable[float]]]] = [
-    ("holder killed (floor)", _holder_killed),
-    ("holder paused", _holder_paused),
-    ("holder's backend stalled", _backend_stalled),
-    ("standby's lease stalled", _standby_stalled),
+def postmaster_pid(postgres: PostgresServer) -> int:
+    """The postmaster's process id: the first line of ``postmaster.pid``."""
+    return int((postgres.data_dir / "postmaster.pid").read_text().split()[0])
+
+
+async def _postmaster_paused(network: Network) -> float:
+    network.pause([postmaster_pid(network.postgres)])
+    t0 = time.monotonic()
+    return await network.answered_after(t0)
+
+
+async def _postgres_restarted(network: Network) -> float:
+    t0 = time.monotonic()
+    await asyncio.to_thread(network.postgres.stop)
+    await asyncio.to_thread(network.postgres.start)
+    return await network.answered_after(t0)
+
+
+async def _link_dropped(network: Network) -> float:
+    assert network.proxy is not None
+    held = network.provider.held("Cut ", "short.")
+    await network.lobby.chat("Steve", "@ai running")
+    await held.streaming.wait()
+    t0 = time.monotonic()
+    network.proxy.drop()
+    held.release.set()
+    return await network.answered_after(t0)
+
+
+Fault = Callable[[Network], Awaitable[float]]
+
+ROWS: list[tuple[str, Fault, bool]] = [
+    ("holder killed (floor)", _holder_killed, False),
+    ("holder paused", _holder_paused, False),
+    ("holder's backend stalled", _backend_stalled, False),
+    ("standby's lease stalled", _standby_stalled, False),
+    ("postmaster paused", _postmaster_paused, False),
+    ("PostgreSQL restarted", _postgres_restarted, False),
+    ("link dropped mid-answer", _link_dropped, True),
 ]
 
 
-async def run(rounds: int) -> int:
+async def run(rounds: int, only: str | None = None) -> int:
+    """Every row (``only``: the floor and the rows whose name holds it)."""
     postgres = start_postgres()
     try:
-        times: dict[str, list[float]] = {name: [] for name, _ in ROWS}
+        chosen = [ROWS[0], *(row for row in ROWS[1:] if only is None or only in row[0])]
+        times: dict[str, list[float]] = {name: [] for name, _, _ in chosen}
         for _ in range(rounds):
-            for name, fault in ROWS:
+            for name, fault, proxied in chosen:
                 with tempfile.TemporaryDirectory(prefix="failover-bench-") as tmp:
-                    network = await _network(Path(tmp), postgres)
+                    network = await _network(Path(tmp), postgres, proxied=proxied)
                     try:
                         times[name].append(await fault(network))
+                        print(f"  {name}: {times[name][-1]:.2f} s", file=sys.stderr, flush=True)
                     finally:
                         await _close(network)
-        floor = statistics.median(times[ROWS[0][0]])
+        floor = statistics.median(times[chosen[0][0]])
         print(f"failover: {rounds} round(s); seconds from the fault to an answer")
         print(f"{'':<28}{'median s':>10}{'max s':>8}{'x floor':>9}")
-        for name, _ in ROWS:
+        for name, _, _ in chosen:
             median = statistics.median(times[name])
             print(f"{name:<28}{median:>10.2f}{max(times[name]):>8.2f}{median / floor:>9.2f}")
         return 0

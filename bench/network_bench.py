@@ -255,11 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--failover", action="store_true", help="the failover rows (bench.failover_bench)"
     )
+    parser.add_argument(
+        "--rows", default=None, help="with --failover: the floor and the rows naming this text"
+    )
     args = parser.parse_args(argv)
     if args.failover:
         from bench.failover_bench import run as failover
 
-        return asyncio.run(failover(args.rounds))
+        return asyncio.run(failover(args.rounds, args.rows))
     if args.echo_server:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(echo_server())
