@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bridge.errors import StoreError
-from bridge.store.database import Database, Transaction
+from bridge.store.database import Database, DatabaseError, Transaction
 from bridge.store.migrations import Migration, Schema, migrate
 from bridge.store.sessions import SCHEMA as SESSIONS_SCHEMA
 from bridge.store.sessions import tombstone_lanes
@@ -123,6 +123,12 @@ class PlayerState:
     def close(self) -> None:
         self._db.close()
 
+    def __enter__(self) -> PlayerState:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # ---- conversations
 
     def shelf(self, player_uuid: str) -> StoredShelf | None:
@@ -139,10 +145,25 @@ class PlayerState:
         ``deleted_at`` and ``deleted_lanes`` (their lanes) get a tombstone. ``next_id`` never
         goes down, nor to a number ever given. Raises `ShelfChanged` when the stored version is
         not ``shelf.version`` (another bridge changed it)."""
+        try:
+            return self._save_shelf(player_uuid, shelf, deleted_lanes)
+        except DatabaseError as exc:
+            if exc.duplicate:  # another bridge stored the player's first shelf meanwhile
+                raise ShelfChanged(
+                    f"the conversations of {player_uuid} changed since they were read"
+                ) from exc
+            raise
+
+    def _save_shelf(
+        self, player_uuid: str, shelf: StoredShelf, deleted_lanes: Sequence[str]
+    ) -> int:
         now = _timestamp(datetime.now(UTC))
+        # PostgreSQL: the row is locked until the commit, so a second bridge's save waits and
+        # then finds the new version (SQLite's write transactions run one at a time anyway).
+        lock = " FOR UPDATE" if self._db.dialect == "postgresql" else ""
         with self._db.transaction() as tx:
             rows = tx.query(
-                "SELECT version FROM player_shelves WHERE player_uuid = ?", (player_uuid,)
+                f"SELECT version FROM player_shelves WHERE player_uuid = ?{lock}", (player_uuid,)
             )
             stored = int(rows[0][0]) if rows else 0
             if stored != shelf.version:
