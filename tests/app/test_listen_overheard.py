@@ -9,7 +9,12 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from bridge.app.players.listen_optouts import FILE_NAME, ListenOptOuts
+import pytest
+
+from bridge.app.players.listen_optouts import FILE_NAME, parse_file
+from bridge.app.players.state_import import import_files
+from bridge.store.database import SqliteDatabase
+from bridge.store.player_state import PlayerState
 from bridge.turns.listen import OVERHEARD_HEADING
 
 from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, open_app, rendered, write_config
@@ -142,8 +147,7 @@ async def test_a_player_who_opted_out_is_never_sent_and_it_outlives_a_restart(
         await app.turn_done()
         sent = json.dumps(app.provider.bodies())
         assert "do not send this" not in sent and "nor this" not in sent
-        stored = json.loads((config / "data" / FILE_NAME).read_text())
-        assert stored == {"version": 1, "players": [ALEX.uuid]}
+        assert app.runtime.players.listen_optouts() == {ALEX.uuid}
     finally:
         await app.runtime.aclose()
 
@@ -158,24 +162,20 @@ async def test_a_player_who_opted_out_is_never_sent_and_it_outlives_a_restart(
         back = await app.chat("Mineclaw, I am back in: what did I miss?", player=ALEX, granted=CHAT)
         assert back.decision == "accept"
         await app.turn_done()
-        assert json.loads((config / "data" / FILE_NAME).read_text())["players"] == []
+        assert app.runtime.players.listen_optouts() == frozenset()
     finally:
         await app.runtime.aclose()
 
 
 def test_an_unreadable_opt_out_file_is_set_aside_not_lost(tmp_path: Path) -> None:
     (tmp_path / FILE_NAME).write_text('{"version": 1, "players": ["not-a-uuid"]}')
-    store = ListenOptOuts(tmp_path)
-    assert store.players == set()
+    with PlayerState(SqliteDatabase(tmp_path / "state.sqlite3")) as store:
+        assert import_files(tmp_path, store) == []
+        assert store.listen_optouts() == frozenset()
     assert (tmp_path / (FILE_NAME + ".bad")).read_text().startswith('{"version": 1')
-    store.players.add(STEVE.uuid)
-    store.save()
-    assert ListenOptOuts(tmp_path).players == {STEVE.uuid}
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_the_opt_out_file_refuses_other_shapes(tmp_path: Path) -> None:
-    store = ListenOptOuts(tmp_path)
+def test_the_opt_out_file_refuses_other_shapes() -> None:
     for text in ("[]", "{}", '{"version": 2, "players": []}', "\xff", '{"version": 1}'):
-        (tmp_path / FILE_NAME).write_text(text, errors="surrogateescape")
-        assert store.load() == frozenset()
+        with pytest.raises(ValueError):
+            parse_file(text.encode(errors="surrogateescape"))

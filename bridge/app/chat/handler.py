@@ -18,6 +18,7 @@ from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.players.conversation_state import ConversationState
 from bridge.app.players.listen_optouts import ListenOptOuts
 from bridge.app.players.persona_choices import PersonaChoices
+from bridge.app.requests.background import BackgroundTasks
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
@@ -31,7 +32,6 @@ from bridge.link.messages import (
     OutputChat,
     PlayerRef,
 )
-from bridge.store.archive import DATA_DIR_NAME
 from bridge.tools.ask_player import MAX_QUESTION_CHARS
 from bridge.tools.assembly import redactor_for
 from bridge.tools.link_tools import LinkTools
@@ -55,20 +55,21 @@ class AppHandler:
         self.runtime = runtime
         self.output = LinkTurnOutput(runtime)
         self.chat = ChatPath(runtime, self.output)
-        # Who opted out of listen mode is remembered in the data folder across restarts; the
-        # servers of one bridge share it (``optouts`` of the default server's handler).
+        # Who opted out of listen mode, the players' persona choices and their private
+        # conversations are kept in the store (`bridge.store.player_state`), so every bridge of
+        # a network serves a player alike; the servers of one bridge share them (those of the
+        # default server's handler).
         if optouts is None:
-            optouts = ListenOptOuts(runtime.plane.directory / DATA_DIR_NAME)
+            optouts = ListenOptOuts(runtime.players)
         self.optouts = optouts
-        # The players' persona choices: the same file, shared the same way.
         if personas is None:
-            personas = PersonaChoices(runtime.plane.directory / DATA_DIR_NAME)
+            personas = PersonaChoices(runtime.players)
         self.personas = personas
         runtime.persona_choices = personas
-        # The players' private conversations and which one is active: the same file, shared.
         if conversations is None:
-            conversations = ConversationState(runtime.plane.directory / DATA_DIR_NAME)
+            conversations = ConversationState(runtime.players)
         self.conversations = conversations
+        self._reading = BackgroundTasks("players' state read")
         runtime.conversations = conversations
         runtime.lanes.private_lane_id = conversations.lane_id
         runtime.listen.share_ignored(optouts.players)
@@ -154,6 +155,15 @@ class AppHandler:
         await self.send_link_state()
         self._tell_expired_prompts()
         self.runtime.poke_embedder()
+        # Another bridge may have served these players meanwhile (this server was taken over,
+        # or relinked after a failover): their state is read from the store again.
+        self.conversations.forget()
+        self._reading.start(self.optouts.reload())
+        self._reading.start(self.personas.reload())
+
+    async def players_read(self) -> None:
+        """Wait until the players' state asked for at the last link is read (tests)."""
+        await self._reading.settled()
 
     def _tell_expired_prompts(self) -> None:
         """Tell each player a prompt was waiting for when the bridge last stopped that it has

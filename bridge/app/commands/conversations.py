@@ -40,6 +40,10 @@ def title_of(conversation: Conversation) -> str:
     return conversation.title or UNTITLED
 
 
+Audit = tuple[str, Conversation] | None
+"""The audit event a change makes, and its conversation (recorded once, after it is saved)."""
+
+
 class ConversationPath:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
@@ -53,31 +57,44 @@ class ConversationPath:
 
     async def run(self, sender: PlayerRef, words: Sequence[str]) -> list[Text]:
         keyword, rest = words[0].lower(), list(words[1:])
-        shelf = self._state.shelf(sender.uuid)
         if keyword == "list":
-            return self.listing(sender, shelf)
-        if keyword == "new":
-            lines = self._new(sender, shelf, " ".join(rest))
-        elif keyword == "switch":
-            lines = self._switch(sender, shelf, rest[0])
-        elif keyword == "rename":
-            lines = self._rename(sender, shelf, rest[0], " ".join(rest[1:]))
-        else:
-            lines = await self._delete(sender, shelf, rest[0])
-        await self.save(sender)
+            return self.listing(sender, await self._state.refresh(sender.uuid))
+
+        # Made on the shelf as the store has it now; made again if another bridge changed it
+        # before this change was saved (so it only changes the shelf and says what it did).
+        def make(shelf: Shelf) -> tuple[list[Text], Audit]:
+            if keyword == "new":
+                return self._new(sender, shelf, " ".join(rest))
+            if keyword == "switch":
+                return self._switch(sender, shelf, rest[0])
+            if keyword == "rename":
+                return self._rename(sender, shelf, rest[0], " ".join(rest[1:]))
+            return self._delete(sender, shelf, rest[0])
+
+        lines, audit = await self._state.change(sender.uuid, make)
+        if audit is not None:
+            event, conversation = audit
+            if event == "conversation.delete":
+                await self._forget(sender, conversation)
+            self._audit(event, conversation, sender)
         return lines
 
-    async def save(self, sender: PlayerRef) -> None:
-        try:
-            await run_in(Pool.STORE, self._state.save)
-        except StoreError as exc:  # the change holds until the bridge stops
-            log.error("conversations of %s not saved: %s", sender.name, exc)
+    async def _forget(self, sender: PlayerRef, deleted: Conversation) -> None:
+        """A deleted conversation's turns stay in the archive (and the audit log), the owner's
+        record, but its lane is tombstoned in the store (nothing restores them into a session)
+        and what the assistant could find of it again (the conversation index) goes with it."""
+        lane_id = self._state.lane_of(sender.uuid, deleted.id)
+        memories = self._runtime.memories
+        if memories is not None:
+            try:
+                await run_in(Pool.STORE, memories.forget_conversation, sender.uuid, lane_id)
+            except StoreError as exc:
+                log.error("entries of conversation %s not forgotten: %s", deleted.id, exc)
 
-    def save_soon(self, sender: PlayerRef) -> None:
-        """Save in the background: a question's new last activity must not hold the player's
-        answer line (and the turn's start) behind a file write. Each save writes the whole
-        state as it is when it runs, one at a time, so the last to run is the newest."""
-        self._saving.start(self.save(sender))
+    def asked_soon(self, sender: PlayerRef, now: datetime) -> None:
+        """Store the active conversation's new last activity in the background: a question
+        must not wait for the store (its shelf in this bridge has it already)."""
+        self._saving.start(self._state.change(sender.uuid, lambda shelf: shelf.asked(now)))
 
     def listing(self, sender: PlayerRef, shelf: Shelf) -> list[Text]:
         runtime = self._runtime
@@ -98,71 +115,77 @@ class ConversationPath:
             lines.append(runtime.text(key, values))
         return lines
 
-    def _new(self, sender: PlayerRef, shelf: Shelf, title: str) -> list[Text]:
+    def _new(self, sender: PlayerRef, shelf: Shelf, title: str) -> tuple[list[Text], Audit]:
         runtime = self._runtime
         player = {"player": sender.name}
         if (refused := self._held(sender, shelf)) is not None:
-            return refused
+            return refused, None
         limit = runtime.plane.config.conversations.max_per_player
         try:
             started = shelf.start(self._typed(title) or None, datetime.now(UTC), limit)
         except LimitReached:
-            return [runtime.text("private.conversation_limit", {**player, "limit": str(limit)})]
-        self._audit("conversation.new", sender, started)
+            limited = runtime.text("private.conversation_limit", {**player, "limit": str(limit)})
+            return [limited], None
         values = {**player, "id": started.id, "title": title_of(started)}
-        return [runtime.text("private.conversation_new", values)]
+        return [runtime.text("private.conversation_new", values)], ("conversation.new", started)
 
-    def _switch(self, sender: PlayerRef, shelf: Shelf, conversation_id: str) -> list[Text]:
+    def _switch(
+        self, sender: PlayerRef, shelf: Shelf, conversation_id: str
+    ) -> tuple[list[Text], Audit]:
         runtime = self._runtime
         player = {"player": sender.name}
         if shelf.find(conversation_id) is None:
-            return [runtime.text("private.conversation_unknown", {**player, "id": conversation_id})]
+            unknown = runtime.text(
+                "private.conversation_unknown", {**player, "id": conversation_id}
+            )
+            return [unknown], None
         if conversation_id != shelf.state.active and (refused := self._held(sender, shelf)):
-            return refused
+            return refused, None
         chosen = shelf.switch(conversation_id)
         assert chosen is not None
-        self._audit("conversation.switch", sender, chosen)
         values = {**player, "id": chosen.id, "title": title_of(chosen)}
-        return [runtime.text("private.conversation_switched", values)]
+        switched = runtime.text("private.conversation_switched", values)
+        return [switched], ("conversation.switch", chosen)
 
     def _rename(
         self, sender: PlayerRef, shelf: Shelf, conversation_id: str, title: str
-    ) -> list[Text]:
+    ) -> tuple[list[Text], Audit]:
         runtime = self._runtime
         player = {"player": sender.name}
         renamed = shelf.rename(conversation_id, self._typed(title))
         if renamed is None:
-            return [runtime.text("private.conversation_unknown", {**player, "id": conversation_id})]
-        self._audit("conversation.rename", sender, renamed)
+            unknown = runtime.text(
+                "private.conversation_unknown", {**player, "id": conversation_id}
+            )
+            return [unknown], None
         values = {**player, "id": renamed.id, "title": title_of(renamed)}
-        return [runtime.text("private.conversation_renamed", values)]
+        done = runtime.text("private.conversation_renamed", values)
+        return [done], ("conversation.rename", renamed)
 
-    async def _delete(self, sender: PlayerRef, shelf: Shelf, conversation_id: str) -> list[Text]:
+    def _delete(
+        self, sender: PlayerRef, shelf: Shelf, conversation_id: str
+    ) -> tuple[list[Text], Audit]:
         runtime = self._runtime
         player = {"player": sender.name}
         if shelf.find(conversation_id) is None:
-            return [runtime.text("private.conversation_unknown", {**player, "id": conversation_id})]
+            unknown = runtime.text(
+                "private.conversation_unknown", {**player, "id": conversation_id}
+            )
+            return [unknown], None
         if conversation_id == shelf.state.active and (refused := self._held(sender, shelf)):
-            return refused
+            return refused, None
         deleted = shelf.delete(conversation_id, datetime.now(UTC))
         assert deleted is not None
-        # Its turns stay in the archive (and the audit log), the owner's record; what the
-        # assistant could find of it again (the conversation index) goes with it.
-        lane_id = self._state.lane_of(sender.uuid, deleted.id)
-        memories = runtime.memories
-        if memories is not None:
-            try:
-                await run_in(Pool.STORE, memories.forget_conversation, sender.uuid, lane_id)
-            except StoreError as exc:
-                log.error("entries of conversation %s not forgotten: %s", deleted.id, exc)
-        self._audit("conversation.delete", sender, deleted)
+        # Its turns stay in the archive (and the audit log), but its lane is tombstoned in the
+        # store: nothing restores them into a session again.
         values = {
             **player,
             "id": deleted.id,
             "title": title_of(deleted),
             "active": shelf.state.active,
         }
-        return [runtime.text("private.conversation_deleted", values)]
+        done = runtime.text("private.conversation_deleted", values)
+        return [done], ("conversation.delete", deleted)
 
     def _typed(self, title: str) -> str:
         """A title as a player typed it, redacted before it is kept or shown (a secret pasted
@@ -179,7 +202,7 @@ class ConversationPath:
         values = {"player": sender.name, "id": shelf.state.active}
         return [self._runtime.text("private.conversation_busy", values)]
 
-    def _audit(self, event: str, sender: PlayerRef, conversation: Conversation) -> None:
+    def _audit(self, event: str, conversation: Conversation, sender: PlayerRef) -> None:
         self._runtime.audit.record(
             event,
             {

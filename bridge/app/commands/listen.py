@@ -1,5 +1,5 @@
 """``/mineclaw listen on|off|status|why`` (``mineclaw.command.listen``) and every player's own
-``listen ignore-me|include-me``, remembered in ``data/listen-optouts.json``."""
+``listen ignore-me|include-me``, remembered in the store (`bridge.store.player_state`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.players.listen_optouts import ListenOptOuts
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError, StoreError, TurnError
-from bridge.executors import Pool, run_in
 from bridge.link.messages import CommandRequest, Text
 
 log = logging.getLogger(__name__)
@@ -77,9 +76,9 @@ class ListenCommand:
             runtime.listen_decisions.forget(player.uuid)
         if changed and self._optouts is not None:
             try:
-                await run_in(Pool.STORE, self._optouts.save)
+                await self._optouts.remember(player.uuid, ignore)
             except StoreError as exc:
-                # Kept for this run; the owner learns why it will not outlive a restart.
+                # Kept for this run; the owner learns why other bridges and a restart miss it.
                 log.error("listen opt-out of %s not remembered: %s", player.name, exc)
         if changed:
             runtime.audit.record(

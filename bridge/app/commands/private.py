@@ -29,7 +29,6 @@ from bridge.app.commands.history import HistoryPath
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError, StoreError
-from bridge.executors import Pool, run_in
 from bridge.link.messages import CommandRequest, PlayerRef, Text
 from bridge.turns.activity import BusyError
 from bridge.turns.engine import TurnRequest
@@ -100,8 +99,9 @@ class PrivatePath:
             return self._ask(sender, request.sender.granted, question)
         before = conversations.shelf(sender.uuid).active.last_active
         lines = self._ask(sender, request.sender.granted, question)
-        if conversations.shelf(sender.uuid).active.last_active != before:
-            self._conversations.save_soon(sender)  # the question was taken
+        after = conversations.shelf(sender.uuid).active.last_active
+        if after is not None and after != before:  # the question was taken
+            self._conversations.asked_soon(sender, after)
         return lines
 
     def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
@@ -187,10 +187,9 @@ class PrivatePath:
         if name != "default" and name not in souls:
             return [runtime.text("private.persona_unknown", {**player, "persona": name})]
         if choices is not None:
-            choices.choose(sender.uuid, None if name == "default" else name)
             try:
-                await run_in(Pool.STORE, choices.save)
-            except StoreError as exc:  # the choice holds until the bridge stops
+                await choices.choose(sender.uuid, None if name == "default" else name)
+            except StoreError as exc:  # the choice holds in this bridge meanwhile
                 log.error("persona choice of %s not saved: %s", sender.name, exc)
         runtime.audit.record("persona.chosen", {"player": sender.name, "persona": name})
         current = runtime.persona_soul(who)

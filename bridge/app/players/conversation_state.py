@@ -1,69 +1,66 @@
-"""Every player's private conversations (`bridge.conversations.shelf`), remembered across
-restarts in ``data/conversations.json`` (`bridge.app.players.state_files`), so the active one is
-still the active one after a restart.
+"""Every player's private conversations (`bridge.conversations.shelf`), kept in the store
+(`bridge.conversations.keeper` over `bridge.store.player_state`: SQLite beside the archive, or
+the network's PostgreSQL), so any bridge that takes a server serves its players' conversations
+as the last one did, and a conversation's number is never given twice.
 
-The file holds ``{"version": 1, "players": {"<uuid>": {"active": "2", "next_id": 3,
-"conversations": [{"id": "1", "title": ..., "started": ..., "last_active": ...}, ...]}}}``.
-A player it does not name has conversation ``1`` only. Like the persona choices it is the
-bridge's, shared by its servers: a player's conversations are theirs across a network.
+Before the store kept them they lived in ``data/conversations.json``: ``{"version": 1,
+"players": {"<uuid>": {"active": "2", "next_id": 3, "conversations": [{"id": "1", "title": ...,
+"started": ..., "last_active": ...}, ...]}}}``. `parse_file` reads that file for the import at
+first start (`bridge.app.players.state_import`).
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Callable
+from typing import TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from bridge.app.players.state_files import PLAYER_UUID, read_state, versioned_players, write_state
-from bridge.conversations.shelf import PlayerConversations, Shelf, first, lane_suffix
+from bridge.app.players.state_files import PLAYER_UUID, versioned_players
+from bridge.conversations.keeper import ConversationKeeper
+from bridge.conversations.shelf import PlayerConversations, Shelf
+from bridge.store.player_state import PlayerState
 from bridge.turns.lanes import private_lane_id
 
 FILE_NAME = "conversations.json"
 MAX_PLAYERS = 100_000
 _PLAYERS: TypeAdapter[dict[str, PlayerConversations]] = TypeAdapter(dict[str, PlayerConversations])
 
+T = TypeVar("T")
+
 
 class ConversationState:
-    """The shelves of one bridge; ``save`` after every change."""
+    """The players' conversations, shared by the servers of a bridge and by its network."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / FILE_NAME
-        self._lock = threading.Lock()
-        self.players: dict[str, PlayerConversations] = read_state(
-            self.path, _parse, {}, "every player has one private conversation"
-        )
+    def __init__(self, store: PlayerState) -> None:
+        self.keeper = ConversationKeeper(store, private_lane_id)
 
-    def shelf(self, player_uuid: str, now: datetime | None = None) -> Shelf:
-        """The player's conversations (conversation 1 alone when they never had more)."""
-        state = self.players.get(player_uuid)
-        if state is None:
-            state = self.players[player_uuid] = first(now or datetime.now(UTC))
-        return Shelf(state)
+    def shelf(self, player_uuid: str) -> Shelf:
+        """The player's conversations as last read. Change them with `change`."""
+        return self.keeper.shelf(player_uuid)
 
     def lane_id(self, player_uuid: str) -> str:
         """The lane of the player's active conversation."""
-        state = self.players.get(player_uuid)
-        active = "1" if state is None else state.active
-        return self.lane_of(player_uuid, active)
+        return self.keeper.lane_id(player_uuid)
 
-    @staticmethod
-    def lane_of(player_uuid: str, conversation_id: str) -> str:
-        return private_lane_id(player_uuid) + lane_suffix(conversation_id)
+    def lane_of(self, player_uuid: str, conversation_id: str) -> str:
+        return self.keeper.lane_of(player_uuid, conversation_id)
 
-    def save(self) -> None:
-        """Replace the file with the shelves as they are now (``StoreError`` when it cannot be
-        written). Blocking: run it in a worker thread."""
-        with self._lock:
-            players = {
-                uuid: state.model_dump(mode="json") for uuid, state in sorted(self.players.items())
-            }
-            write_state(self.path, json.dumps({"version": 1, "players": players}).encode())
+    async def refresh(self, player_uuid: str) -> Shelf:
+        return await self.keeper.refresh(player_uuid)
+
+    async def change(self, player_uuid: str, make: Callable[[Shelf], T]) -> T:
+        """``make`` on the player's shelf read fresh, saved (`ConversationKeeper.change`)."""
+        return await self.keeper.change(player_uuid, make)
+
+    def forget(self) -> None:
+        """Read every player's conversations from the store again (a server taken over or
+        linked again: another bridge may have changed them meanwhile)."""
+        self.keeper.forget()
 
 
-def _parse(raw: bytes) -> dict[str, PlayerConversations]:
+def parse_file(raw: bytes) -> dict[str, PlayerConversations]:
+    """The shelves of a ``conversations.json``; ``ValueError`` naming what is wrong."""
     players = versioned_players(raw, "{...}")
     if not isinstance(players, dict) or len(players) > MAX_PLAYERS:
         raise ValueError(f"players must map at most {MAX_PLAYERS} UUIDs to conversations")

@@ -1,53 +1,60 @@
-"""The players who opted out of listen mode (``/mineclaw listen ignore-me``), remembered across
-restarts in one small file of the bridge's data folder, ``data/listen-optouts.json``.
+"""The players who opted out of listen mode (``/mineclaw listen ignore-me``), kept in the store
+(`bridge.store.player_state`) so every bridge of a network leaves them out.
 
-The file holds ``{"version": 1, "players": ["<uuid>", ...]}``. It is replaced whole, through a
-temporary file renamed over it after an fsync, so a crash leaves the old list or the new one,
-never half of either. A file that cannot be read is reported with its path and set aside
-(renamed ``.bad``), never silently overwritten: the owner can still read what it held.
+Before the store kept them they lived in ``data/listen-optouts.json`` (``{"version": 1,
+"players": ["<uuid>", ...]}``); `parse_file` reads it for the import at first start
+(`bridge.app.players.state_import`).
 """
 
 from __future__ import annotations
 
-import json
-import re
-import threading
-from pathlib import Path
+import asyncio
+import logging
 
-from bridge.app.players.state_files import read_state, versioned_players, write_state
+from bridge.app.players.state_files import PLAYER_UUID, versioned_players
+from bridge.errors import StoreError
+from bridge.store.player_state import PlayerState
 
 FILE_NAME = "listen-optouts.json"
 MAX_PLAYERS = 100_000
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+log = logging.getLogger(__name__)
 
 
 class ListenOptOuts:
-    """The opt-out set of one bridge: read from the file when built, written whole again by
-    ``save`` after every change. ``players`` is the live set every server's listen mode shares
-    (``ListenMode.share_ignored``); saves from several servers at once are serialised."""
+    """``players`` is the live set every server's listen mode shares
+    (``ListenMode.share_ignored``), read from the store when built and again by ``reload``."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / FILE_NAME
-        self._lock = threading.Lock()
-        self.players: set[str] = set(self.load())
+    def __init__(self, store: PlayerState) -> None:
+        self._store = store
+        self.players: set[str] = set()
+        try:
+            self.players.update(store.listen_optouts())
+        except StoreError as exc:
+            log.error("listen opt-outs not read (nobody is opted out meanwhile): %s", exc)
 
-    def load(self) -> frozenset[str]:
-        """The remembered players; an unreadable file is set aside with an error in the log."""
-        return read_state(self.path, _parse, frozenset(), "nobody is opted out")
+    async def remember(self, player_uuid: str, opted_out: bool) -> None:
+        """Store the player's choice (``players`` already holds it); ``StoreError`` when the
+        store cannot (the choice holds in this bridge meanwhile)."""
+        await asyncio.to_thread(self._store.set_listen_optout, player_uuid, opted_out)
 
-    def save(self) -> None:
-        """Replace the file with ``players`` as they are now; raises ``StoreError`` when it
-        cannot be written. Blocking: run it in a worker thread."""
-        with self._lock:
-            body = json.dumps({"version": 1, "players": sorted(self.players)}, indent=0)
-            write_state(self.path, body.encode())
+    async def reload(self) -> None:
+        """Read the set again (another bridge may have changed it); kept as it is when the
+        store cannot be read."""
+        try:
+            stored = await asyncio.to_thread(self._store.listen_optouts)
+        except StoreError as exc:
+            log.info("listen opt-outs not read again: %s", exc)
+            return
+        self.players.intersection_update(stored)
+        self.players.update(stored)
 
 
-def _parse(raw: bytes) -> frozenset[str]:
+def parse_file(raw: bytes) -> frozenset[str]:
+    """The players of a ``listen-optouts.json``; ``ValueError`` naming what is wrong."""
     players = versioned_players(raw, "[...]")
     if not isinstance(players, list) or len(players) > MAX_PLAYERS:
         raise ValueError(f"players must be a list of at most {MAX_PLAYERS} UUIDs")
     for index, player in enumerate(players):
-        if not isinstance(player, str) or not _UUID.fullmatch(player):
+        if not isinstance(player, str) or not PLAYER_UUID.fullmatch(player):
             raise ValueError(f"players[{index}] is not a lower-case UUID")
     return frozenset(players)

@@ -1,61 +1,70 @@
-"""Which persona each player chose for their private conversations (``/ai persona``),
-remembered across restarts in ``data/persona-choices.json`` (`bridge.app.players.state_files`).
+"""Which persona each player chose for their private conversations (``/ai persona``), kept in
+the store (`bridge.store.player_state`) so every bridge of a network speaks to them with it.
 
-The file holds ``{"version": 1, "players": {"<uuid>": "<soul name>", ...}}``. A choice naming a
-soul the folder no longer has is kept (the soul may come back with the next reload) but not
-used: that player's conversations speak as the ``persona.private`` default meanwhile.
+A choice naming a soul the folder no longer has is kept (the soul may come back with the next
+reload) but not used: that player's conversations speak as the ``persona.private`` default
+meanwhile. Before the store kept them they lived in ``data/persona-choices.json``
+(``{"version": 1, "players": {"<uuid>": "<soul name>", ...}}``); `parse_file` reads it for the
+import at first start (`bridge.app.players.state_import`).
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import logging
 import re
-import threading
-from pathlib import Path
 
-from bridge.app.players.state_files import read_state, versioned_players, write_state
+from bridge.app.players.state_files import PLAYER_UUID, versioned_players
 from bridge.control.souls_files import SOUL_NAME
+from bridge.errors import StoreError
+from bridge.store.player_state import PlayerState
 
 FILE_NAME = "persona-choices.json"
 MAX_PLAYERS = 100_000
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _NAME = re.compile(SOUL_NAME)
+log = logging.getLogger(__name__)
 
 
 class PersonaChoices:
-    """The choices of one bridge, shared by its servers; ``save`` after every change."""
+    """The choices, read from the store when built and again by ``reload``."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / FILE_NAME
-        self._lock = threading.Lock()
-        self.players: dict[str, str] = read_state(
-            self.path, _parse, {}, "every player speaks with the default persona"
-        )
+    def __init__(self, store: PlayerState) -> None:
+        self._store = store
+        self.players: dict[str, str] = {}
+        try:
+            self.players.update(store.persona_choices())
+        except StoreError as exc:
+            log.error("persona choices not read (the default persona meanwhile): %s", exc)
 
     def chosen(self, player_uuid: str) -> str | None:
         return self.players.get(player_uuid)
 
-    def choose(self, player_uuid: str, soul: str | None) -> None:
-        """``soul`` for the player from now on; None: back to the default."""
+    async def choose(self, player_uuid: str, soul: str | None) -> None:
+        """``soul`` for the player from now on (None: back to the default), stored;
+        ``StoreError`` when the store cannot (the choice holds in this bridge meanwhile)."""
         if soul is None:
             self.players.pop(player_uuid, None)
         else:
             self.players[player_uuid] = soul
+        await asyncio.to_thread(self._store.choose_persona, player_uuid, soul)
 
-    def save(self) -> None:
-        """Replace the file with the choices as they are now (``StoreError`` when it cannot be
-        written). Blocking: run it in a worker thread."""
-        with self._lock:
-            body = json.dumps({"version": 1, "players": dict(sorted(self.players.items()))})
-            write_state(self.path, body.encode())
+    async def reload(self) -> None:
+        try:
+            stored = await asyncio.to_thread(self._store.persona_choices)
+        except StoreError as exc:
+            log.info("persona choices not read again: %s", exc)
+            return
+        self.players.clear()
+        self.players.update(stored)
 
 
-def _parse(raw: bytes) -> dict[str, str]:
+def parse_file(raw: bytes) -> dict[str, str]:
+    """The choices of a ``persona-choices.json``; ``ValueError`` naming what is wrong."""
     players = versioned_players(raw, "{...}")
     if not isinstance(players, dict) or len(players) > MAX_PLAYERS:
         raise ValueError(f"players must map at most {MAX_PLAYERS} UUIDs to soul names")
     for player, soul in players.items():
-        if not _UUID.fullmatch(player):
+        if not PLAYER_UUID.fullmatch(player):
             raise ValueError(f"players: {player!r} is not a lower-case UUID")
         if not isinstance(soul, str) or not _NAME.fullmatch(soul):
             raise ValueError(f"players[{player!r}] is not a soul name")

@@ -120,11 +120,10 @@ class ConversationTitler:
         state = runtime.conversations
         if title is None or state is None:
             return
-        if state.shelf(player_uuid).titled(conversation_id, title):
+        if await state.change(player_uuid, lambda shelf: shelf.titled(conversation_id, title)):
             runtime.audit.record(
                 "conversation.titled", {"conversation": conversation_id, "model": model_ref}
             )
-            await run_in(Pool.STORE, state.save)
 
     async def _count(self, model_ref: str, reply: ModelReply | None, held: Reservation) -> None:
         """The server's budget under `TITLE` and ``mineclaw_tokens_total``; no reply: nothing

@@ -27,6 +27,7 @@ from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.lanes.turn_lanes import TurnLanes
 from bridge.app.players.conversation_state import ConversationState
 from bridge.app.players.persona_choices import PersonaChoices
+from bridge.app.players.state_import import import_files
 from bridge.app.requests.conversation_titles import ConversationTitler
 from bridge.app.requests.listen_decisions import ListenDecider
 from bridge.app.requests.memory_embedding import MemoryEmbedder
@@ -65,8 +66,9 @@ from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
 from bridge.providers.client import ProviderClient
 from bridge.providers.settings import ModelSettings
-from bridge.store.archive import Fence, FencedArchive, TurnArchive
+from bridge.store.archive import DATA_DIR_NAME, Fence, FencedArchive, TurnArchive
 from bridge.store.audit import AuditLog
+from bridge.store.player_state import PlayerState
 from bridge.store.sessions import OpenPrompt, SessionRecords
 from bridge.store.usage import UsageDetail, UsageLedger
 from bridge.tools.game_facts import version_line
@@ -154,6 +156,9 @@ class Runtime:
         self._view: Callable[[ControlPlane], ControlPlane] = view or (lambda plane: plane)
         self.archive = archive
         self.records = records
+        self.session_scope = session_scope
+        """This runtime's server in the store's keys ("" for the default server)."""
+        self._players: PlayerState | None = None
         self.expired_prompts: list[OpenPrompt] = []
         """Command prompts the last run left open: their targets are told once the plugin
         links (`AppHandler.on_connected`)."""
@@ -670,6 +675,17 @@ class Runtime:
             task = asyncio.get_running_loop().create_task(client.aclose())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
+
+    @property
+    def players(self) -> PlayerState:
+        """The per-player state (conversations, persona choices, listen opt-outs, retry offers,
+        owed lines) in the archive's database, which it shares and never closes; the data
+        folder's files of the bridges before it are imported at first use
+        (`bridge.app.players.state_import`). Raises ``StoreError``."""
+        if self._players is None:
+            self._players = PlayerState(self.archive.database)
+            import_files(self.plane.directory / DATA_DIR_NAME, self._players)
+        return self._players
 
     async def aclose(self, *, close_stores: bool = True) -> None:
         """Stop the running turn (its commit finishes first), close clients and stores
