@@ -22,7 +22,7 @@ from tests.postgres_server import PostgresServer
 
 from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
 from .test_network_e2e import Server
-from .test_takeover_e2e import _config
+from .test_takeover_e2e import _config, two_bridges
 from .test_turns_e2e import OP
 
 pytestmark = pytest.mark.jvm
@@ -101,3 +101,33 @@ async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_reli
         # The bridge reaches its database again, takes the free lease, the plugin relinks.
         await testkit.wait_event(lambda e: e.get("event") == "link.up", since=since, timeout=WAIT)
         await cut.world.message("Steve", "the bridge lost its database", since)
+
+
+async def test_a_cut_turns_line_is_told_by_the_bridge_the_server_links_to_next(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    # Issue 50: the line was kept in the cutting bridge's memory, so a plugin that moved on to
+    # another bridge (or a bridge that exited first) left its asker in silence.
+    async with two_bridges(tmp_path, postgres_server) as (first, second, servers, provider, db):
+        lobby = servers["lobby"]
+        await lobby.add("Steve", OP)
+        held = provider.held("Never ", "shown.")
+        assert (await lobby.chat("Steve", "@ai a long one"))["outcome"] == "public"
+        await held.streaming.wait()
+        since = lobby.mark()
+        with postgres_server.admin() as conn:  # the first bridge's lease session ends
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = (SELECT pid"
+                " FROM pg_stat_activity WHERE datname = %s"
+                " AND application_name = 'mineclaw-bridge-leases' ORDER BY backend_start LIMIT 1)",
+                (db,),
+            ).fetchall()
+        assert ended
+        await first.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
+        await first.stderr.wait_for(r"askers owed a line in the store", timeout=WAIT)
+        await first.kill()  # the first bridge is gone for good: only the store knows the line
+        held.release.set()
+        await lobby.testkit.wait_event(
+            lambda e: e.get("event") == "link.up", since=since, timeout=WAIT
+        )
+        await lobby.message("Steve", "the bridge lost its database", since)

@@ -3,42 +3,51 @@
 When a bridge loses a server (its database or the server's lease lost:
 `bridge.app.network.server_leases`) the server's running turns stop at once: their answers could
 not be archived (the fence refuses them) and the plugin is moving on. Their askers cannot be
-told then (the link was just dropped), so each one's failure line is kept here, in this process,
-and shown when the server links to this bridge again. A plugin that relinks to another bridge
-is not told by it (that bridge never knew the turn); the cut is in this bridge's log either
-way, so nothing is lost silently. ``docs/operations.md`` ("Nobody left in silence") says the
-same for owners.
+told then (the link was just dropped), so each one's failure line is written to the store
+(`bridge.store.player_state`'s owed lines), and whichever bridge the server links to next takes
+it from there and sends it, once. When the store itself is what was lost the lines wait in this
+process and are written first thing when it answers again (the next time any server links
+here, or this bridge takes a lease); meanwhile a relink to this bridge still tells them. The cut
+is in this bridge's log either way, so nothing is lost silently. ``docs/operations.md``
+("Nobody left in silence") says the same for owners.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from bridge.app.chat.handler import AppHandler
+from bridge.app.requests.background import BackgroundTasks
 from bridge.app.wiring.runtime import Runtime
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.link.messages import OutputChat
+from bridge.store.player_state import PlayerState
 
 log = logging.getLogger(__name__)
 
+MAX_KEPT = 10_000
+"""Lines kept in this process at most while the store cannot take them (the oldest go)."""
 
-@dataclass(frozen=True)
-class _Owed:
-    player_uuid: str
-    player_name: str
-    reason: str
+Owed = tuple[str, str, dict[str, object]]
+"""A line owed: the server id, the asker's UUID, and what the line says (JSON)."""
 
 
 class CutTurns:
-    """The askers owed a failure line, by server id (they outlive a retired server's context)."""
+    """``store``: the per-player store (None: lines are kept in this process only)."""
 
-    def __init__(self) -> None:
-        self._owed: dict[str, list[_Owed]] = {}
+    def __init__(self, store: Callable[[], PlayerState | None] = lambda: None) -> None:
+        self._store = store
+        self._kept: list[Owed] = []
+        """Lines not in the store yet (it could not be reached)."""
+        self._tasks = BackgroundTasks("cut turns' lines")
+        self._writing = asyncio.Lock()
 
     def cut(self, server_id: str, runtime: Runtime, reason: str) -> int:
         """Stop every running turn of the server (``reason``: why, in the asker's words) and
-        keep a line for each asker; how many were stopped. A turn already committing is not
+        owe a line to each asker; how many were stopped. A turn already committing is not
         stopped: the archive's fence decides it."""
         stopped = 0
         for lane in runtime.lanes.lanes:
@@ -46,38 +55,103 @@ class CutTurns:
             if asker is None or not lane.engine.stop():
                 continue
             stopped += 1
-            self._owed.setdefault(server_id, []).append(_Owed(asker.uuid, asker.name, reason))
+            line: dict[str, object] = {
+                "player_name": asker.name,
+                "reason": reason,
+                "turn_id": turn_id or "",
+            }
+            self._keep([(server_id, asker.uuid, line)])
             log.warning(
                 "server %s: turn %s of %s stopped (%s); the player is told when the server"
-                " links to this bridge again",
+                " links to a bridge again",
                 server_id,
                 turn_id,
                 asker.name,
                 reason,
             )
+        if stopped:
+            self._tasks.start(self.write_kept())
         return stopped
 
     def owed(self, server_id: str) -> int:
-        return len(self._owed.get(server_id, ()))
+        """Lines of ``server_id`` still waiting in this process (not in the store yet)."""
+        return sum(1 for owed in self._kept if owed[0] == server_id)
+
+    def _keep(self, lines: list[Owed]) -> None:
+        self._kept.extend(lines)
+        del self._kept[:-MAX_KEPT]
+
+    async def write_kept(self) -> bool:
+        """Write the lines kept here to the store; whether none is left here."""
+        store = self._store()
+        if store is None:
+            return not self._kept
+        async with self._writing:
+            lines, self._kept = self._kept, []
+            if not lines:
+                return True
+            try:
+                await asyncio.to_thread(store.owe, lines, datetime.now(UTC))
+            except StoreError as exc:
+                self._kept[:0] = lines
+                log.info("cut turns' lines kept here until the store answers: %s", exc)
+                return False
+            log.warning(
+                "%d cut turns' askers owed a line in the store (whichever bridge serves their"
+                " server next tells them)",
+                len(lines),
+            )
+            return True
 
     def tell(self, server_id: str, app: AppHandler) -> None:
-        """The server linked again: send each asker their line (sent without waiting for the
-        answers, as the link's connect callback cannot wait for them)."""
-        owed = self._owed.pop(server_id, [])
+        """The server linked to this bridge: send each asker owed a line there (whichever
+        bridge cut the turn) their line, once. Runs in the background (the link's connect
+        callback cannot wait for the store, nor for the answers)."""
+        self._tasks.start(self._tell(server_id, app))
+
+    async def _tell(self, server_id: str, app: AppHandler) -> None:
+        store = self._store()
+        owed: list[Owed] = []
+        if await self.write_kept() and store is not None:
+            try:
+                taken = await asyncio.to_thread(store.take_owed, server_id)
+            except StoreError as exc:
+                log.info("server %s: owed lines not read: %s", server_id, exc)
+                taken = []
+            owed = [(server_id, item.player_uuid, item.line) for item in taken]
+        else:  # the store is away: the lines this bridge keeps for that server
+            owed = [item for item in self._kept if item[0] == server_id]
+            self._kept = [item for item in self._kept if item[0] != server_id]
         if not owed:
             return
         chats = [
             OutputChat(
                 target="player",
-                player=item.player_uuid,
+                player=player_uuid,
                 text=app.runtime.text(
-                    "errors.provider_failure", {"player": item.player_name, "reason": item.reason}
+                    "errors.provider_failure",
+                    {
+                        "player": str(line.get("player_name", "")),
+                        "reason": str(line.get("reason", "")),
+                    },
                 ),
             )
-            for item in owed
+            for _, player_uuid, line in owed
         ]
         try:
             app.output.send_soon(*chats)
-        except MineclawError as exc:  # down again already: kept for the next link
-            self._owed.setdefault(server_id, [])[:0] = owed
+        except MineclawError as exc:  # down again already: owed again, to the next link
+            self._keep(owed)
+            self._tasks.start(self.write_kept())
             log.info("server %s: cut turns' askers not told yet: %s", server_id, exc)
+
+    async def settled(self) -> None:
+        """Wait for the writes and sends started so far (tests)."""
+        await self._tasks.settled()
+
+    async def aclose(self) -> None:
+        """Write what is kept one last time (the next bridge delivers it), then stop."""
+        try:
+            await asyncio.wait_for(self.write_kept(), timeout=None)
+        finally:
+            await self._tasks.aclose()

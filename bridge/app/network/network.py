@@ -37,7 +37,7 @@ from bridge.app.chat.handler import AppHandler
 from bridge.app.network.cut_turns import CutTurns
 from bridge.app.wiring.runtime import Runtime, RuntimeSettings
 from bridge.control import ControlPlane
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.link.handler import Link
 from bridge.link.messages import (
     ChatRequest,
@@ -50,6 +50,7 @@ from bridge.link.messages import (
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.store.archive import Fence
+from bridge.store.player_state import PlayerState
 from bridge.tools.plugin_access import PluginAccess
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ class Network:
         self._handlers: dict[str, _ServerHandler] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self._fence_for: Callable[[str], Fence] | None = None
-        self.cut_turns = CutTurns()
+        self.cut_turns = CutTurns(self._players)
         """The askers of turns cut when this bridge stopped serving their server."""
         self.context(DEFAULT_SERVER_ID)
 
@@ -377,9 +378,19 @@ class Network:
         await context.runtime.aclose(close_stores=False)
         log.info("server %s: context retired", server_id)
 
+    def _players(self) -> PlayerState | None:
+        """The per-player store (None while it cannot be opened: lines wait in memory)."""
+        try:
+            return self._default_runtime.players
+        except StoreError as exc:
+            log.info("the player state cannot be opened: %s", exc)
+            return None
+
     async def aclose(self) -> None:
         """Close every server's runtime (each stops its turns, which commit first); the shared
-        archive and audit log close last, with the default server's."""
+        archive and audit log close last, with the default server's. Lines owed to the askers
+        of cut turns are written to the store first, for the next bridge to deliver."""
+        await self.cut_turns.aclose()
         others = [c for c in self._contexts.values() if c.server_id != DEFAULT_SERVER_ID]
         await asyncio.gather(*(c.runtime.aclose(close_stores=False) for c in others))
         await self._default_runtime.aclose()
