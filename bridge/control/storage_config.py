@@ -35,9 +35,9 @@ class StorageConfig(StrictModel):
     # A network's leases (backend postgresql; docs/operations.md gives the failover times as
     # functions of these): renewed every lease_renew_s, lost lease_ttl_s after the last
     # renewal, each poll of the lease connection cut at lease_deadline_s.
-    lease_ttl_s: float = Field(default=5.0, ge=0.5, le=600)
-    lease_renew_s: float = Field(default=1.0, ge=0.1, le=60)
-    lease_deadline_s: float = Field(default=3.0, ge=0.2, le=60)
+    lease_ttl_s: float = Field(default=3.0, ge=0.5, le=600)
+    lease_renew_s: float = Field(default=0.5, ge=0.1, le=60)
+    lease_deadline_s: float = Field(default=2.0, ge=0.2, le=60)
     # Every transaction or read of PostgreSQL is cut by the bridge at deadline_s (a hung
     # backend never fires its own statement_timeout); statement_timeout_s lets the server stop
     # a slow statement first, with its clean error.

@@ -35,8 +35,11 @@ from bridge.errors import StoreError
 from bridge.executors import Pool, run_in
 from bridge.link.protocol import DEFAULT_SERVER_ID
 from bridge.store.archive import Fence
-from bridge.store.database import Transaction
+from bridge.store.database import PostgresDatabase, Transaction
 from bridge.store.deadline import WATCHDOG
+from bridge.store.lease_table import SCHEMA as LEASE_SCHEMA
+from bridge.store.lease_table import TABLE
+from bridge.store.migrations import migrate
 
 if TYPE_CHECKING:
     import psycopg
@@ -44,23 +47,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLL_S = 1.0
-"""How often the leases held are renewed, free ones tried and the lease connection checked."""
+"""How often the leases held are renewed, free ones tried and the lease connection checked
+(``storage.lease_renew_s``)."""
 TTL_S = 5.0
-"""How long a lease lasts unrenewed: a bridge that stops renewing (hung, paused, cut off from the
-database while its session lives on) loses its servers that long after its last renewal, and
-stops serving them by then itself. More than ``POLL_S`` plus ``DEADLINE_S``, so a slow poll does
-not lose them."""
-TABLE = "mineclaw_server_leases"
-_CREATE_TABLE = (
-    f"CREATE TABLE IF NOT EXISTS {TABLE} (server_id TEXT PRIMARY KEY, holder TEXT NOT NULL,"
-    " epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)"
-)
+"""How long a lease lasts unrenewed (``storage.lease_ttl_s``): a bridge that stops renewing
+(hung, paused, cut off from the database while its session lives on) loses its servers that long
+after its last renewal, and stops serving them by then itself. More than ``POLL_S`` plus
+``DEADLINE_S``, so a slow poll does not lose them."""
 LOCK_NAMESPACE = b"mineclaw-server-lease"
 CONNECT_TIMEOUT_S = 5
 DEADLINE_S = 3.0
-"""The longest one poll of the lease connection may take (its check and each try), measured by
-the bridge (``bridge.store.deadline``): a lease backend that hangs would otherwise hold the poll,
-and with it the taking of free servers and this bridge's shutdown, for as long as it hangs."""
+"""The longest one poll of the lease connection may take (its check and each try;
+``storage.lease_deadline_s``), measured by the bridge (``bridge.store.deadline``): a lease
+backend that hangs would otherwise hold the poll, and with it the taking of free servers and
+this bridge's shutdown, for as long as it hangs."""
 # The lease connection notices a silent database within seconds, not the system's minutes.
 _KEEPALIVES: dict[str, Any] = {
     "keepalives": 1,
@@ -120,6 +120,7 @@ class ServerLeases:
         on_lost: Callable[[str, LossCause], Awaitable[None]],
         poll_s: float = POLL_S,
         ttl_s: float = TTL_S,
+        deadline_s: float = DEADLINE_S,
         application_name: str = "mineclaw-bridge-leases",
     ) -> None:
         self._dsn = dsn
@@ -127,6 +128,7 @@ class ServerLeases:
         self._servers = servers
         self._on_lost = on_lost
         self.poll_s = poll_s
+        self.deadline_s = deadline_s
         self._application_name = application_name
         self._conn: psycopg.Connection[Any] | None = None
         # Held by the worker thread around every use of the connection: closing waits for a
@@ -285,15 +287,23 @@ class ServerLeases:
         return self._conn
 
     def _create_table(self) -> None:
-        with self._thread_lock:
-            conn = self._connect()
-            with WATCHDOG.guard(conn.fileno(), DEADLINE_S):
-                # Two bridges starting together may both create it: one wins, the other waits.
-                conn.execute(f"SELECT pg_advisory_lock({lock_key('lease table')})")
-                try:
-                    conn.execute(_CREATE_TABLE)
-                finally:
-                    conn.execute(f"SELECT pg_advisory_unlock({lock_key('lease table')})")
+        """The lease table, migrated like every other table (two bridges starting together:
+        one migrates, the other waits for it and finds nothing to do)."""
+        try:
+            database = PostgresDatabase(
+                self._dsn,
+                password=self._password,
+                application_name=self._application_name,
+                deadline_s=max(self.deadline_s, 10.0),
+            )
+        except StoreError as exc:
+            raise LeaseError(f"cannot create the lease table: {exc}") from exc
+        try:
+            migrate(database, LEASE_SCHEMA)
+        except StoreError as exc:
+            raise LeaseError(f"cannot create the lease table: {exc}") from exc
+        finally:
+            database.close()
 
     def _take(self, wanted: list[str], held: dict[str, int]) -> tuple[set[str], dict[str, int]]:
         """Check the connection, renew what is held, then try each wanted server not held;
@@ -312,7 +322,7 @@ class ServerLeases:
         fired = False
         try:
             conn = self._connect()
-            with WATCHDOG.guard(conn.fileno(), DEADLINE_S) as guard:
+            with WATCHDOG.guard(conn.fileno(), self.deadline_s) as guard:
                 try:
                     return self._poll_connection(conn, wanted, held, had_connection)
                 finally:
@@ -323,7 +333,7 @@ class ServerLeases:
                 conn_now.close()
             if fired:
                 raise LeaseError(
-                    f"the lease connection gave no answer within {DEADLINE_S:g} s"
+                    f"the lease connection gave no answer within {self.deadline_s:g} s"
                 ) from exc
             raise LeaseError(_first_line(exc)) from exc
         except LeaseError:
@@ -434,7 +444,13 @@ def network_leases(
         await network.retire(server_id)
 
     leases = ServerLeases(
-        storage.dsn, password=storage.password_value, servers=servers, on_lost=lost
+        storage.dsn,
+        password=storage.password_value,
+        servers=servers,
+        on_lost=lost,
+        poll_s=storage.lease_renew_s,
+        ttl_s=storage.lease_ttl_s,
+        deadline_s=storage.lease_deadline_s,
     )
     network.serve_only(leases.held)
     network.fence_archives(leases.fence)

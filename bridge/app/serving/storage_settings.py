@@ -20,6 +20,9 @@ def storage_target(plane: ControlPlane, config_dir: Path) -> StorageTarget:
         backend=storage.backend,
         dsn=storage.dsn,
         password=storage.password_value,
+        deadline_s=storage.deadline_s,
+        statement_timeout_ms=round(storage.statement_timeout_s * 1000),
+        commit_deadline_s=storage.commit_deadline_s,
     )
 
 
