@@ -48,7 +48,8 @@ class StorageTarget:
     deadline_s: float = DEADLINE_S
     statement_timeout_ms: int = STATEMENT_TIMEOUT_MS
     commit_deadline_s: float | None = None
-    """A turn's archive commit's own deadline (None: ``deadline_s``)."""
+    """The own deadline of a turn's archive commit and of its usage record (None:
+    ``deadline_s``)."""
 
     def __post_init__(self) -> None:
         if self.backend == "postgresql" and not self.dsn:
@@ -89,7 +90,7 @@ class StorageTarget:
             )
         except StoreError as exc:
             raise StoreError(f"cannot open the usage ledger: {exc}") from exc
-        return UsageLedger(database)
+        return UsageLedger(database, record_deadline_s=self.commit_deadline_s)
 
     def open_audit_pages(self) -> AuditPages:
         """A reader of the audit log on a connection of its own (the console)."""

@@ -186,8 +186,14 @@ class UsageLedger:
     ``database``: a SQLite file path (``synchronous=FULL``) or an open `Database` of either
     backend, which the ledger then owns and closes."""
 
-    def __init__(self, database: Path | Database) -> None:
+    def __init__(
+        self, database: Path | Database, *, record_deadline_s: float | None = None
+    ) -> None:
         self._db = open_migrated(database, SCHEMA, label="usage ledger", synchronous="FULL")
+        self.record_deadline_s = record_deadline_s
+        """The deadline of one ``record`` (None: the database's): a turn's end waits for it, so
+        a hung backend must not hold the turn (and the question after it) for the whole
+        transaction deadline; usage it could not write is kept and counted later."""
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> UsageLedger:
@@ -226,7 +232,7 @@ class UsageLedger:
             for kind, period in (("day", periods.day), ("month", periods.month))
         ]
         try:
-            with self._db.transaction() as tx:
+            with self._db.transaction(deadline_s=self.record_deadline_s) as tx:
                 # The existing row is named by its table: PostgreSQL finds a bare column
                 # ambiguous beside ``excluded``.
                 tx.executemany(

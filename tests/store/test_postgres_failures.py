@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -247,6 +248,31 @@ def test_a_turns_commit_is_cut_at_its_own_deadline_not_the_databases(
             os.kill(pid, signal.SIGCONT)
         archive.append(turn("after"))
         assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
+
+
+def test_a_turns_usage_record_is_cut_at_its_own_deadline_not_the_databases(
+    postgres_only: Backend,
+) -> None:
+    # A turn's end waits for its usage record: with the ledger's backend hung it waited the
+    # whole transaction deadline, and the stalled-backend failover row took 10.2 s (issue 50).
+    backend = postgres_only
+    assert backend.server is not None and backend.dbname is not None
+    database = PostgresDatabase(
+        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=600
+    )
+    periods = periods_at(T0, ZoneInfo("UTC"))
+    with UsageLedger(database, record_deadline_s=0.5) as ledger:
+        ledger.add(player_uuid=None, player_name=None, periods=periods, tokens=1, estimated=False)
+        ((pid,),) = database.query("SELECT pg_backend_pid()")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
+                ledger.add(
+                    player_uuid=None, player_name=None, periods=periods, tokens=2, estimated=False
+                )
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        ledger.add(player_uuid=None, player_name=None, periods=periods, tokens=4, estimated=False)
 
 
 def test_a_deadline_lets_go_of_the_other_idle_connections_to_that_server(
