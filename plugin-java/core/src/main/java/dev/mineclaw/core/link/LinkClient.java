@@ -37,6 +37,14 @@ public final class LinkClient implements BridgeLink {
     static final int CLOSE_NOT_SERVED = 4005;
     /** The pause before trying the next bridge address. */
     static final Duration FAILOVER_PAUSE = Duration.ofMillis(100);
+    /**
+     * Refusals ({@link #CLOSE_NOT_SERVED}) after which a bridge that went silent is tried again: until
+     * then the client stays on the bridge taking the server over rather than waiting out another
+     * handshake timeout on the silent one (a paused holder kept a failover 2 s longer each time).
+     */
+    static final int SILENT_SKIPS = 20;
+    /** The pause before asking the same bridge again while it takes a server over. */
+    static final Duration TAKEOVER_PAUSE = Duration.ofMillis(250);
     /** Failed attempts in a row up to which powers of two are logged; after it, every this many. */
     static final long LOUD_ATTEMPTS = 128;
 
@@ -62,6 +70,10 @@ public final class LinkClient implements BridgeLink {
     private int urlIndex;
     /** Addresses tried in a row without a usable link (guarded by {@code lifecycle}). */
     private int failedInRound;
+    /** The address last given up for its silence, -1 when none (guarded by {@code lifecycle}). */
+    private int silentIndex = -1;
+    /** Refusals since then on which that address was skipped (guarded by {@code lifecycle}). */
+    private int silentSkips;
 
     public LinkClient(LinkSettings settings, Handshake.Identity identity, TokenSource tokens, LinkListener listener,
             Logger logger) {
@@ -175,6 +187,9 @@ public final class LinkClient implements BridgeLink {
                         socket.abort();
                     } else if (error != null) {
                         logFailedAttempt(url, rootMessage(error));
+                        if (timedOut(error)) {
+                            session.markSilent();  // it took the connection and never answered
+                        }
                         retryLater(session, false);
                     }
                 });
@@ -195,6 +210,8 @@ public final class LinkClient implements BridgeLink {
             this.up = session;
             this.backoff.reset();
             this.failedInRound = 0;
+            this.silentIndex = -1;
+            this.silentSkips = 0;
         }
         this.failedAttempts.set(0);
         this.logger.info("link: connected to the bridge at " + currentUrl() + ", session " + sessionId);
@@ -230,6 +247,10 @@ public final class LinkClient implements BridgeLink {
                 return;
             }
             this.current = null;
+            if (session.endedSilent()) {
+                this.silentIndex = this.urlIndex;
+                this.silentSkips = 0;
+            }
             delay = nextDelay(session.closeCode(), wasUp);
         }
         if (session.closeCode() == CLOSE_REPLACED) {
@@ -257,7 +278,14 @@ public final class LinkClient implements BridgeLink {
             // One bridge, or this server's id was taken over on the bridge in use: stay on it.
             return delayAfter(closeCode, this.backoff.next());
         }
-        this.urlIndex = (this.urlIndex + 1) % count;
+        int next = (this.urlIndex + 1) % count;
+        if (closeCode == CLOSE_NOT_SERVED && next == this.silentIndex && this.silentSkips < SILENT_SKIPS) {
+            // This bridge is taking the server over from the one that went silent: ask it again
+            // shortly instead of waiting out a handshake on the silent one.
+            this.silentSkips++;
+            return TAKEOVER_PAUSE;
+        }
+        this.urlIndex = next;
         this.failedInRound = wasUp ? 0 : this.failedInRound + 1;
         if (this.failedInRound < count) {
             return FAILOVER_PAUSE;  // the next bridge may serve this server: no back-off yet
@@ -293,6 +321,15 @@ public final class LinkClient implements BridgeLink {
             return REPLACED_PAUSE;
         }
         return backoffDelay;
+    }
+
+    private static boolean timedOut(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof java.net.http.HttpTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String rootMessage(Throwable error) {

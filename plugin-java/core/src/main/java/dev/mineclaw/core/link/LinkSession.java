@@ -38,6 +38,10 @@ final class LinkSession implements WebSocket.Listener {
     private static final long HANDSHAKE_CLOSE_GRACE_MS = 1000;
 
     private volatile int closeCode = -1;
+
+    /** Given up for its silence or a handshake that never ended (see {@link #endedSilent}). */
+
+    private volatile boolean silent;
     /** Why the bridge refused the hello, while its close frame is awaited. */
     private volatile String refusal;
     private enum Phase {
@@ -88,6 +92,7 @@ final class LinkSession implements WebSocket.Listener {
                     TimeUnit.MILLISECONDS);
             this.client.scheduler().schedule(() -> {
                 if (this.phase != Phase.UP && this.phase != Phase.ENDED) {
+                    this.silent = true;
                     end("handshake timed out", true);
                 }
             }, this.client.settings().handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -107,6 +112,7 @@ final class LinkSession implements WebSocket.Listener {
         long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - this.lastHeard);
         long limit = this.client.settings().silenceTimeout().toMillis();
         if (silentMs >= limit) {
+            this.silent = true;
             end("the bridge sent nothing for " + silentMs + " ms (link-timeout-ms " + limit + ")", true);
             return;
         }
@@ -171,6 +177,16 @@ final class LinkSession implements WebSocket.Listener {
     /** The close code the bridge sent, or -1 while open or when the socket failed without one. */
     int closeCode() {
         return this.closeCode;
+    }
+
+    /** Whether this connection was given up because its bridge went silent (paused, hung). */
+    boolean endedSilent() {
+        return this.silent;
+    }
+
+    /** The opening handshake timed out: the bridge took the connection and never answered. */
+    void markSilent() {
+        this.silent = true;
     }
 
     @Override

@@ -101,6 +101,32 @@ class LinkClientTest {
     }
 
     @Test
+    void whileTheNextBridgeTakesTheServerOverTheSilentOneIsNotTriedAgain() throws Exception {
+        // Issue 50: after giving a paused holder up, the client went back to it between the
+        // standby's refusals and waited out a handshake there each time (a failover 2 s longer).
+        TestBridge paused = bridge();
+        TestBridge standby = bridge();
+        LinkSettings settings = LinkSettings.defaults(List.of(paused.url(), standby.url()))
+                .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).withSilenceTimeout(Duration.ofMillis(900))
+                .withHandshakeTimeout(Duration.ofMillis(900));
+        Handshake.Identity identity = new Handshake.Identity(INSTANCE, "0.1.0", "1.21.8", "testkit", List.of("chat"));
+        LinkClient client = new LinkClient(settings, identity, () -> TOKEN, this.listener, Logger.getLogger("test"));
+        this.cleanup.add(0, client::close);
+        client.start();
+        this.listener.await("up:");
+        standby.refuseWith(4005);  // its lease is not free yet
+        paused.mute();
+        this.listener.await("down:");
+        for (int refusal = 0; refusal < 3; refusal++) {
+            assertEquals(4005, standby.nextClose());
+        }
+        assertEquals(1, paused.connections(), "the silent bridge was tried again");
+        standby.refuseWith(0);  // the lease expired: the standby serves the server now
+        this.listener.await("up:");
+        assertEquals(standby.url(), client.currentUrl());
+    }
+
+    @Test
     void aBridgeThatDoesNotServeThisServerIsPassedOverForTheNext() throws Exception {
         TestBridge refusing = bridge();
         refusing.refuseWith(4005);
