@@ -4,6 +4,7 @@ connection cut while the bridge runs, the server stopped and started again. Each
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -227,25 +228,35 @@ def test_a_backend_that_hangs_fails_the_write_at_the_deadline_and_the_next_one_w
         assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
 
 
+def patient_database(backend: Backend) -> PostgresDatabase:
+    """A database whose own deadline would never fire during a test."""
+    assert backend.server is not None and backend.dbname is not None
+    return PostgresDatabase(
+        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=600
+    )
+
+
+@contextlib.contextmanager
+def backend_paused(database: PostgresDatabase) -> Iterator[None]:
+    """The backend of ``database``'s connection paused (SIGSTOP) for the block."""
+    ((pid,),) = database.query("SELECT pg_backend_pid()")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 def test_a_turns_commit_is_cut_at_its_own_deadline_not_the_databases(
     postgres_only: Backend,
 ) -> None:
     # The next question of a lane waits for its turn's commit: with a hung backend it waited
     # the whole transaction deadline (10 s; the stalled-backend failover row took 10.1 s).
-    backend = postgres_only
-    assert backend.server is not None and backend.dbname is not None
-    database = PostgresDatabase(
-        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=600
-    )
+    database = patient_database(postgres_only)
     with TurnArchive(database, commit_deadline_s=0.5) as archive:
         archive.append(turn("before"))
-        ((pid,),) = database.query("SELECT pg_backend_pid()")
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            with pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
-                archive.append(turn("during"))
-        finally:
-            os.kill(pid, signal.SIGCONT)
+        with backend_paused(database), pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
+            archive.append(turn("during"))
         archive.append(turn("after"))
         assert [t.turn_id for t in archive.all_turns()] == ["before", "after"]
 
@@ -255,24 +266,19 @@ def test_a_turns_usage_record_is_cut_at_its_own_deadline_not_the_databases(
 ) -> None:
     # A turn's end waits for its usage record: with the ledger's backend hung it waited the
     # whole transaction deadline, and the stalled-backend failover row took 10.2 s (issue 50).
-    backend = postgres_only
-    assert backend.server is not None and backend.dbname is not None
-    database = PostgresDatabase(
-        backend.server.dsn(backend.dbname), password=backend.server.password, deadline_s=600
-    )
+    database = patient_database(postgres_only)
     periods = periods_at(T0, ZoneInfo("UTC"))
+
+    def add(tokens: int) -> None:
+        ledger.add(
+            player_uuid=None, player_name=None, periods=periods, tokens=tokens, estimated=False
+        )
+
     with UsageLedger(database, record_deadline_s=0.5) as ledger:
-        ledger.add(player_uuid=None, player_name=None, periods=periods, tokens=1, estimated=False)
-        ((pid,),) = database.query("SELECT pg_backend_pid()")
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            with pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
-                ledger.add(
-                    player_uuid=None, player_name=None, periods=periods, tokens=2, estimated=False
-                )
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        ledger.add(player_uuid=None, player_name=None, periods=periods, tokens=4, estimated=False)
+        add(1)
+        with backend_paused(database), pytest.raises(StoreError, match=r"no answer within 0\.5 s"):
+            add(2)
+        add(4)
 
 
 def test_a_deadline_lets_go_of_the_other_idle_connections_to_that_server(
