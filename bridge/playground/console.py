@@ -29,6 +29,9 @@ HELP = (
     "server's link; /quit leaves"
 )
 
+BYSTANDER = "Alex"
+"""The other player online from the start (``/as Alex`` plays as them)."""
+
 _STYLES: dict[ShowKind, tuple[str, str]] = {
     "public": ("chat", "white"),
     "private": ("private", "cyan"),
@@ -78,8 +81,11 @@ class Conversation:
 
     async def run(self) -> None:
         await self.server.join(self.player)
+        # Another player is online from the start, so a command for another player (the
+        # README's "@ai make Alex wave") has someone to ask instead of target_offline.
+        await self.server.join(Player(BYSTANDER))
         prefix = self.server.public_prefix
-        self.screen.say(f"you are {self._who()}. {HELP}")
+        self.screen.say(f"you are {self._who()}; {BYSTANDER} is online too. {HELP}")
         self.screen.say(f"to ask the assistant in public chat, start a line with {prefix}")
         while True:
             try:

@@ -150,3 +150,23 @@ async def test_reload_in_the_playground_reads_the_owners_folder_again(tmp_path: 
         assert "scripted" in (playground.folder / "providers.yml").read_text()
     finally:
         await playground.close()
+
+
+async def test_another_player_is_online_from_the_start(tmp_path: Path) -> None:
+    # The README's "@ai make Alex wave" answered target_offline: Alex had not joined.
+    out = io.StringIO()
+    screen = Screen(out)
+    playground = await Playground.open(
+        tmp_path / "config", scripted=True, show=screen.show, said=screen.show
+    )
+
+    def end(_prompt: str) -> str:
+        raise EOFError
+
+    try:
+        await Conversation(playground.server, screen, end).run()
+        names = {player.name for player in playground.server.players.values()}
+        assert names == {"Steve", "Alex"}
+        assert "Alex is online too" in out.getvalue()
+    finally:
+        await playground.close()
