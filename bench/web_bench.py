@@ -9,12 +9,25 @@ the tests) and once with a plain ``httpx.AsyncClient`` reading the whole body an
 text to the same extractor. Both open a fresh connection per fetch, as ``web_fetch`` does.
 Prints p50 and p99 of each and the p50 ratio (goal <= 1.2x), then the shield's own work per
 connection (URL check, one lookup answered at once, every address checked; goal < 100 us).
+
+Then a hostile page beside a normal one: the one-row table of 1 MB that trafilatura needs
+minutes for, fetched with an 8 s deadline (goal: it ends at its deadline, with the plain-text
+fallback). Last, what six of them at once do to the bridge's own work: a witness player's chat
+verdict (``AppHandler.on_chat`` of a real ``Runtime``, one every 50 ms, timed from the moment it
+was due, so a stalled event loop counts) and a lease renewal (``ServerLeases.poll`` on a
+PostgreSQL server of its own) are timed idle, then while six hostile fetches run. Goals: verdict
+p99 <= 1.5x idle, no renewal later than its deadline (3 s), this process's memory grows by
+less than 100 MB (the extraction workers are other processes, limited to 1 GiB each; their
+peak is printed too). ``--quick`` skips the hostile part.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import statistics
+import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from ipaddress import ip_address
@@ -23,6 +36,11 @@ from pathlib import Path
 import httpcore
 import httpx
 
+from bridge.app.chat.handler import AppHandler
+from bridge.app.network.server_leases import DEADLINE_S, LossCause, ServerLeases
+from bridge.app.wiring.runtime import Runtime
+from bridge.control import init_config_dir
+from bridge.link.messages import ChatRequest, PlayerRef
 from bridge.web.connector import Dialer, direct_dialer
 from bridge.web.content import MediaType, decode, text_kind
 from bridge.web.extract import extract_html
@@ -36,6 +54,21 @@ ROUNDS = 40
 SHIELD_CHECKS = 20_000
 GOAL_RATIO = 1.2
 GOAL_SHIELD_US = 100.0
+HOSTILE_BYTES = 1_000_000
+HOSTILE_DEADLINE_S = 8.0
+HOSTILE_AT_ONCE = 6
+VERDICT_EVERY_S = 0.05
+RENEW_EVERY_S = 0.5
+IDLE_S = 8.0
+GOAL_VERDICT_RATIO = 1.5
+GOAL_MEMORY_MB = 100.0
+WITNESS = PlayerRef(uuid="0b6a1c9e-4444-4c6a-9e2f-1a2b3c4d5e6f", name="Witness")
+
+
+def one_row_table(size: int) -> bytes:
+    """The shape trafilatura is worse than linear on: one table row of ``size`` bytes."""
+    cells = "<td>cell</td>" * (size // 13)
+    return f"<html><head><title>Table</title></head><body><table><tr>{cells}</tr></table>".encode()
 
 
 class PageServer:
@@ -163,6 +196,179 @@ async def shield_cost() -> tuple[float, float]:
     return _p(samples, 0.5), _p(samples, 0.99)
 
 
+def _rss_mb(pid: int | str = "self") -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _workers() -> list[int]:
+    from bridge.web.extraction_pool import shared_pool
+
+    return shared_pool().worker_pids()
+
+
+async def hostile_rows(fetcher: WebFetcher) -> bool:
+    """A normal page and the hostile one, one after the other: time and extractor."""
+    ok = True
+    for name, deadline in (("wiki_article.html", None), ("table.html", HOSTILE_DEADLINE_S)):
+        start = time.perf_counter()
+        page = await fetcher.fetch(f"http://wiki.example/{name}")
+        took = time.perf_counter() - start
+        what = "normal page" if deadline is None else "hostile page (1 MB one-row table)"
+        print(f"{what:<36} {took:7.2f} s  extractor {page.extractor}")
+        if deadline is not None:
+            ended = took <= deadline + 0.5 and page.extractor == "plain"
+            verdict = "ok" if ended else "over the goal"
+            print(f"  ends at its deadline ({deadline:g} s, plain text back): {verdict}")
+            ok = ok and ended
+    return ok
+
+
+class Witness:
+    """A player's chat verdicts and a lease renewal, timed from when each was due."""
+
+    def __init__(self, handler: AppHandler, leases: ServerLeases) -> None:
+        self.handler = handler
+        self.leases = leases
+        self.verdicts: list[float] = []
+        self.renewals: list[float] = []
+        self.peak_rss = 0.0
+        self.peak_workers = 0.0
+
+    async def verdicts_for(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        end = due + seconds
+        number = 0
+        while due < end:
+            due += VERDICT_EVERY_S
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            number += 1
+            chat = ChatRequest(
+                player=WITNESS, granted=["mineclaw.command.chat"], text=f"hi {number}"
+            )
+            await self.handler.on_chat(chat)
+            self.verdicts.append(loop.time() - due)
+            self.peak_rss = max(self.peak_rss, _rss_mb())
+
+    async def renewals_for(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        end = due + seconds
+        while due < end:
+            due += RENEW_EVERY_S
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            await self.leases.poll()
+            self.renewals.append(loop.time() - due)
+            self.peak_workers = max(self.peak_workers, sum(_rss_mb(p) for p in _workers()))
+
+
+async def _lost(server_id: str, cause: LossCause) -> None:
+    print(f"lease of {server_id} lost ({cause}) during the bench", file=sys.stderr)
+
+
+async def under_hostile_pages(fetcher: WebFetcher) -> bool:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from tests.postgres_server import start_postgres
+
+    postgres = start_postgres()
+    try:
+        database = postgres.create_database("webbench")
+        leases = ServerLeases(
+            postgres.dsn(database),
+            password=postgres.password,
+            servers=lambda: ["default"],
+            on_lost=_lost,
+            application_name="web-bench",
+        )
+        with tempfile.TemporaryDirectory(prefix="web-bench-") as tmp:
+            config = Path(tmp) / "config"
+            init_config_dir(config)
+            runtime = Runtime.open(config)
+            await leases.start()
+            try:
+                return await _measure(fetcher, Witness(AppHandler(runtime), leases))
+            finally:
+                await leases.close()
+                await runtime.aclose()
+    finally:
+        postgres.remove()
+
+
+async def _measure(fetcher: WebFetcher, witness: Witness) -> bool:
+    idle = Witness(witness.handler, witness.leases)
+    rss_before = _rss_mb()
+    await asyncio.gather(idle.verdicts_for(IDLE_S), idle.renewals_for(IDLE_S))
+    hostile = asyncio.gather(
+        *(_timed(fetcher) for _ in range(HOSTILE_AT_ONCE)), return_exceptions=True
+    )
+    watched = asyncio.gather(
+        witness.verdicts_for(HOSTILE_DEADLINE_S + 1), witness.renewals_for(HOSTILE_DEADLINE_S + 1)
+    )
+    ends, _ = await asyncio.gather(hostile, watched)
+    took = [e[0] for e in ends if isinstance(e, tuple)]
+    failed: list[BaseException] = [e[1] for e in ends if isinstance(e, tuple) and e[1] is not None]
+    failed += [e for e in ends if not isinstance(e, tuple)]
+    print(
+        f"{HOSTILE_AT_ONCE} hostile fetches at once: the last ended after "
+        f"{max(took, default=0.0):.2f} s (deadline {HOSTILE_DEADLINE_S:g} s; "
+        f"{HOSTILE_AT_ONCE - len(failed)} with plain text, {len(failed)} timed out waiting "
+        "for a worker)"
+    )
+    i50, i99 = _p(idle.verdicts, 0.5), _p(idle.verdicts, 0.99)
+    h50, h99 = _p(witness.verdicts, 0.5), _p(witness.verdicts, 0.99)
+    ratio = h99 / max(i99, 1e-6)
+    print(f"witness verdict idle     p50 {i50 * 1000:7.2f} ms  p99 {i99 * 1000:7.2f} ms")
+    print(f"witness verdict hostile  p50 {h50 * 1000:7.2f} ms  p99 {h99 * 1000:7.2f} ms")
+    verdict_ok = ratio <= GOAL_VERDICT_RATIO
+    print(
+        f"  p99 ratio {ratio:.2f}x (goal <= {GOAL_VERDICT_RATIO}x): "
+        + ("ok" if verdict_ok else "over the goal")
+    )
+    late = [r for r in witness.renewals if r > DEADLINE_S]
+    print(
+        f"lease renewal idle max {max(idle.renewals) * 1000:7.1f} ms, hostile max "
+        f"{max(witness.renewals) * 1000:7.1f} ms, median "
+        f"{statistics.median(witness.renewals) * 1000:.1f} ms; late (> {DEADLINE_S:g} s): "
+        f"{len(late)} of {len(witness.renewals)}"
+    )
+    grown = witness.peak_rss - rss_before
+    memory_ok = grown < GOAL_MEMORY_MB
+    print(
+        f"bridge memory {rss_before:.0f} MB -> peak {witness.peak_rss:.0f} MB (+{grown:.0f} MB, "
+        f"goal < {GOAL_MEMORY_MB:g}): {'ok' if memory_ok else 'over the goal'}; extraction "
+        f"workers together at most {witness.peak_workers:.0f} MB"
+    )
+    in_time = max(took, default=0.0) <= HOSTILE_DEADLINE_S + 0.5
+    print(f"  every hostile fetch ended by its deadline: {'ok' if in_time else 'over the goal'}")
+    ok = verdict_ok and not late and memory_ok and in_time
+    return ok and not failed_for_other_reasons(failed)
+
+
+def failed_for_other_reasons(failed: Sequence[object]) -> bool:
+    from bridge.web.errors import FetchFailed
+
+    return any(not (isinstance(e, FetchFailed) and e.kind == "timeout") for e in failed)
+
+
+async def _timed(fetcher: WebFetcher) -> tuple[float, Exception | None]:
+    """How long one hostile fetch took, and its error if it had no text."""
+    from bridge.web.errors import FetchFailed
+
+    start = time.perf_counter()
+    try:
+        await fetcher.fetch("http://wiki.example/table.html")
+    except FetchFailed as exc:
+        return time.perf_counter() - start, exc
+    return time.perf_counter() - start, None
+
+
 async def main() -> int:
     ours50, ours99, plain50, plain99 = await fetch_ratio()
     ratio = ours50 / plain50
@@ -174,8 +380,20 @@ async def main() -> int:
     s50, s99 = await shield_cost()
     verdict = "ok" if s50 < GOAL_SHIELD_US else "over the goal"
     print(f"shield per connection p50 {s50:.1f} us  p99 {s99:.1f} us (goal < 100 us): {verdict}")
-
-    return 0
+    if "--quick" in sys.argv:
+        return 0
+    pages = {p.name: p.read_bytes() for p in sorted(PAGES.glob("*.html"))}
+    pages["table.html"] = one_row_table(HOSTILE_BYTES)
+    server = PageServer(pages)
+    await server.start()
+    try:
+        settings = FetchSettings(total_timeout_s=HOSTILE_DEADLINE_S)
+        fetcher = WebFetcher(settings, resolver=_public, dialer=_to_loopback(server.port))
+        ok = await hostile_rows(fetcher)
+        ok = await under_hostile_pages(fetcher) and ok
+    finally:
+        await server.stop()
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
