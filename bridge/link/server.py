@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -27,30 +27,17 @@ from websockets.http11 import Request, Response
 from bridge.errors import LinkError
 from bridge.link.admission import Admission, RefusalLog
 from bridge.link.codes import CloseCode, ErrorCode
+from bridge.link.connection import PluginConnection
 from bridge.link.errors import LinkRequestError
-from bridge.link.handler import CURRENT_REQUEST_ID, Link, LinkHandler, ServerTable
+from bridge.link.handler import Link, LinkHandler, ServerTable
 from bridge.link.messages import (
-    ChatExpired,
-    ChatRequest,
-    CommandRequest,
     Hello,
-    PlayerEvent,
     WireModel,
 )
 from bridge.link.protocol import (
     DEFAULT_SERVER_ID,
-    AnswerReceived,
-    Event,
-    EventReceived,
-    FaultAnswered,
-    FrameTooLargeError,
-    HandshakeCompleted,
-    HandshakeFailed,
     LinkProtocol,
     NotOpenError,
-    PeerErrorReported,
-    RequestFailed,
-    RequestReceived,
     State,
     token_digest,
 )
@@ -113,163 +100,6 @@ class LinkSettings:
 
 class LinkServerError(LinkError):
     """The server could not start (address in use, bad host)."""
-
-
-class _Connection:
-    """One plugin connection: its socket, its protocol core, and what waits on it."""
-
-    def __init__(
-        self,
-        ws: ServerConnection,
-        core: LinkProtocol,
-        *,
-        answer_timeout: float,
-        refusals: RefusalLog,
-        write_timeout: float = 10.0,
-    ) -> None:
-        self.ws = ws
-        self.write_timeout = write_timeout
-        self.refusals = refusals
-        self.authenticated = False
-        self.core = core
-        self.handler: LinkHandler | None = None
-        """The server's handler, set once the handshake named the server."""
-        self.answer_timeout = answer_timeout
-        self.pending: dict[str, asyncio.Future[WireModel]] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.plugin_events: asyncio.Queue[EventReceived] = asyncio.Queue()
-        self._write_lock = asyncio.Lock()
-        self.peer = "{}:{}".format(*ws.remote_address[:2]) if ws.remote_address else "?"
-
-    async def flush(self) -> None:
-        # The lock keeps frames in the order the core queued them, whichever task flushes.
-        async with self._write_lock:
-            try:
-                async with asyncio.timeout(self.write_timeout):
-                    for text in self.core.data_to_send():
-                        await self.ws.send(text)
-                if self.core.close_code is not None:
-                    await self.ws.close(self.core.close_code, self.core.close_reason)
-            except TimeoutError:
-                self._stalled()
-            except ConnectionClosed:
-                pass  # the reader sees the close and fails what was in flight
-
-    def _stalled(self) -> None:
-        """The plugin stopped taking in what is written (a paused or hung server): its socket
-        is full, so not even a ping or a close frame would get out. The connection is cut; the
-        reader sees it end and everything in flight fails as for any lost link."""
-        logger.warning(
-            "link of server %s from %s cut: the plugin took in nothing for %s s (write timeout)",
-            *(self.core.server_id, self.peer, self.write_timeout),
-        )
-        self.ws.transport.abort()
-
-    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(coroutine)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    def dispatch(self, events: list[Event]) -> None:
-        for event in events:
-            if isinstance(event, RequestReceived):
-                self.spawn(self._answer(event))
-            elif isinstance(event, EventReceived):
-                self.plugin_events.put_nowait(event)
-            elif isinstance(event, AnswerReceived):
-                self._settle(event.re, event.data, None)
-            elif isinstance(event, RequestFailed):
-                self._settle(event.re, None, LinkRequestError(event.code, event.message))
-            elif isinstance(event, HandshakeFailed):
-                self.refusals.note(
-                    "hellos refused", "link handshake from %s refused: %s", self.peer, event.reason
-                )
-            elif isinstance(event, FaultAnswered) and not self.authenticated:
-                self.refusals.note(
-                    "frames refused before the hello",
-                    "link frame from %s refused: %s %s",
-                    *(self.peer, event.code, event.message),
-                )
-            elif isinstance(event, FaultAnswered):
-                logger.warning(
-                    "link frame from %s refused: %s %s", self.peer, event.code, event.message
-                )
-            elif isinstance(event, PeerErrorReported):
-                logger.warning(
-                    "plugin reported %s: %s (re %s)", event.code, event.message, event.re
-                )
-            elif isinstance(event, HandshakeCompleted):
-                self.authenticated = True
-                hello = event.hello
-                logger.info(
-                    "plugin %s %s on %s (server %s, instance %s) linked from %s, session %s",
-                    hello.platform,
-                    hello.plugin_version,
-                    hello.minecraft_version,
-                    event.server_id,
-                    hello.instance_id,
-                    self.peer,
-                    event.session_id,
-                )
-
-    def _settle(self, request_id: str, data: WireModel | None, error: LinkError | None) -> None:
-        future = self.pending.pop(request_id, None)
-        if future is None or future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            assert data is not None
-            future.set_result(data)
-
-    async def _answer(self, request: RequestReceived) -> None:
-        try:
-            handler = self.handler
-            assert handler is not None  # requests are delivered only after the handshake
-            # Bounded, so a stuck handler cannot hold one of the plugin's in-flight slots forever.
-            async with asyncio.timeout(self.answer_timeout):
-                CURRENT_REQUEST_ID.set(request.id)
-                if isinstance(request.data, ChatRequest):
-                    answer: WireModel = await handler.on_chat(request.data)
-                elif isinstance(request.data, CommandRequest):
-                    answer = await handler.on_command(request.data)
-                else:  # pragma: no cover - the core delivers only the types above
-                    raise LinkError(f"no handler for {request.type}")
-            self.core.send_answer(request.id, answer)
-        except NotOpenError:
-            return
-        except TimeoutError:
-            logger.warning("handler for %s %s gave no answer in time", request.type, request.id)
-            self._send_error(request.id, ErrorCode.UNAVAILABLE, "the bridge gave no answer in time")
-        except FrameTooLargeError as exc:
-            logger.error("answer to %s %s not sent: %s", request.type, request.id, exc)
-            self._send_error(request.id, ErrorCode.INTERNAL, "the bridge could not answer")
-        except Exception:
-            logger.exception("handler for %s %s failed", request.type, request.id)
-            self._send_error(request.id, ErrorCode.INTERNAL, "the bridge could not answer")
-        await self.flush()
-
-    def _send_error(self, request_id: str, code: ErrorCode, message: str) -> None:
-        try:
-            self.core.send_error(request_id, code, message)
-        except NotOpenError:
-            pass
-
-    async def run_plugin_events(self, handler: LinkHandler) -> None:
-        while True:
-            event = await self.plugin_events.get()
-            data = event.data
-            try:
-                if isinstance(data, ChatExpired):
-                    await handler.on_chat_expired(data.request)
-                elif event.type == "player.join":
-                    assert isinstance(data, PlayerEvent)
-                    await handler.on_player_join(data.player)
-                else:
-                    assert isinstance(data, PlayerEvent)
-                    await handler.on_player_quit(data.player)
-            except Exception:
-                logger.exception("handler for %s %s failed", event.type, event.id)
 
 
 class _OneServer:
@@ -337,10 +167,10 @@ class LinkServer:
         self._servers = servers
         self.settings = settings or LinkSettings()
         self._server: Server | None = None
-        self._current: dict[str, _Connection] = {}
+        self._current: dict[str, PluginConnection] = {}
         # Per server id: one server's slow connect or disconnect never holds up another's.
         self._connect_locks: dict[str, asyncio.Lock] = {}
-        self._connections: set[_Connection] = set()
+        self._connections: set[PluginConnection] = set()
         settings = self.settings
         self._admission: Admission[ServerConnection] = Admission(
             max_total=settings.max_unauthenticated,
@@ -457,7 +287,7 @@ class LinkServer:
                 closed.append(revoked)
         return closed
 
-    def _revoked(self, server_id: str, connection: _Connection) -> Revoked | None:
+    def _revoked(self, server_id: str, connection: PluginConnection) -> Revoked | None:
         """Close ``connection`` when its token is revoked (once: a closing link is left)."""
         if server_id == DEFAULT_SERVER_ID or connection.core.state is not State.OPEN:
             return None
@@ -514,7 +344,7 @@ class LinkServer:
             self._forget(connection, request_id)
             raise
 
-    def _connection_served(self, server_id: str) -> _Connection:
+    def _connection_served(self, server_id: str) -> PluginConnection:
         """The link of ``server_id``, if this bridge still serves it: a bridge resumed after a
         pause may have lost the server's lease meanwhile, and must not act for it any more
         (dispatch a command, show a line) before its link is dropped."""
@@ -530,7 +360,7 @@ class LinkServer:
         return connection
 
     @staticmethod
-    def _forget(connection: _Connection, request_id: str) -> None:
+    def _forget(connection: PluginConnection, request_id: str) -> None:
         connection.core.forget_request(request_id)
         connection.pending.pop(request_id, None)
 
@@ -589,7 +419,7 @@ class LinkServer:
             max_frame_bytes=self.settings.max_frame_bytes,
             max_requests_in_flight=self.settings.max_requests_in_flight,
         )
-        connection = _Connection(
+        connection = PluginConnection(
             ws,
             core,
             answer_timeout=self.settings.request_timeout,
@@ -604,7 +434,7 @@ class LinkServer:
             self._connections.discard(connection)
             await self._drop(connection)
 
-    async def _handshake(self, connection: _Connection) -> bool:
+    async def _handshake(self, connection: PluginConnection) -> bool:
         core = connection.core
         await connection.flush()
         try:
@@ -627,7 +457,7 @@ class LinkServer:
             return False
         return core.state is State.OPEN
 
-    async def _run(self, connection: _Connection) -> None:
+    async def _run(self, connection: PluginConnection) -> None:
         server_id = connection.core.server_id
         assert server_id is not None  # set with the handshake
         handler = self._servers.handler(server_id)
@@ -665,7 +495,7 @@ class LinkServer:
         except ConnectionClosed:
             pass
 
-    async def _drop(self, connection: _Connection) -> None:
+    async def _drop(self, connection: PluginConnection) -> None:
         connection.core.connection_lost()
         connection.dispatch(connection.core.events_received())
         for task in list(connection.tasks):
