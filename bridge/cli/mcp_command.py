@@ -18,7 +18,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
@@ -33,12 +33,13 @@ from bridge.control.plane import ControlPlane
 from bridge.control.workspace_files import WORKSPACE_DIR
 from bridge.errors import StoreError
 from bridge.functions.review_state import ReviewBook
-from bridge.mcp.clients import McpClients
-from bridge.mcp.connection import ServerConnection, State
-from bridge.mcp.discovery import OfferedTool
 from bridge.store.audit_sink import MemoryAudit
 
-SETTLED = (State.READY, State.GAVE_UP)
+# The MCP SDK loads when one of these commands runs, not when the command line is built (every
+# `mineclaw-bridge` command, serve included, registers this module).
+if TYPE_CHECKING:
+    from bridge.mcp.connection import ServerConnection
+    from bridge.mcp.discovery import OfferedTool
 WAIT_S = 180.0
 """One bound on connecting to every server (each has its own connect_timeout_ms too)."""
 
@@ -66,6 +67,8 @@ def run_tools(args: argparse.Namespace) -> int:
     console = make_console()
     book = _book(plane, args.config)
     connections = asyncio.run(_listed(plane))
+    from bridge.mcp.connection import State
+
     for connection in connections:
         state = connection.state.value if connection.state is not State.READY else "connected"
         console.print(f"[bold]{escape(connection.name)}[/bold]: {escape(state)}", highlight=False)
@@ -161,6 +164,10 @@ def _book(plane: ControlPlane, config_dir: Path) -> ReviewBook | None:
 
 async def _listed(plane: ControlPlane) -> list[ServerConnection]:
     """Every configured server, connected once (no restarts), whatever mcp.enabled says."""
+    from bridge.mcp.clients import McpClients
+    from bridge.mcp.connection import State
+
+    settled = (State.READY, State.GAVE_UP)
     once = {
         name: server.model_copy(update={"max_restarts": 0})
         for name, server in plane.config.mcp.servers.items()
@@ -171,7 +178,7 @@ async def _listed(plane: ControlPlane) -> list[ServerConnection]:
     clients.apply(McpConfig(enabled=True, servers=once), plane.directory / WORKSPACE_DIR)
     try:
         async with asyncio.timeout(WAIT_S):
-            while any(c.state not in SETTLED for c in clients.connections.values()):
+            while any(c.state not in settled for c in clients.connections.values()):
                 changed.clear()
                 await changed.wait()
     except TimeoutError:
