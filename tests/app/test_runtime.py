@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bridge.app.serving.texts import MAX_VALUE_CHARS, template_of, text_for
-from bridge.app.wiring.runtime import BRIDGE_LOGGER, Runtime
+from bridge.app.wiring.log_level import BRIDGE_LOGGER
+from bridge.app.wiring.runtime import Runtime
 from bridge.control.messages_file import PLACEHOLDERS
 from bridge.tools.registry import CallContext
 

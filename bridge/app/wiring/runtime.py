@@ -42,12 +42,9 @@ from bridge.app.serving.served import (
     build_served,
     retired_clients,
 )
-from bridge.app.serving.storage_settings import (
-    open_memories,
-    open_storage,
-    open_usage,
-    storage_target,
-)
+from bridge.app.wiring.expired_prompts import expire_open_prompts
+from bridge.app.wiring.log_level import apply_log_level
+from bridge.app.wiring.process_stores import open_stores
 from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
 from bridge.control.souls_files import Soul
@@ -96,16 +93,6 @@ class RuntimeSettings:
     """action_bar_interval_s: the least time between two action-bar frames (0.075 s)."""
 
     action_bar_interval_s: float = 0.075
-
-
-BRIDGE_LOGGER = "bridge"
-"""The logger whose level ``logging.level`` sets: every bridge module logs below it."""
-
-
-def apply_log_level(plane: ControlPlane) -> None:
-    """Set the bridge's log level from ``logging.level``. Only the bridge's own loggers: the
-    handlers ``serve`` installs pass every level, so this one setting decides."""
-    logging.getLogger(BRIDGE_LOGGER).setLevel(plane.config.logging.level)
 
 
 class Runtime:
@@ -292,7 +279,7 @@ class Runtime:
         self._memory_notes: object = None
         self._sync_memory_notes()
         if records is not None:  # audited once the plane (and its redactor) is served
-            self._expire_open_prompts(records)
+            self.expired_prompts.extend(expire_open_prompts(records, audit))
 
     @classmethod
     def open(
@@ -313,51 +300,25 @@ class Runtime:
         """
         store = ControlPlaneStore(config_dir, environ=environ)
         web_network = TestNetwork.from_environ(os.environ if environ is None else environ)
-        archive, audit = open_storage(store.current, config_dir)
+        stores = open_stores(store.current, config_dir)
         try:
-            usage = open_usage(store.current, config_dir)
-        except MineclawError:
-            audit.close()
-            archive.close()
-            raise
-        try:
-            reviews = ReviewBook(storage_target(store.current, config_dir).open_reviews())
-        except MineclawError:
-            usage.close()
-            audit.close()
-            archive.close()
-            raise
-        try:
-            memories = open_memories(store.current, config_dir)
-        except MineclawError:
-            reviews.close()
-            usage.close()
-            audit.close()
-            archive.close()
-            raise
-        try:
-            records = SessionRecords(archive.database)
             runtime = cls(
                 store=store,
-                archive=archive,
-                audit=audit,
+                archive=stores.archive,
+                audit=stores.audit,
                 settings=settings,
                 transport=transport,
-                records=records,
-                usage=usage,
+                records=SessionRecords(stores.archive.database),
+                usage=stores.usage,
                 clock=clock,
                 web_network=web_network,
-                reviews=reviews,
-                memories=memories,
+                reviews=stores.reviews,
+                memories=stores.memories,
             )
             runtime.environ = environ
             runtime.manage_logging = manage_logging
         except MineclawError:  # a bad wake pattern: nothing may stay open behind the error
-            reviews.close()
-            memories.close()
-            usage.close()
-            audit.close()
-            archive.close()
+            stores.close()
             raise
         if manage_logging:
             apply_log_level(runtime.plane)
@@ -392,14 +353,7 @@ class Runtime:
 
         def build(candidate: ControlPlane) -> None:
             self.reviews.refresh()  # reviews made by the command line meanwhile
-            built.append(
-                build_served(
-                    self._view(candidate),
-                    parts=self._parts,
-                    handlers=self.extra_tool_handlers,
-                    previous=self._served,
-                )
-            )
+            built.append(self._build(self._view(candidate)))
 
         # One read of the folder, built and then published by the store; the runtime's pair
         # is swapped in one assignment.
@@ -420,27 +374,13 @@ class Runtime:
         configuration here and swap the pair in. Blocking: run it in a worker thread."""
         if plane.version <= self.plane.version:
             return
-        self._publish(
-            build_served(
-                self._view(plane),
-                parts=self._parts,
-                handlers=self.extra_tool_handlers,
-                previous=self._served,
-            )
-        )
+        self._publish(self._build(self._view(plane)))
         self.restart_pending = restart_needed(self.started_with, plane)
 
     def republish(self) -> None:
         """Build the plane in force again and publish it: after a review in the console, so
         the Function menu the next turn takes offers what was just reviewed. Blocking."""
-        self._publish(
-            build_served(
-                self._view(self.store.current),
-                parts=self._parts,
-                handlers=self.extra_tool_handlers,
-                previous=self._served,
-            )
-        )
+        self._publish(self._build(self._view(self.store.current)))
 
     async def _embedding_used(self, model: str, tokens: int, estimated: bool) -> None:
         """Memory vectors are the server's cost, as a compaction is: counted in the metrics
@@ -483,6 +423,13 @@ class Runtime:
         """Memory vectors catch up (new memories, a changed model); nothing when off."""
         if self.memory_embedder is not None:
             self.memory_embedder.poke()
+
+    def _build(self, plane: ControlPlane) -> ServedConfig:
+        """What ``plane`` (this runtime's view of it) serves, carrying over the clients whose
+        settings did not change from the version in force."""
+        return build_served(
+            plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=self._served
+        )
 
     def _publish(self, served: ServedConfig) -> None:
         old, self._served = self._served, served
@@ -612,11 +559,7 @@ class Runtime:
         same clients); a running turn keeps the tools it started with."""
         self.extra_tool_handlers.update(handlers)
         served = self._served
-        self._publish(
-            build_served(
-                served.plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=served
-            )
-        )
+        self._publish(self._build(served.plane))
         self.prepare()
 
     async def _mcp_progress(self, context: CallContext, shown: str) -> None:
@@ -629,9 +572,7 @@ class Runtime:
         them (same plane, same clients); a running turn keeps the tools it started with."""
         served = self._served
         try:
-            rebuilt = build_served(
-                served.plane, parts=self._parts, handlers=self.extra_tool_handlers, previous=served
-            )
+            rebuilt = self._build(served.plane)
         except ConfigError:  # built once already: only a bug gets here; keep what serves
             log.exception("the MCP tools could not be served")
             return
@@ -718,31 +659,6 @@ class Runtime:
         """The configured price of a model now (``providers.yml``), for the cost estimate."""
         model = self.plane.providers.models.get(model_ref)
         return None if model is None else model.price
-
-    def _expire_open_prompts(self, records: SessionRecords) -> None:
-        """Prompts open when the last run ended cannot be answered any more (their tokens
-        lived in memory): each is audited as expired and named in the log."""
-        for prompt in records.take_open_prompts():
-            fields = prompt.fields
-            if fields.get("command") and fields.get("target_uuid"):
-                self.expired_prompts.append(prompt)
-            self.audit.record(
-                "approval.expired",
-                {
-                    "prompt_id": prompt.prompt_id,
-                    "reason": "the bridge restarted",
-                    "opened_at": prompt.opened_at.isoformat(),
-                    "requester": fields.get("requester"),
-                    "target": fields.get("target"),
-                    "command": fields.get("command"),
-                },
-            )
-            log.warning(
-                "approval prompt expired by the restart: %s was asked to confirm %r for %s",
-                fields.get("target", "?"),
-                fields.get("command") or fields.get("kind", "?"),
-                fields.get("requester", "?"),
-            )
 
 
 def _key_warned(plane: ControlPlane) -> bool:
