@@ -65,7 +65,12 @@ async def _bridge_invoker(workspace: Path) -> tuple[McpClients, ToolInvoker]:
             "mcp": {
                 "enabled": True,
                 "servers": {
-                    "bench": {"transport": "stdio", "command": sys.executable, "args": [SERVER]}
+                    "bench": {
+                        "transport": "stdio",
+                        "command": sys.executable,
+                        "args": [SERVER],
+                        "read": [str(Path(SERVER).parent)],
+                    }
                 },
             },
         },
@@ -149,7 +154,12 @@ async def witness() -> None:
         settings["mcp"] = {
             "enabled": True,
             "servers": {
-                "bench": {"transport": "stdio", "command": sys.executable, "args": [SERVER]}
+                "bench": {
+                    "transport": "stdio",
+                    "command": sys.executable,
+                    "args": [SERVER],
+                    "read": [str(Path(SERVER).parent)],
+                }
             },
         }
         (config / "config.yml").write_text(yaml.safe_dump(settings))

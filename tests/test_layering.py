@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "executors": 1,
     # JSON Schemas as data: the one door every schema the bridge validates against goes through.
     "schemas": 1,
+    # OS confinement layers a child sets on itself (Function workers, stdio MCP servers).
+    "confinement": 1,
     # Reads, parses and validates the configuration folder into immutable typed documents.
     "control": 2,
     # The plugin link and persistence: wire and disk, no policy.

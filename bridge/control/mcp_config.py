@@ -70,6 +70,8 @@ class McpServerConfig(StrictModel):
     args: list[str] = Field(default_factory=list, max_length=64)
     cwd: str = Field(default=".", min_length=1, max_length=1024)
     env: list[str] = Field(default_factory=list, max_length=64)
+    # Beyond the system's programs and libraries, Python and its cwd: what a stdio server may read.
+    read: list[str] = Field(default_factory=list, max_length=64)
     url: str | None = Field(default=None, max_length=2048)
     headers: dict[str, str] = Field(default_factory=dict, max_length=32)
     connect_timeout_ms: int = Field(default=10_000, ge=500, le=120_000)
@@ -102,6 +104,14 @@ class McpServerConfig(StrictModel):
         for arg in value:
             if len(arg) > 4096 or "\x00" in arg:
                 raise ValueError("each argument is at most 4096 characters without NUL")
+        return value
+
+    @field_validator("read")
+    @classmethod
+    def _read(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path or len(path) > 4096 or "\x00" in path:
+                raise ValueError("each path is 1-4096 characters without NUL")
         return value
 
     @field_validator("cwd")
@@ -160,8 +170,8 @@ class McpServerConfig(StrictModel):
         else:
             if self.url is None:
                 raise ValueError("transport http needs url")
-            if self.command is not None or self.args or self.env or self.cwd != ".":
-                raise ValueError("command, args, env and cwd are for transport stdio")
+            if self.command is not None or self.args or self.env or self.cwd != "." or self.read:
+                raise ValueError("command, args, env, cwd and read are for transport stdio")
         environ = context_environ(info)
         for name in self.env:
             resolved = lookup(name, environ)

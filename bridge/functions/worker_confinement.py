@@ -27,25 +27,23 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import pwd
 import stat
-import struct
 import sys
 
-ON = "on"
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_DUMPABLE = 4
+from bridge.confinement.layers import (
+    ON,
+    describe,
+    drop_user,
+    libc,
+    no_new_privs,
+    os_error,
+    unprivileged_user,
+)
+from bridge.confinement.layers import landlock as restrict_paths
 
-_SYS_LANDLOCK_CREATE_RULESET = 444
-_SYS_LANDLOCK_ADD_RULE = 445
-_SYS_LANDLOCK_RESTRICT_SELF = 446
-_LANDLOCK_CREATE_RULESET_VERSION = 1
-_LANDLOCK_RULE_PATH_BENEATH = 1
-_FS_EXECUTE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 2, 1 << 3
-# Every file-system right of each ABI (1: thirteen, 2: refer, 3: truncate, 5: ioctl on devices).
-_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
-_NET_ALL = 0b11  # bind and connect over TCP (ABI 4)
-_SCOPED_ALL = 0b11  # abstract Unix sockets and signals outside the domain (ABI 6)
+__all__ = ["ON", "describe", "drop_user", "no_new_privs", "unprivileged_user"]
+
+PR_SET_DUMPABLE = 4
 
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_FLTATR_CTL_TSYNC = 4
@@ -73,24 +71,6 @@ SECCOMP_ALLOWED = (
 SELF_SIGNALS = ("kill", "tkill", "tgkill")
 
 
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    libc.prctl.restype = ctypes.c_int
-    return libc
-
-
-def _os_error(what: str) -> str:
-    code = ctypes.get_errno()
-    return f"unavailable: {what} failed ({errno.errorcode.get(code, code)})"
-
-
-def no_new_privs() -> str:
-    if _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return _os_error("prctl(PR_SET_NO_NEW_PRIVS)")
-    return ON
-
-
 BRIDGE_LAYERS: dict[str, str] = {}
 """The bridge process's own layer (`not_dumpable`), as `serve` set it."""
 
@@ -99,25 +79,12 @@ def not_dumpable() -> str:
     """For the bridge itself: same-user processes cannot read its `/proc` entries (its
     environment holds the provider keys) or attach to it. Workers are started by exec, which
     makes them dumpable again, so the bridge still reads their `/proc` entries."""
-    if _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        state = _os_error("prctl(PR_SET_DUMPABLE)")
+    if libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        state = os_error("prctl(PR_SET_DUMPABLE)")
     else:
         state = ON
     BRIDGE_LAYERS["not_dumpable"] = state
     return state
-
-
-def describe(layers: dict[str, str]) -> str:
-    """One line: `name state` for each layer."""
-    return ", ".join(f"{name} {state}" for name, state in layers.items())
-
-
-class _LandlockRuleset(ctypes.Structure):
-    _fields_ = [
-        ("handled_access_fs", ctypes.c_uint64),
-        ("handled_access_net", ctypes.c_uint64),
-        ("scoped", ctypes.c_uint64),
-    ]
 
 
 def _readable_roots() -> list[str]:
@@ -133,67 +100,8 @@ def _readable_roots() -> list[str]:
 
 
 def landlock() -> str:
-    libc = _libc()
-    abi = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, 0, _LANDLOCK_CREATE_RULESET_VERSION)
-    if abi < 1:
-        return _os_error("landlock_create_ruleset")
-    fs = _FS_BY_ABI[max(level for level in _FS_BY_ABI if level <= abi)]
-    attr = _LandlockRuleset(fs, _NET_ALL if abi >= 4 else 0, _SCOPED_ALL if abi >= 6 else 0)
-    size = 8 if abi < 4 else 16 if abi < 6 else 24
-    ruleset = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0)
-    if ruleset < 0:
-        return _os_error("landlock_create_ruleset")
-    try:
-        for root in _readable_roots():
-            try:
-                fd = os.open(root, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                rights = _FS_EXECUTE | _FS_READ_FILE
-                if os.path.isdir(root):
-                    rights |= _FS_READ_DIR
-                # struct landlock_path_beneath_attr: __u64 allowed_access; __s32 parent_fd (packed)
-                rule = struct.pack("=Qi", rights, fd)
-                buffer = ctypes.create_string_buffer(rule, len(rule))
-                if (
-                    libc.syscall(
-                        _SYS_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, buffer, 0
-                    )
-                    != 0
-                ):
-                    return _os_error(f"landlock_add_rule({root})")
-            finally:
-                os.close(fd)
-        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
-            return _os_error("landlock_restrict_self")
-    finally:
-        os.close(ruleset)
-    return f"{ON} (ABI {abi})"
-
-
-def unprivileged_user() -> pwd.struct_passwd | None:
-    """`nobody`, looked up before Landlock hides `/etc`; None when not running as root."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        return pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-
-
-def drop_user(nobody: pwd.struct_passwd | None) -> str:
-    if os.geteuid() != 0:
-        return "unavailable: the bridge does not run as root (the worker runs as its user)"
-    if nobody is None:
-        return "unavailable: no user named nobody"
-    try:
-        os.setgroups([])
-        os.setresgid(nobody.pw_gid, nobody.pw_gid, nobody.pw_gid)
-        os.setresuid(nobody.pw_uid, nobody.pw_uid, nobody.pw_uid)
-    except OSError as exc:
-        return f"unavailable: {exc}"
-    return f"{ON} (nobody, uid {nobody.pw_uid})"
+    """Reading Python and the system's libraries only; no write, no TCP."""
+    return restrict_paths(_readable_roots(), deny_tcp=True)
 
 
 def close_descriptors() -> str:

@@ -193,5 +193,7 @@ class McpClients:
                 line += f"; {connection.reason}"
                 if connection.stderr_note:
                     line += f"; {connection.stderr_note}"
+            if connection.confinement_note:
+                line += f"; {connection.confinement_note}"
             lines.append(line)
         return lines

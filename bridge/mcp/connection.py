@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import json
 import logging
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -67,6 +69,55 @@ schemas of up to MAX_SCHEMA_CHARS)."""
 BYTES_PER_CHAR = 6
 """A result character as JSON on the wire, at worst (``\\u0000``); the text is cut to
 ``max_result_chars`` anyway, so a line past this many bytes a character is never needed."""
+
+
+BRIDGE_ROOT = str(Path(bridge.__file__).resolve().parent.parent)
+CHILD_START = (
+    f"import sys; sys.path.insert(0, {BRIDGE_ROOT!r}); from bridge.mcp.child import main; "
+    "sys.exit(main(sys.argv[1:]))"
+)
+"""The child is this process's own ``bridge.mcp.child`` (isolated mode: no ``PYTHONPATH``,
+no user site), never another installation's."""
+OWN_FOLDERS = "mcp"
+SYSTEM_READ = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/opt",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/host.conf",
+    "/etc/localtime",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/mime.types",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+    "/sys/devices/system/cpu",
+)
+"""What any program needs to start and reach a network: the system's programs, libraries,
+certificates and name lookup; no home folder, no ``/etc/passwd``, no ``/tmp``."""
+
+
+def readable_paths(config: McpServerConfig, folder: Path) -> list[str]:
+    """What a stdio server may read: the system's, Python's (``python3`` servers, and this
+    process's own installation), its working folder and the owner's ``read`` (relative paths
+    from that folder)."""
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    python.add(os.path.dirname(os.path.realpath(sys.executable)))
+    own = [str(folder / path) for path in config.read]
+    return [*SYSTEM_READ, *sorted(python), str(folder), *own]
 
 
 def line_limit(config: McpServerConfig) -> int:
@@ -152,6 +203,9 @@ class ServerConnection:
         """The child's first stderr lines, redacted, after a failure: for the log and
         ``/mineclaw status`` only (the server's words; never a player's or the model's)."""
         self._redact = redact
+        self.confinement_note = ""
+        """The OS confinement layers the stdio child could not set (empty: all set)."""
+        self._confinement_said = False
         self.first_listing: frozenset[str] | None = None
         """The tools (by ``name_skeleton``) of the first listing this configuration got: one
         listed later (``list_changed``, a restart) gets no more than the server's defaults."""
@@ -219,6 +273,7 @@ class ServerConnection:
                     self._client = client
                     self.state, self.reason = State.READY, "ready"
                     self.stderr_note = ""
+                    self._note_confinement()
                     self._changed()  # served again with the tools before the line says so
                     listing = self.listing
                     log.info(
@@ -244,6 +299,7 @@ class ServerConnection:
                 self.failures = 0
             self.failures += 1
             self.stderr_note = self._said_on_stderr()
+            self._note_confinement()
             said = f"; {self.stderr_note}" if self.stderr_note else ""
             if self.failures > self.config.max_restarts:
                 self.state = State.GAVE_UP
@@ -308,6 +364,25 @@ class ServerConnection:
                 self._note_first_listing()
             yield client, ended
 
+    @property
+    def own_folder(self) -> Path:
+        """The one folder a stdio server may write: ``mcp/<name>/`` of the configuration
+        folder (beside ``workspace/``, never inside it or ``data/``)."""
+        return self.workspace.parent / OWN_FOLDERS / self.name
+
+    def _note_confinement(self) -> None:
+        """The layers the child could not set, once in the log and always in the status."""
+        report = self.stderr.confinement
+        if report is None:
+            return
+        missing = {name: state for name, state in report.items() if not state.startswith("on")}
+        self.confinement_note = (
+            f"confinement: {'; '.join(f'{n} {s}' for n, s in missing.items())}" if missing else ""
+        )
+        if missing and not self._confinement_said:
+            self._confinement_said = True
+            log.warning("MCP server %s runs with a %s", self.name, self.confinement_note)
+
     def _said_on_stderr(self) -> str:
         lines = [" ".join(self._redact(line).split()) for line in self.stderr.lines]
         return f"stderr: {' | '.join(lines)}" if lines else ""
@@ -340,13 +415,18 @@ class ServerConnection:
         if not folder.is_relative_to(self.workspace.resolve()) or not folder.is_dir():
             raise Unavailable(f"cwd {config.cwd!r} is not a folder inside the workspace")
         env = config.env_values
+        own = self.own_folder
+        own.mkdir(parents=True, exist_ok=True, mode=0o700)
+        confine = {"read": readable_paths(config, folder), "write": [str(own), "/dev/null"]}
         command = [
             sys.executable,
-            "-m",
-            "bridge.mcp.child",
+            "-I",
+            "-c",
+            CHILD_START,
             str(config.memory_mb),
             str(config.open_files),
             ",".join(env),
+            json.dumps(confine),
             "--",
             config.command,
             *config.args,

@@ -19,6 +19,7 @@ shutdown: close stdin, wait, then kill the group), with three differences:
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import subprocess
 from collections.abc import AsyncIterator
@@ -36,6 +37,7 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
+from bridge.mcp.child import CONFINEMENT_PREFIX
 from bridge.mcp.line_reader import LineReader, Oversized
 
 log = logging.getLogger(__name__)
@@ -60,9 +62,11 @@ _parsing = anyio.CapacityLimiter(2)
 
 @dataclass(slots=True)
 class ChildStderr:
-    """The first lines the child wrote on stderr, cut (read until the child closes it)."""
+    """The first lines the child wrote on stderr, cut (read until the child closes it), and
+    the confinement report ``bridge.mcp.child`` writes before the server runs."""
 
     lines: list[str] = field(default_factory=list)
+    confinement: dict[str, str] | None = None
 
 
 @contextlib.asynccontextmanager
@@ -125,6 +129,7 @@ async def stdio_transport(
     async def read_stderr() -> None:
         assert process.stderr is not None
         lines = LineReader(STDERR_LINE_CHARS * 4)
+        first_line = True  # the child's report, written before the server ran
         with contextlib.suppress(
             anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError
         ):
@@ -135,6 +140,11 @@ async def stdio_transport(
                 for line in lines.feed(chunk):
                     raw = line.head if isinstance(line, Oversized) else line
                     text = raw.decode("utf-8", "replace").strip()
+                    if first_line:
+                        first_line = False
+                        if text.startswith(CONFINEMENT_PREFIX):
+                            stderr.confinement = _report(text[len(CONFINEMENT_PREFIX) :])
+                            continue
                     if text and len(stderr.lines) < STDERR_LINES:
                         stderr.lines.append(text[:STDERR_LINE_CHARS])
         stderr_done.set()
@@ -207,6 +217,16 @@ def _too_large(line: Oversized, waiting: set[int | str], limit: int) -> SessionM
         message=f"the server's answer was {line.size} bytes, over the {limit} this server may send",
     )
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=answered, error=error))
+
+
+def _report(text: str) -> dict[str, str] | None:
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(found, dict):
+        return None
+    return {str(name): str(state)[:200] for name, state in found.items()}
 
 
 async def _drain(stream: anyio.abc.ByteReceiveStream) -> None:

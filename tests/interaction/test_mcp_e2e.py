@@ -32,7 +32,14 @@ def config_yml() -> str:
     config["budgets"] = {"enabled": True, "tiers": {"member": {"day_tokens": 1_000_000}}}
     config["mcp"] = {
         "enabled": True,
-        "servers": {"wiki": {"transport": "stdio", "command": sys.executable, "args": [TOOLBOX]}},
+        "servers": {
+            "wiki": {
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [TOOLBOX],
+                "read": [str(Path(TOOLBOX).parent)],
+            }
+        },
     }
     return yaml.safe_dump(config)
 

@@ -39,6 +39,7 @@ def stdio_server(*args: str, **fields: Any) -> dict[str, Any]:
         "transport": "stdio",
         "command": sys.executable,
         "args": [TOOLBOX, *args],
+        "read": [str(SERVERS)],  # the toolbox's own folder, beyond Python and the system
         "restart_backoff_ms": 0,
         **fields,
     }

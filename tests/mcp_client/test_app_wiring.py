@@ -37,6 +37,7 @@ def config_yml(enabled: bool = True, server: dict[str, object] | None = None) ->
                 "transport": "stdio",
                 "command": sys.executable,
                 "args": [TOOLBOX],
+                "read": [str(SERVERS)],
                 "tools": {"fail": {"permission": "mineclaw.tool.wiki"}},
                 "unlisted": "offer",  # the other tools: the server's settings, no review
             }
@@ -99,6 +100,7 @@ async def test_a_server_that_never_answers_holds_no_verdict_and_no_turn(
         "transport": "stdio",
         "command": sys.executable,
         "args": [str(SERVERS / "silent.py")],
+        "read": [str(SERVERS)],
         "connect_timeout_ms": 120_000,
     }
     write_config(config, provider.port, config_yml(server=silent))
@@ -129,7 +131,12 @@ async def wait_for_tool(app: App, name: str) -> None:
 async def test_an_mcp_result_is_personal_unless_the_owner_marks_the_server_shared(
     tmp_path: Path, provider: ScriptedProvider, shared: bool
 ) -> None:
-    server: dict[str, object] = {"transport": "stdio", "command": sys.executable, "args": [TOOLBOX]}
+    server: dict[str, object] = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [TOOLBOX],
+        "read": [str(SERVERS)],
+    }
     if shared:
         server["shared"] = True
     config = tmp_path / "config"

@@ -53,6 +53,7 @@ async def test_a_server_that_never_answers_the_handshake_fails_its_connect_timeo
         "transport": "stdio",
         "command": sys.executable,
         "args": [str(SERVERS / "silent.py")],
+        "read": [str(SERVERS)],
         "connect_timeout_ms": 500,
         "max_restarts": 0,
     }

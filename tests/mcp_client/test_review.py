@@ -16,7 +16,7 @@ from bridge.control import init_config_dir
 from bridge.control.plane import ControlPlaneStore
 from bridge.functions.review_state import ReviewBook
 
-from .harness import TOOLBOX, harness, mcp_config, stdio_server
+from .harness import SERVERS, TOOLBOX, harness, mcp_config, stdio_server
 
 
 async def test_only_reviewed_descriptions_and_schemas_are_offered(tmp_path: Path) -> None:
@@ -50,7 +50,14 @@ def test_the_cli_shows_the_tools_and_records_a_review(
     document["mcp"] = {
         "enabled": True,
         "require_review": True,
-        "servers": {"wiki": {"transport": "stdio", "command": sys.executable, "args": [TOOLBOX]}},
+        "servers": {
+            "wiki": {
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [TOOLBOX],
+                "read": [str(SERVERS)],
+            }
+        },
     }
     (config / "config.yml").write_text(yaml.safe_dump(document))
 

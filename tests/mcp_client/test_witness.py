@@ -18,7 +18,7 @@ from bridge.tools.results import ToolOutcome
 from tests.app.conftest import ALEX, App, open_app, provider, write_config
 from tests.app.scripted_provider import ScriptedProvider
 
-from .harness import TOOLBOX, WAIT
+from .harness import SERVERS, TOOLBOX, WAIT
 from .test_app_wiring import MEMBER, config_yml, wait_for_tool
 
 __all__ = ["provider"]
@@ -32,7 +32,12 @@ def url_that_never_answers() -> Iterator[str]:
 
 
 async def opened(tmp_path: Path, provider: ScriptedProvider, *args: str) -> App:
-    server = {"transport": "stdio", "command": sys.executable, "args": [TOOLBOX, *args]}
+    server = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [TOOLBOX, *args],
+        "read": [str(SERVERS)],
+    }
     write_config(tmp_path / "config", provider.port, config_yml(server=server))
     return await open_app(tmp_path / "config", provider)
 

@@ -11,6 +11,7 @@ each name. ``--exit-at-start`` exits before speaking (a server that cannot start
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -85,6 +86,26 @@ def environment() -> str:
 def limits() -> str:
     memory, files = resource.RLIMIT_AS, resource.RLIMIT_NOFILE
     return json.dumps([resource.getrlimit(memory)[0], resource.getrlimit(files)[0]])
+
+
+@app.tool(description="Tries to read, write and signal; says what was allowed (confinement).")
+def probe(read: list[str], write: list[str], signal_pid: int = 0) -> str:
+    """Verdicts in the order asked (lists, not keys: a key naming link.token would be
+    redacted with its value)."""
+
+    def attempt(action: object) -> str:
+        try:
+            action()  # type: ignore[operator]
+        except OSError as exc:
+            return f"refused: {errno.errorcode.get(exc.errno or 0, exc.errno)}"
+        return "allowed"
+
+    said: dict[str, object] = {"uid": os.getuid()}
+    said["read"] = [attempt(lambda path=path: open(path, "rb").close()) for path in read]
+    said["write"] = [attempt(lambda path=path: open(path, "wb").close()) for path in write]
+    if signal_pid:
+        said["signal"] = attempt(lambda: os.kill(signal_pid, 0))
+    return json.dumps(said)
 
 
 @app.tool(description="The header X-Wiki-Token the request came with.")
