@@ -151,6 +151,7 @@ async def witness() -> None:
         config = Path(folder) / "config"
         init_config_dir(config)
         settings = yaml.safe_load((config / "config.yml").read_text()) or {}
+        settings["environment"] = {"tool_cooldown_ms": 0}  # the same player calls again
         settings["mcp"] = {
             "enabled": True,
             "servers": {
