@@ -92,7 +92,10 @@ def test_a_bridge_serving_defaults_imports_no_optional_stack(tmp_path: Path) -> 
 
 def test_an_mcp_server_in_the_configuration_loads_the_sdk(tmp_path: Path) -> None:
     # The positive control: the same probe sees the SDK once a server is configured.
-    script = """
+    # Its workspace is the test's own: a stdio server's folder (mcp/<id>/) is made beside it.
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    script = f"""
         import asyncio
         from pathlib import Path
         from bridge.control.mcp_config import McpConfig
@@ -100,12 +103,12 @@ def test_an_mcp_server_in_the_configuration_loads_the_sdk(tmp_path: Path) -> Non
         from bridge.store.audit_sink import MemoryAudit
 
         config = McpConfig.model_validate(
-            {"enabled": True, "servers": {"wiki": {"transport": "stdio", "command": "true"}}}
+            {{"enabled": True, "servers": {{"wiki": {{"transport": "stdio", "command": "true"}}}}}}
         )
 
         async def started() -> None:
             clients = McpClients(audit=MemoryAudit(), redact=lambda text: text)
-            clients.apply(config, Path("."))
+            clients.apply(config, Path({str(workspace)!r}))
             await clients.aclose()
 
         asyncio.run(started())
