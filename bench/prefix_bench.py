@@ -127,7 +127,9 @@ class Tools:
             output = json.dumps(
                 {"ok": True, "result": {"player": context.player.name, "position": [12, 64, -3]}}
             )
-            return ToolResult(call_id=call.call_id, output=output, personal=True)
+            # Not marked personal: a public turn that took a personal result now stays out of the
+            # shared session (issue 44), and this bench measures what the session replays.
+            return ToolResult(call_id=call.call_id, output=output)
         output = json.dumps({"ok": True, "result": {"players": [p.name for p in PLAYERS]}})
         return ToolResult(call_id=call.call_id, output=output)
 

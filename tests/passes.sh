@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two pytest passes of `make test`, run side by side: the whole suite on SQLite, and the
+# The two pytest passes of `make test` (side by side with MINECLAW_PARALLEL_PASSES=1): the whole suite on SQLite, and the
 # suites that open stores through a config folder again on PostgreSQL. They share nothing (each
 # starts its own PostgreSQL server, picks its own ports and has its own temporary folder), and
 # much of their time is spent waiting on JVMs, servers and subprocesses, so on two cores the
@@ -17,13 +17,15 @@ rm -f "$REPORTS"/*.xml
 BASE=$(mktemp -d)
 trap 'rm -rf "$BASE"' EXIT
 
-# A serial run (MINECLAW_SERIAL_PASSES=1) is there for a machine with one core.
+# Serial by default: side by side (MINECLAW_PARALLEL_PASSES=1) took 22 min instead of about 28
+# on two cores, but a real-model e2e test was cut off once under that load; until the suite
+# holds under it, CI runs the passes one after the other.
 pg_log=$BASE/postgresql.log
 run_pg() {
   "$STAGE" "pytest on PostgreSQL" "$PYTEST" "$@" --storage=postgresql -m "not sqlite_only" \
     --durations=20 --basetemp="$BASE/pg" --junitxml="$REPORTS/postgresql.xml"
 }
-if [ "${MINECLAW_SERIAL_PASSES:-0}" = 1 ]; then
+if [ "${MINECLAW_PARALLEL_PASSES:-0}" != 1 ]; then
   "$STAGE" "pytest on SQLite" "$PYTEST" --durations=20 --basetemp="$BASE/sqlite" \
     --junitxml="$REPORTS/sqlite.xml"
   sqlite_rc=$?

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bridge.store.archive import DATA_DIR_NAME
 from tests.storage_backends import Backend
 
@@ -16,6 +18,10 @@ from .conftest import ALEX, STEVE, App, hello, open_app, write_config
 from .scripted_provider import ScriptedProvider
 from .test_conversations import COOLDOWNS, asked, steves_turn_ended
 from .test_private import said, user_texts
+
+# Each test runs on both backends itself (the backend fixture) and links two bridges' folders to
+# one store; the PostgreSQL pass's fresh database per folder would split them.
+pytestmark = pytest.mark.sqlite_only
 
 PASSWORD_VARIABLE = "MINECLAW_STORM_DB_PASSWORD"
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.interaction.test_ask_player_e2e import stopped_audit
-from tests.interaction.test_turns_e2e import NO_COOLDOWNS, OP, REPLY_PREFIX, asked_by, world
+from tests.interaction.test_turns_e2e import NO_COOLDOWNS, OP, world
 from tests.mcp_client.harness import TOOLBOX
 from tests.web.network import seam_env
 from tests.web.site import LoopbackSite
@@ -103,8 +103,10 @@ async def test_a_plain_install_fetches_a_page_calls_mcp_and_a_function_in_a_live
             w.provider.answer("Four planks; the spawn is at 0 64 0; 2 and 3 make 5.")
             since = w.mark()
             await w.chat("Steve", "@ai three questions")
-            assert await w.message("*", REPLY_PREFIX, since) == (
-                asked_by("Steve") + "Four planks; the spawn is at 0 64 0; 2 and 3 make 5."
+            # The MCP result and the Function's are personal (issue 44): the answer that carries
+            # them reaches its asker alone.
+            assert (await w.message("Steve", "→ you]", since)).endswith(
+                "Four planks; the spawn is at 0 64 0; 2 and 3 make 5."
             )
             outcomes = tool_outcomes(w.provider.bodies()[-1])
             logged = await stopped_audit(w)
