@@ -112,12 +112,30 @@ certificates and name lookup; no home folder, no ``/etc/passwd``, no ``/tmp``.""
 
 def readable_paths(config: McpServerConfig, folder: Path) -> list[str]:
     """What a stdio server may read: the system's, Python's (``python3`` servers, and this
-    process's own installation), its working folder and the owner's ``read`` (relative paths
-    from that folder)."""
+    process's own installation), its working folder, each file its ``args`` name (the script
+    of ``python3 server.py``: the file alone, not the folder it lies in) and the owner's
+    ``read`` (relative paths from that folder)."""
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     python.add(os.path.dirname(os.path.realpath(sys.executable)))
     own = [str(folder / path) for path in config.read]
-    return [*SYSTEM_READ, *sorted(python), str(folder), *own]
+    return [*SYSTEM_READ, *sorted(python), str(folder), *named_files(config.args, folder), *own]
+
+
+def named_files(args: list[str], folder: Path) -> list[str]:
+    """The arguments that are files (relative ones from the server's folder): the owner named
+    them on the command line, so a server that could not read its own script would only fail
+    with a bare "Permission denied"."""
+    files = []
+    for argument in args:
+        if not argument or argument.startswith("-") or "\0" in argument:
+            continue
+        path = folder / argument  # an absolute argument replaces the folder
+        try:
+            if path.is_file():
+                files.append(str(path.resolve()))
+        except OSError:
+            continue  # too long a name, a loop of links: not a file it can be given
+    return files
 
 
 def line_limit(config: McpServerConfig) -> int:

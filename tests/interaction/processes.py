@@ -78,16 +78,24 @@ class _Output:
             self.changed.set()
 
     async def wait_for(self, pattern: str, *, timeout: float, since: int = 0) -> re.Match[str]:
-        async with asyncio.timeout(timeout):
-            while True:
-                for line in self.lines[since:]:
-                    found = re.search(pattern, line)
-                    if found:
-                        return found
-                if self.ended:
-                    raise EOFError(f"the stream ended before a line matching {pattern!r}")
-                self.changed.clear()
-                await self.changed.wait()
+        # A failure carries the stream's last lines: a CI log then says why the line never came.
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    for line in self.lines[since:]:
+                        found = re.search(pattern, line)
+                        if found:
+                            return found
+                    if self.ended:
+                        raise EOFError(
+                            f"the stream ended before a line matching {pattern!r}:\n{self.tail()}"
+                        )
+                    self.changed.clear()
+                    await self.changed.wait()
+        except TimeoutError:
+            raise TimeoutError(
+                f"no line matching {pattern!r} in {timeout} s; the last lines:\n{self.tail()}"
+            ) from None
 
     def tail(self, count: int = 30) -> str:
         return "\n".join(self.lines[-count:])

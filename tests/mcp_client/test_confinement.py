@@ -101,3 +101,16 @@ async def test_a_layer_that_is_unavailable_is_said_once_in_the_log_and_always_in
         "landlock_create_ruleset failed (ENOSYS)"
     )
     assert connection.confinement_note == line.removeprefix("MCP server wiki runs with a ")
+
+
+async def test_a_script_named_in_args_is_readable_and_its_folder_is_not(open_folder: Path) -> None:
+    """``python3 server.py`` with no ``read:`` starts: the file its args name is readable (it
+    failed with "Permission denied" on its own script), the files beside it are not."""
+    sibling = str(Path(TOOLBOX).with_name("silent.py"))
+    async with harness(open_folder, mcp_config({"wiki": stdio_server(read=[])})) as h:
+        await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__probe", {"read": [TOOLBOX, sibling], "write": []})
+    assert outcome.ok, outcome
+    text = outcome.result["text"]
+    said = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    assert said["read"] == ["allowed", "refused: EACCES"], said
