@@ -36,7 +36,7 @@ class StatusView:
     running_turns: int
     waiting: int
     providers: tuple[tuple[str, str], ...]
-    """(provider id, "usable" or why not)."""
+    """(provider id, ``reachable``, ``unreachable: <reason>`` or ``not configured (<why>)``)."""
     problems: tuple[str, ...] = field(default=())
     """The configuration's problems as ``validate`` shows them."""
 

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,16 @@ from bridge.app.serving.restart_settings import (
 from bridge.link.messages import CommandRequest, Text
 from tests.storage_choice import kept_storage
 
-from .conftest import ALEX, NO_COOLDOWNS, STEVE, App, rendered
+from .conftest import (
+    ALEX,
+    NO_COOLDOWNS,
+    STEVE,
+    App,
+    ScriptedProvider,
+    open_app,
+    rendered,
+    write_config,
+)
 
 NODES = {
     ("listen", "on"): "mineclaw.command.listen",
@@ -61,6 +71,24 @@ async def test_status_is_open_to_everyone_and_the_console(app: App) -> None:
     assert "web tools: off" in joined
     assert "audit log: 0 events dropped, 0 lost since start" in joined
     assert "Function sandbox: workers not started yet" in joined
+    # Probed, not merely configured: the scripted provider answers GET /models.
+    assert "provider local: reachable" in joined and "usable" not in joined
+    assert len(app.provider.probes) == 1 and not app.provider.requests
+
+
+async def test_status_says_a_provider_whose_server_is_down_is_unreachable(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    config = tmp_path / "config"
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        write_config(config, sock.getsockname()[1])
+    app = await open_app(config, None)
+    try:
+        joined = " | ".join(await app.command("status", player=None, granted=[]))
+    finally:
+        await app.runtime.aclose()
+    assert "provider local: unreachable: connection refused" in joined
 
 
 async def test_status_says_which_web_tools_are_on_after_a_reload(app: App) -> None:

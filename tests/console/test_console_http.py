@@ -154,9 +154,10 @@ async def test_the_status_page_shows_servers_providers_and_problems(tmp_path: Pa
             assert page.status_code == 200
             assert "<td>default</td><td>no</td>" in page.text  # no plugin linked
             assert 'Running turns: <span id="running">0</span>' in page.text
-            # The shipped providers.yml names a key that is not set: the provider is listed with
-            # why it is not usable, and validate's warning is among the problems.
-            assert "OPENAI_API_KEY" in page.text
+            # The shipped providers.yml names a key that is not set: the provider is listed as
+            # not configured with why (never probed), and validate's warning is a problem.
+            assert "not configured (OPENAI_API_KEY is not set)" in page.text
+            assert "usable" not in page.text
 
 
 async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path: Path) -> None:

@@ -110,9 +110,15 @@ class ReceivedRequest:
         return json.loads(self.body)
 
 
+LISTING = Reply(
+    status=200, content_type="application/json", chunks=[b'{"object":"list","data":[{"id":"m"}]}']
+)
+
+
 class ReplayServer:
     def __init__(self) -> None:
         self.requests: list[ReceivedRequest] = []
+        self.probes: list[ReceivedRequest] = []
         self._script: list[Reply] = []
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
@@ -162,6 +168,13 @@ class ReplayServer:
                 request = await self._read_request(reader)
                 if request is None:
                     break
+                if request.method == "GET" and request.path.endswith("/models"):
+                    # A status probe (`bridge.providers.probe`): answered with a listing, kept
+                    # apart so it neither takes a scripted reply nor counts as a model request.
+                    self.probes.append(request)
+                    if not await self._send(LISTING, writer):
+                        break
+                    continue
                 self.requests.append(request)
                 if not await self._answer(request, writer):
                     break
@@ -211,7 +224,9 @@ class ReplayServer:
         return Reply(status=404, content_type="application/json", chunks=[b'{"error":"none"}'])
 
     async def _answer(self, request: ReceivedRequest, writer: asyncio.StreamWriter) -> bool:
-        reply = self._reply_for(request)
+        return await self._send(self._reply_for(request), writer)
+
+    async def _send(self, reply: Reply, writer: asyncio.StreamWriter) -> bool:
         if reply.close_unanswered:
             return False
         if reply.stall == "headers":

@@ -218,7 +218,7 @@ class CommandRouter:
         return model_command(self._runtime, args, self._replies)
 
     async def _status(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
-        return status_lines(self._runtime, self._replies)
+        return await status_lines(self._runtime, self._replies)
 
     async def _usage_report(self, request: CommandRequest, args: Sequence[str]) -> list[Text]:
         return await usage_command(self._runtime, request, args, self._replies)

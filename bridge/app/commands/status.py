@@ -1,16 +1,18 @@
-"""``/mineclaw status``: the link, the model, listen mode, the web tools, the session, what runs,
-the Function sandbox, the MCP servers, memory and the audit log, one line each."""
+"""``/mineclaw status``: the link, the model, each provider's reachability, listen mode, the
+web tools, the session, what runs, the Function sandbox, the MCP servers, memory and the audit
+log, one line each."""
 
 from __future__ import annotations
 
 from bridge.app.commands.replies import Replies
+from bridge.app.serving.provider_probes import NO_PROVIDER
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
 from bridge.functions.worker_confinement import BRIDGE_LAYERS, describe
 from bridge.link.messages import Text
 
 
-def status_lines(runtime: Runtime, replies: Replies) -> list[Text]:
+async def status_lines(runtime: Runtime, replies: Replies) -> list[Text]:
     text = runtime.text
     link = runtime.link
     model = {"model": runtime.model_ref()}
@@ -38,9 +40,16 @@ def status_lines(runtime: Runtime, replies: Replies) -> list[Text]:
     mcp_lines = [
         replies.line(f"MCP server {line}") for line in runtime.mcp.status(require_review=review)
     ]
+    # Each provider probed (at most once a minute): reachable, unreachable and why, or not
+    # configured; the command waits for the probes' own deadline at most.
+    states = await runtime.served.provider_states()
+    provider_lines = [replies.line(f"provider {pid}: {word}") for pid, word in states] or [
+        replies.line(NO_PROVIDER)
+    ]
     return [
         text("status.link_up" if link is not None and link.connected else "status.link_down"),
         model_line,
+        *provider_lines,
         text("status.listen_on" if runtime.listen.on else "status.listen_off"),
         web_line,
         text("status.session_summarised" if state.summary else "status.session", session),

@@ -9,6 +9,7 @@ next turn's Function menu offers the reviewed source without a reload.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,9 @@ class NetworkConsole:
             running += lanes.cap.running
             waiting += len(lanes.queue.waiting())
         served = self._network.default.runtime.served
-        providers = [(pid, "usable") for pid in sorted(served.providers)]
-        providers += [(pid, why) for pid, why in sorted(served.unusable.items())]
+        # The console's own thread has no loop running: the probes (bounded by their own
+        # deadline, cached a minute) run on one of their own, never on the bridge's.
+        providers = asyncio.run(served.provider_states())
         verdict = folder_verdict(self._config_dir)
         problems = tuple(str(problem) for problem in verdict.problems)
         return StatusView(tuple(servers), running, waiting, tuple(providers), problems)

@@ -32,6 +32,7 @@ import httpx
 from bridge.app.serving.budget_binding import PlayerBudget, guest_admission, limits_for
 from bridge.app.serving.folder_verdict import refuse_unservable
 from bridge.app.serving.memory_binding import memory_handlers, recall_for
+from bridge.app.serving.provider_probes import ProviderProbes
 from bridge.app.serving.provider_settings import model_settings, provider_settings
 from bridge.app.serving.texts import text_for
 from bridge.app.serving.web_binding import web_handlers, web_tool_names
@@ -125,6 +126,8 @@ class ProcessParts:
     ``mcp.enabled``); None: no MCP tools."""
     memory_vectors: QuestionVectors | None = None
     """The question's embedding for a hybrid recall (None: keywords alone)."""
+    probes: ProviderProbes = dataclasses.field(default_factory=ProviderProbes)
+    """The providers' last probes, for the status page and ``/mineclaw status``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -170,6 +173,12 @@ class ServedConfig:
     @property
     def version(self) -> int:
         return self.plane.version
+
+    async def provider_states(self) -> list[tuple[str, str]]:
+        """Each provider's ``reachable`` / ``unreachable: …`` / ``not configured (…)``, probed
+        at most once a minute (`ProviderProbes`); never on a turn's path."""
+        configured = {pid: entry.settings for pid, entry in self.providers.items()}
+        return await self.parts.probes.states(configured, self.unusable, self.parts.transport)
 
     @property
     def clients(self) -> tuple[ProviderClient, ...]:
