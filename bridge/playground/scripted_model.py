@@ -248,6 +248,9 @@ class ScriptedModelServer:
         if length > _MAX_BODY:
             raise ValueError("body too large")
         raw = await reader.readexactly(length)
+        if request_line.startswith("GET ") and "/models " in request_line:
+            # The status page's probe (`bridge.providers.probe`): the one model it serves.
+            return 200, json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode()
         if not request_line.startswith("POST ") or "/chat/completions" not in request_line:
             return 404, b'{"error": {"message": "only POST /v1/chat/completions is served"}}'
         body = json.loads(raw)

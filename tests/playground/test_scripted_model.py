@@ -124,8 +124,10 @@ async def test_the_server_answers_chat_completions_and_refuses_the_rest() -> Non
             failing = await client.post("/chat/completions", json=asked("provider 429"))
             assert failing.status_code == 429
             assert LABEL in failing.json()["error"]["message"]
-            other = await client.get("/models")
+            other = await client.get("/embeddings")
             assert other.status_code == 404
+            # GET /models lists the one model: the status probe's question.
+            assert (await client.get("/models")).status_code == 200
             broken = await client.post("/chat/completions", content=b"[1, 2")
             assert broken.status_code == 400
             not_object = await client.post("/chat/completions", content=b"[1, 2]")

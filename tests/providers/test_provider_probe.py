@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from bridge.app.serving.provider_probes import PROBE_CACHE_S, ProviderProbes
+from bridge.playground.scripted_model import ScriptedModelServer
 from bridge.providers.probe import probe
 from bridge.providers.settings import ProviderSettings
 
@@ -162,3 +163,13 @@ async def test_the_probes_run_together_and_each_is_kept_a_minute(answering: Loop
     configured["local"] = settings_for(answering.base_url, provider_id="local", read_s=5.0)
     await probes.states(configured, missing)
     assert len(answering.heads) == 3
+
+
+async def test_the_playgrounds_scripted_model_is_reachable() -> None:
+    """`make try`'s status page and `/mineclaw status` must not call its model unreachable."""
+    model = ScriptedModelServer()
+    await model.start()
+    try:
+        assert await probe(settings_for(model.base_url)) == "reachable"
+    finally:
+        await model.close()
