@@ -305,6 +305,7 @@ class ProviderClient:
             attempt += 1
             reader = self._protocol.new_reader(model)
             received = 0
+            opening = bytearray()  # the first bytes, to tell an empty stream (comments only)
             response: httpx.Response | None = None
             handed_off = False
             try:
@@ -315,6 +316,8 @@ class ProviderClient:
                 chunks = await self._check_response(response)
                 async for chunk in chunks:
                     received += len(chunk)
+                    if len(opening) < EMPTY_STREAM_BYTES:
+                        opening += chunk[: EMPTY_STREAM_BYTES - len(opening)]
                     if received > self._max_response_bytes:
                         raise ProviderStreamError(
                             f"response longer than {self._max_response_bytes} bytes"
@@ -341,7 +344,16 @@ class ProviderClient:
                 return
             except (httpx.HTTPError, ProviderTransportError) as raw:
                 error = _translate(raw) if isinstance(raw, httpx.HTTPError) else raw
-                failed = self._scrubbed(error, retryable=error.retryable)
+                empty = _empty_stream(response, received, opening) and _model_chooses(
+                    request, model
+                )
+                if empty and self.compat.name == "llama-cpp-python":
+                    # Deterministic (its tool choice runs at temperature 0): another attempt
+                    # would be the same empty stream, and players would read "busy".
+                    yield Failed(reason=EMPTY_TOOL_STREAM, retryable=False, kind="rejected")
+                    return
+                note = EMPTY_STREAM_NOTE if empty else None
+                failed = self._scrubbed(error, retryable=error.retryable, note=note)
                 delay: float | None
                 if received == 0 and self._learn_replay_content(error, body):
                     # The same request in the shape the server takes: not another attempt.
@@ -437,3 +449,29 @@ class ProviderClient:
         return ProviderResponseError(
             message or "provider error", code=code, retryable=kind in RETRYABLE_CLASSES
         )
+
+
+EMPTY_STREAM_BYTES = 4096
+EMPTY_TOOL_STREAM = (
+    "llama-cpp-python cannot stream a tool call its model chose under tool_choice: auto (it "
+    "answered an empty stream); set the model's request.tool_choice to a tool's name or omit"
+)
+EMPTY_STREAM_NOTE = (
+    "an empty stream to a request offering tools under tool_choice: auto; llama-cpp-python "
+    "answers so when its model picks a tool: set compat: llama-cpp-python and the model's "
+    "request.tool_choice to a tool's name"
+)
+
+
+def _empty_stream(response: httpx.Response | None, received: int, opening: bytearray) -> bool:
+    """A 200 event stream that ended (cleanly or cut) without one data line: llama-cpp-python's
+    server raises "Automatic streaming tool choice is not supported" after sending its
+    headers, so the body is empty (at most keep-alive comments)."""
+    if response is None or response.status_code != 200 or received >= EMPTY_STREAM_BYTES:
+        return False
+    return not any(line.lstrip().startswith(b"data") for line in bytes(opening).splitlines())
+
+
+def _model_chooses(request: ProviderRequest, model: ModelSettings) -> bool:
+    """Tools are offered and the model itself picks whether to call one."""
+    return bool(request.tools) and request.tool_choice == "auto" and model.tool_choice == "auto"
