@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import listen_bench, listen_testset
+from bench import listen_bench, listen_offline, listen_testset, listen_train
 from bench.listen_corpus import MINUTES, PLAYERS, corpus
+from bridge.decisions.learned import WEIGHTS_PATH
 
 
 def test_the_corpus_is_fixed_and_holds_the_mix_it_claims() -> None:
@@ -67,3 +68,24 @@ async def test_the_test_set_replays_under_its_own_assistant_names(tmp_path: Path
     assert len(figures.started) == len(lines) and figures.turns > 0
     split = listen_bench.by_language(lines, figures.started)
     assert split["en"].lines + split["zh"].lines == len(lines)
+
+
+def test_the_learned_model_is_what_training_on_the_tuning_set_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_test_set(*_: object) -> None:
+        raise AssertionError("training read the test set")
+
+    monkeypatch.setattr(listen_testset, "load", no_test_set)
+    assert listen_train.model_json() == WEIGHTS_PATH.read_text(encoding="utf-8")
+
+
+async def test_the_replay_without_the_application_decides_as_the_application(
+    tmp_path: Path,
+) -> None:
+    of = listen_bench.test_set()
+    lines = of.lines[:150]
+    through_app = await listen_bench.replay(tmp_path, "classifier", lines, of)
+    names = (of.assistant, *of.aliases)
+    assert listen_offline.started(lines, names, listen_offline.rules) == through_app.started
+    assert any(through_app.started)
