@@ -59,6 +59,7 @@ from typing import Any
 
 import httpx
 
+from bench import listen_offline as offline
 from bench import listen_testset
 from bench.link_bench import JAR, WARMUP_SECONDS, Testkit, _row, _with_echo
 from bench.listen_corpus import ALIASES, ASSISTANT, MINUTES, Line, corpus
@@ -68,6 +69,7 @@ from bridge.app.chat.handler import AppHandler
 from bridge.app.wiring.heap import settle_startup_heap
 from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
+from bridge.decisions.learned import LearnedModel, WeightsError
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.handler import Link
 from bridge.link.messages import ChatRequest, Hello, PlayerRef, ProtocolVersion
@@ -357,12 +359,78 @@ async def run_replay() -> bool:
         f"tuning set minus test set: {shown}; "
         + (f"within {GOAL_GAP}" if close else f"OVER {GOAL_GAP}: the rules fit the tuning set")
     )
+    learned_beats = compare_learned(sets)
+    print(
+        "embedded decider kept: "
+        + ("the learned model scores better on the test set" if learned_beats else "the rules")
+    )
     met = all(_goal_met(tested[language]) for language in ("en", "zh"))
     print(
         f"goal on the test set (recall >= {GOAL_RECALL}, turns <= {GOAL_TURN_SHARE:.0%}, "
         f"precision >= {GOAL_PRECISION}, in English and Chinese): {'met' if met else 'NOT met'}"
     )
     return met and close
+
+
+def _split(of: Corpus, started: tuple[bool, ...]) -> dict[str, Figures]:
+    lines = of.lines
+    turns = sum(started)
+    hits = sum(s and line.for_assistant for line, s in zip(lines, started, strict=True))
+    labelled = sum(line.for_assistant for line in lines)
+    return {"all": Figures(len(lines), turns, hits, labelled, 0, 0), **by_language(lines, started)}
+
+
+def _better(learned: Figures, rules: Figures) -> bool:
+    """The learned model scores better: it meets the goal where the rules do not, or (both or
+    neither meeting it) it has the higher F1 without starting more turns than the goal allows."""
+    if _goal_met(learned) != _goal_met(rules):
+        return _goal_met(learned)
+
+    def f1(f: Figures) -> float:
+        return 2 * f.true_positives / max(f.turns + f.labelled, 1)
+
+    return f1(learned) > f1(rules) and learned.turns / max(learned.lines, 1) <= GOAL_TURN_SHARE
+
+
+def compare_learned(sets: tuple[Corpus, Corpus]) -> bool:
+    """The rules and the learned model (`bridge.decisions.learned`, trained by
+    `bench.listen_train` on the tuning set only) replayed without the application (the same
+    classifier and reply memory the application feeds), per set and language, each line's
+    whole decision timed; True when the learned model scores better on the test set in both
+    languages."""
+    try:
+        model = LearnedModel.load()
+    except WeightsError as exc:
+        print(f"learned model: not loaded ({exc}): the rules decide")
+        return False
+    print("rules vs learned model, replayed without the application:")
+    print(
+        f"  {'set':<8}{'decider':<9}{'':<5}{'lines':>6}{'turns %':>9}{'precision':>11}"
+        f"{'recall':>8}{'us/line':>9}  goal"
+    )
+    figures: dict[tuple[str, str], dict[str, Figures]] = {}
+    for of in sets:
+        names = (of.assistant, *of.aliases)
+        for who, decide in (("rules", offline.rules), ("learned", offline.learned(model))):
+            split = figures[(of.name, who)] = _split(of, offline.started(of.lines, names, decide))
+            cost = offline.per_line_us(of.lines, names, decide)
+            for language, f in split.items():
+                shown = f"{cost:>9.0f}" if language == "all" else f"{'':>9}"
+                print(
+                    f"  {of.name.split()[0]:<8}{who:<9}{language:<5}{f.lines:>6}"
+                    f"{f.turns / max(f.lines, 1):>9.1%}{f.precision:>11.3f}{f.recall:>8.3f}"
+                    f"{shown}  {'met' if _goal_met(f) else 'NOT met'}"
+                )
+    tuned, tested = (figures[(of.name, "learned")]["all"] for of in sets)
+    print(
+        f"learned model, tuning set minus test set: recall {tuned.recall - tested.recall:+.3f}, "
+        f"precision {tuned.precision - tested.precision:+.3f}"
+    )
+    test = sets[1].name
+    return all(
+        _better(figures[(test, "learned")][language], figures[(test, "rules")][language])
+        for language in ("en", "zh")
+    )
 
 
 async def _verdicts(url: str, token_file: Path, rate: int, seconds: int, *, online: bool) -> Any:
