@@ -179,8 +179,11 @@ def llama_server_command(binary: Path, model: Path, port: int) -> list[str]:
         "127.0.0.1",
         "--port",
         str(port),
+        # Each of the two slots gets ctx-size / parallel: 8192 per slot, as the tests' providers
+        # say (with 8192 in all a slot held 4096, and a turn replaying a long random-weights
+        # tool call was refused as too long now and then).
         "--ctx-size",
-        "8192",
+        "16384",
         "--threads",
         "1",
         "--parallel",
