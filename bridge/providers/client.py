@@ -349,8 +349,9 @@ class ProviderClient:
                 )
                 if empty and self.compat.name == "llama-cpp-python":
                     # Deterministic (its tool choice runs at temperature 0): another attempt
-                    # would be the same empty stream, and players would read "busy".
-                    yield Failed(reason=EMPTY_TOOL_STREAM, retryable=False, kind="rejected")
+                    # would be the same empty stream, and players would read "busy". The
+                    # setting is the owner's to change (misconfigured: a fallback may answer).
+                    yield Failed(reason=EMPTY_TOOL_STREAM, retryable=False, kind="misconfigured")
                     return
                 note = EMPTY_STREAM_NOTE if empty else None
                 failed = self._scrubbed(error, retryable=error.retryable, note=note)

@@ -35,7 +35,7 @@ async def test_llama_cpp_python_empty_stream_names_its_cause_and_is_not_retried(
     )
     final = events[-1]
     assert isinstance(final, Failed) and final.reason == EMPTY_TOOL_STREAM
-    assert not final.retryable and final.failure_class == "rejected"  # the player reads why
+    assert not final.retryable and final.failure_class == "misconfigured"
     assert "tool_choice" in final.reason and len(replay_server.requests) == 1
 
 

@@ -215,3 +215,22 @@ async def test_a_server_killed_mid_answer_tells_the_player_and_the_bridge_stays(
         assert not public_replies(w, since)  # nothing half-said is posted as an answer
         status = " | ".join(await w.command("Steve", "status"))
         assert status
+
+
+async def test_a_tool_the_model_chose_under_auto_names_the_cause_not_busy(
+    tmp_path: Path, tiny_model: Path
+) -> None:
+    """With ``tool_choice: auto`` the tiny model picks a tool and the real server answers an
+    empty 200 stream: the operator's failure line names the cause and the setting to change,
+    the asker reads that the provider is not set up correctly (never "busy"), and the status
+    probe finds the server reachable."""
+    async with world(tmp_path, tiny_model, tool_choice="auto") as w:
+        await w.add("Steve", [*PLAYER, "mineclaw.command.reload"])  # an operator: told why
+        since = w.mark()
+        assert (await w.chat("Steve", "@ai who is online?"))["outcome"] == "public"
+        notice = await line_for(w, "Steve", "tool_choice", since)
+        assert "llama-cpp-python" in notice, notice
+        await line_for(w, "Steve", "not set up correctly", since)
+        assert not any("busy" in line for line in w.lines_to("Steve", since))
+        status = " | ".join(await w.command("Steve", "status"))
+        assert "provider local: reachable" in status, status

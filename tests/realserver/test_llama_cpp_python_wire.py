@@ -12,10 +12,13 @@ import contextlib
 import json
 from pathlib import Path
 
+from bridge.providers.client import EMPTY_TOOL_STREAM
 from bridge.providers.events import Completed, Failed, TextDelta
 from bridge.providers.items import AssistantText, PlayerMessage, ToolCall, ToolResult
+from bridge.providers.probe import probe
 from bridge.providers.settings import ModelSettings
 from tests.interaction.processes import free_port
+from tests.providers.provider_support import make_settings
 
 from .model_servers import (
     LLAMA_CPP_PYTHON_READY,
@@ -128,3 +131,25 @@ def test_no_player_message_is_needed_to_shape_a_request() -> None:
     """The helper's default request is one player's message (the tests above rely on it)."""
     items = request().items
     assert isinstance(items[0], PlayerMessage)
+
+
+async def test_a_tool_the_model_chose_under_auto_is_an_empty_stream_named_as_such(
+    lcp_server: ModelServer,
+) -> None:
+    """The real server raises "Automatic streaming tool choice is not supported" after its 200
+    headers when the (tiny, deterministic) model picks a tool: the failure says so and is not
+    retried; under ``compat: auto`` the retried failure names the likely cause."""
+    chooses = ModelSettings(wire_model="tiny", max_output_tokens=64, tool_choice="auto")
+    async with client(lcp_server.base_url, "llama-cpp-python") as the_client:
+        known = final(await events_of(the_client, request(tools=(ONLINE,)), chooses))
+    assert isinstance(known, Failed) and known.reason == EMPTY_TOOL_STREAM, known
+    assert not known.retryable and known.failure_class == "misconfigured"
+    async with client(lcp_server.base_url, "auto") as the_client:
+        unknown = final(await events_of(the_client, request(tools=(ONLINE,)), chooses))
+    assert isinstance(unknown, Failed) and unknown.retryable
+    assert "llama-cpp-python answers so when its model picks a tool" in unknown.reason
+
+
+async def test_the_status_probe_finds_the_real_server_reachable(lcp_server: ModelServer) -> None:
+    settings = make_settings("openai_chat_completions", lcp_server.base_url)
+    assert await probe(settings) == "reachable"
