@@ -11,13 +11,18 @@ measured in the same run.
   heartbeat's gaps, p99 and worst, against the same heartbeat idle. Budget: p99 under 10 ms.
 - The bridge's own resident memory before and after all of that (the isolates and whatever
   they allocate live in the workers).
+- The bridge's loop under a hostile Function: a 1 ms heartbeat's gaps while calls run one after
+  another of a Function whose `toJSON` forges the driver's report into 15,000 `api.invoke`
+  requests (a forged outbox), against the same heartbeat while the same number of trivial calls
+  run, in alternating rounds. Goal: the hostile p99 within 1.5x the trivial one's.
 - Fair sharing, with the pool `config.yml`'s defaults ask for: another player's call (p50 and
   p99) while one player holds k calls waiting on approval prompts nobody answers, and while one
   player runs a crash loop (20 calls in a row of a Function that kills its worker), each
   against the same calls on the idle pool measured in the same run. Goal: within 1.5x p50 and
   3x p99 of idle.
 
-Run: ``python -m bench.function_bench`` (``--fair`` for the fair-sharing rows alone). The
+Run: ``python -m bench.function_bench`` (``--fair`` for the fair-sharing rows alone,
+``--hostile`` for the hostile Function's row alone). The
 machine may be shared: read the ratios.
 """
 
@@ -67,7 +72,23 @@ OFF_HEAP = """async function onCall(ctx, api) {
 CRASHER = """async function onCall(ctx, api) {
   const s = 'a'.repeat(2 ** 27); s.replace(/a/g, () => 'bb'); return {status: 'ok', output: {}};
 }"""
-
+# A forged outbox: every report the driver writes lists 15,000 requests (the driver posts at
+# most operations_per_call + 1 over a whole call; the bridge refuses the call).
+FORGED_OUTBOX = """async function onCall(ctx, api) {
+  const forged = [];
+  for (let i = 0; i < 15000; i++) forged.push([i + 1,
+      '{"action":"command.dispatch","input":{"executor":"console","command":"say ' + i + '"}}',
+      null]);
+  Object.prototype.toJSON = function () {
+    if (!('done' in this)) return this;
+    return {pending: false, requests: forged, dropped: 0, done: false, result: null};
+  };
+  await api.invoke({action: 'command.dispatch', input: {executor: 'console', command: 'x'}});
+  return {status: 'ok', output: {}};
+}"""
+HOSTILE_CALLS = 10
+HOSTILE_ROUNDS = 5
+GOAL_HOSTILE = 1.5
 
 CONFIRM_FIRST = """async function onCall(ctx, api) {
   await api.invoke({action: 'approval.request', input: {player: ctx.player.name,
@@ -136,6 +157,7 @@ def runtime_for(
                 entry("off-heap", OFF_HEAP),
                 entry("crash", CRASHER),
                 entry("confirm", CONFIRM_FIRST),
+                entry("forged-outbox", FORGED_OUTBOX),
             ],
         }
     )
@@ -281,6 +303,41 @@ async def storm(pool: WorkerEngine, limits: FunctionLimits) -> None:
     )
 
 
+async def hostile(pool: WorkerEngine, limits: FunctionLimits) -> None:
+    # Time for V8 to build the forged list on a loaded machine: the row is about the bridge.
+    runtime = runtime_for(pool, limits.model_copy(update={"sync_segment_ms": 5_000}))
+
+    async def calls(name: str) -> list[str]:
+        codes = []
+        for _ in range(HOSTILE_CALLS):
+            await pool.wait_ready()
+            result = await call(runtime, name)
+            codes.append(result["output"].get("error_code", "ok"))
+        return codes
+
+    await calls("forged-outbox")  # warm-up
+    trivial: list[float] = []
+    forged: list[float] = []
+    codes: set[str] = set()
+    for _ in range(HOSTILE_ROUNDS):
+        gaps, _ = await heartbeat_gaps(calls("empty"))
+        trivial += gaps
+        gaps, results = await heartbeat_gaps(calls("forged-outbox"))
+        forged += gaps
+        codes.update(results)
+    ratio = p99(forged) / p99(trivial)
+    print(
+        f"baseline  loop during trivial calls            p99 gap {ms(p99(trivial)):7.3f} ms  "
+        f"worst {ms(max(trivial)):7.3f} ms"
+    )
+    print(
+        f"loop gap under a hostile Function              p99 gap {ms(p99(forged)):7.3f} ms  "
+        f"worst {ms(max(forged)):7.3f} ms = {ratio:5.2f}x trivial p99  "
+        f"(goal {GOAL_HOSTILE}x: {'within' if ratio <= GOAL_HOSTILE else 'OVER'})"
+    )
+    print(f"  (a forged outbox of 15,000 requests; results {sorted(codes)})")
+
+
 async def other_player(runtime: FunctionRuntime, count: int = FAIR_CALLS) -> list[float]:
     """Alex's trivial calls, one at a time with a short pause (chat calls come seconds apart;
     the pause is the same in every scenario)."""
@@ -383,6 +440,7 @@ async def run() -> None:
         rss_before = rss_mb()
         await replacement(pool, limits)
         await storm(pool, limits)
+        await hostile(pool, limits)
         rss_after = rss_mb()
     finally:
         await pool.aclose()
@@ -394,9 +452,23 @@ async def run() -> None:
     )
 
 
+async def hostile_alone() -> None:
+    limits = FunctionLimits(sync_segment_ms=SEGMENT_MS)
+    pool = await WorkerEngine.start(PoolSettings(workers=2))
+    try:
+        await hostile(pool, limits)
+    finally:
+        await pool.aclose()
+
+
 def main() -> None:
-    # `--fair`: only the fair-sharing rows.
-    asyncio.run(fairness() if "--fair" in sys.argv[1:] else run())
+    # `--fair`: only the fair-sharing rows; `--hostile`: only the hostile Function's row.
+    if "--fair" in sys.argv[1:]:
+        asyncio.run(fairness())
+    elif "--hostile" in sys.argv[1:]:
+        asyncio.run(hostile_alone())
+    else:
+        asyncio.run(run())
 
 
 if __name__ == "__main__":

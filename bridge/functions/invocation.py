@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
+from bridge.functions.driver_report import ReportError, TooManyRequests, read_report
 from bridge.functions.engine import Engine, Sandbox, SandboxError, WorkersBusy
 from bridge.functions.host import (
     ApprovalAnswer,
@@ -38,7 +39,7 @@ from bridge.functions.results import (
     parse_return,
 )
 from bridge.store.audit_sink import AuditSink, JSONValue
-from bridge.unicode_text import valid_json_text
+from bridge.unicode_text import valid_json, valid_text
 
 logger = logging.getLogger(__name__)
 
@@ -233,11 +234,30 @@ class Invocation:
 
     def _read_state(self, text: str | None) -> _State:
         if text is not None and len(text) <= state_chars(self.limits):
+            # The driver posts at most one request past the limit, over the whole call: a
+            # report listing more is forged, and is refused after reading that many.
+            most = self.limits.operations_per_call + 1 - self._received
             try:
-                # A thrown string with a lone surrogate arrives as a JSON escape of one.
-                return _State.model_validate_json(valid_json_text(text))
-            except ValidationError:
+                report = read_report(valid_text(text), max(most, 0))
+            except TooManyRequests:
+                # Counted as far as it was read: the rest of a forged list is not worth a look.
+                self._over_limit += max(most, 0) + 1
+                limit = self.limits.operations_per_call
+                raise _Stop(
+                    self.failed(
+                        ErrorCode.PROTOCOL_ERROR,
+                        f"the sandbox reported over {self._received + max(most, 0)} "
+                        f"api.invoke requests; at most {limit} are allowed",
+                    )
+                ) from None
+            except ReportError:
                 pass
+            else:
+                try:
+                    # A thrown string with a lone surrogate arrives as a JSON escape of one.
+                    return _State.model_validate(valid_json(report))
+                except ValidationError:
+                    pass
         raise _Stop(self.failed(ErrorCode.PROTOCOL_ERROR, "the sandbox driver was tampered with"))
 
     def _admit_all(self, state: _State) -> list[Settlement | None]:

@@ -144,7 +144,9 @@ async def test_a_to_json_flood_writes_one_refusal_record(engine: WorkerEngine) -
     operations = [fields for _, fields in records(audit, "function.operation")]
     assert len(operations) == 1, len(operations)
     assert operations[0]["error_code"] == "operation_limit"
-    assert operations[0]["dropped"] == 100_000
+    # Read only up to the first request past the limit (32 + the one the driver may post):
+    # the other 99,966 are not parsed, so a forged list cannot hold the GIL for long.
+    assert operations[0]["dropped"] == 34
     assert [kind for kind, _ in records(audit)] == [
         "function.start",
         "function.operation",
