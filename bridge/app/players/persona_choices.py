@@ -15,9 +15,11 @@ import logging
 import re
 
 from bridge.app.players.state_files import PLAYER_UUID, versioned_players
-from bridge.control.souls_files import SOUL_NAME
+from bridge.control import ControlPlane
+from bridge.control.souls_files import SOUL_NAME, Soul
 from bridge.errors import StoreError
 from bridge.store.player_state import PlayerState
+from bridge.turns.ports import PlayerRef
 
 FILE_NAME = "persona-choices.json"
 MAX_PLAYERS = 100_000
@@ -69,3 +71,17 @@ def parse_file(raw: bytes) -> dict[str, str]:
         if not isinstance(soul, str) or not _NAME.fullmatch(soul):
             raise ValueError(f"players[{player!r}] is not a soul name")
     return dict(players)
+
+
+def soul_for(
+    plane: ControlPlane, choices: PersonaChoices | None, owner: PlayerRef | None
+) -> Soul | None:
+    """The soul of the public lane (``owner`` None) or of ``owner``'s private lane: the
+    player's own choice (``/ai persona``) while its soul exists, else ``config.yml``'s
+    default of the lane type."""
+    if owner is not None and choices is not None:
+        chosen = choices.chosen(owner.uuid)
+        if chosen is not None and chosen in plane.souls:
+            return plane.souls[chosen]
+    name = plane.config.persona.public if owner is None else plane.config.persona.private
+    return None if name is None else plane.souls.get(name)

@@ -1,21 +1,24 @@
 """The budget side of a one-off model request nobody asked for (a listen decision, a
 conversation title): its worst case held from the server's budget before it is sent, and what
-it used settled under its own purpose after, never from a player's budget."""
+it used settled under its own purpose after, never from a player's budget; and the tokens memory
+vectors cost, the server's too (`count_embedding`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from dataclasses import dataclass
 
 from bridge.app.requests.port import RequestPort
 from bridge.decisions.contract import ModelReply
-from bridge.errors import MineclawError
+from bridge.errors import MineclawError, StoreError
 from bridge.executors import Pool, run_in
 from bridge.metrics import NO_TIER
 from bridge.policy.budgets import NOTHING_HELD, BudgetRefusal, Reservation
 from bridge.store.usage import UsageDetail
+from bridge.turns.billing import EMBEDDING
 from bridge.turns.tokens import raw_tokens_of_text
 
 log = logging.getLogger(__name__)
@@ -144,3 +147,42 @@ class BatchedSettle:
         if self._waiting:  # added while the last batch was written, its writer gone
             batch, self._waiting = self._waiting, []
             await run_in(Pool.BUDGET, self._write, batch)
+
+
+async def count_embedding(host: RequestPort, model: str, tokens: int, estimated: bool) -> None:
+    """Memory vectors are the server's cost, as a compaction is: counted in the metrics and
+    the usage ledger under ``memory.embedding``, against the server's budget."""
+    host.metrics.tokens_used(
+        tier=NO_TIER,
+        model=model,
+        input_tokens=tokens,
+        output_tokens=0,
+        estimated=estimated,
+        purpose=EMBEDDING,
+    )
+    budgets = host.budgets
+    if budgets is None:
+        return
+    config = host.plane.config.budgets
+    try:
+        await run_in(
+            Pool.BUDGET,
+            functools.partial(
+                budgets.record,
+                player_uuid=None,
+                player_name=None,
+                tokens=tokens,
+                estimated=estimated,
+                config=config,
+                purpose=EMBEDDING,
+                detail=UsageDetail(
+                    model=model,
+                    tier=NO_TIER,
+                    input_tokens=tokens,
+                    cached_input_tokens=0,
+                    output_tokens=0,
+                ),
+            ),
+        )
+    except StoreError as exc:
+        log.error("memory embedding usage not counted: %s", exc)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 
+from bridge.control import ControlPlane
 from bridge.control.budgets_config import BudgetsConfig, GuestConfig
 from bridge.control.tools_file import ToolSpec as ToolEntry
-from bridge.metrics import NO_TIER
+from bridge.metrics import NO_TIER, BridgeMetrics
 from bridge.policy.budgets import (
     GUEST,
     NOTHING_HELD,
@@ -20,12 +21,15 @@ from bridge.policy.budgets import (
     Budgets,
     Reservation,
     is_guest,
+    player_limits,
     tier_of,
 )
 from bridge.policy.guest_tools import guest_may_use
 from bridge.store.usage import UsageDetail
 from bridge.tools.registry import ToolAdmission
 from bridge.turns.ports import BudgetHold, PlayerRef, TurnLimits
+from bridge.turns.session import PublicSession
+from bridge.turns.tokens import raw_tokens_of_text
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -115,3 +119,34 @@ def limits_for(
         max_tool_rounds=min(limits.max_tool_rounds, guest.max_tool_rounds),
         max_output_tokens=guest.max_output_tokens,
     )
+
+
+def budget_gate(
+    budgets: Budgets,
+    plane: ControlPlane,
+    replayed: PublicSession,
+    metrics: BridgeMetrics,
+    player_uuid: str,
+    granted: Collection[str],
+    question: str,
+    *,
+    player_name: str | None = None,
+) -> BudgetRefusal | None:
+    """The budget gate before a turn: a budget that is spent, or that the turn's first request
+    (the session ``replayed`` and the question, estimated) would pass. A refused player's name
+    is remembered (a renamed player is refused by UUID, and ``/mineclaw usage <new name>`` must
+    find them)."""
+    config = plane.config.budgets
+    if not config.enabled:
+        return None
+    upcoming = replayed.estimated_tokens(plane.config.context.max_messages)
+    upcoming += replayed.calibration.calibrated(raw_tokens_of_text(question))
+    refused = budgets.check(
+        player_uuid=player_uuid, granted=granted, config=config, upcoming=upcoming
+    )
+    if refused is not None:  # the gate's refusals count beside the engine's stops
+        tier, _ = player_limits(granted, config)
+        metrics.budget_refusal(budget=refused.key(mid_turn=False), tier=tier)
+        if player_name:
+            budgets.book.saw(player_uuid, player_name)
+    return refused

@@ -4,18 +4,24 @@ the tools' settings and the recall port a turn's snapshot carries (`bridge.memor
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from bridge.control import ControlPlane
 from bridge.control.memory_config import MemoryConfig
 from bridge.control.memory_files import MemoryNote
+from bridge.errors import StoreError
+from bridge.memory.conversations import IndexedArchive
 from bridge.memory.recall import MemoryRecall, QuestionVectors, RecallFloor, RecallSettings
 from bridge.memory.records import SERVER_OWNER, Memory
 from bridge.memory.store import MemoryStore
 from bridge.redaction import Redactor
 from bridge.tools.memory_tools import MemoryTools, MemoryToolSettings
 from bridge.tools.registry import HandlerFn
+from bridge.turns.ports import ArchiveWriter, PlayerRef
+
+log = logging.getLogger(__name__)
 
 
 def tool_settings(config: MemoryConfig) -> MemoryToolSettings:
@@ -92,3 +98,42 @@ def workspace_memories(notes: Sequence[MemoryNote]) -> list[Memory]:
             ),
         )
     return list(memories.values())
+
+
+class WorkspaceNotes:
+    """The owner's memory notes (``memory/*.md``) kept as the store's workspace memories:
+    replaced when the plane in force brings other notes (at start and after a reload;
+    blocking, as the reload that calls it). Notes that could not be stored are tried again
+    at the next sync."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self._notes: object = None
+
+    def sync(self, notes: Sequence[MemoryNote]) -> None:
+        if notes == self._notes:
+            return
+        try:
+            self._store.replace_source("workspace", workspace_memories(notes))
+        except StoreError as exc:
+            log.error("workspace memories not stored: %s", exc)
+            return
+        self._notes = notes
+
+
+def indexed_archives(
+    store: MemoryStore, plane: Callable[[], ControlPlane]
+) -> Callable[[ArchiveWriter, str, PlayerRef | None], ArchiveWriter]:
+    """What makes a lane's archive also index its turns for recall (`bridge.memory`), each
+    entry with its lane (a conversation's entries go with it), while ``memory.enabled``."""
+
+    def indexed(archive: ArchiveWriter, lane_id: str, owner: PlayerRef | None) -> ArchiveWriter:
+        return IndexedArchive(
+            archive,
+            store,
+            None if owner is None else owner.uuid,
+            lane_id=lane_id,
+            enabled=lambda: plane().config.memory.enabled,
+        )
+
+    return indexed

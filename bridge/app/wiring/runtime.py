@@ -26,12 +26,18 @@ import httpx
 from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.lanes.turn_lanes import TurnLanes
 from bridge.app.players.conversation_state import ConversationState
-from bridge.app.players.persona_choices import PersonaChoices
+from bridge.app.players.persona_choices import PersonaChoices, soul_for
 from bridge.app.players.state_import import import_files
 from bridge.app.requests.conversation_titles import ConversationTitler
 from bridge.app.requests.listen_decisions import ListenDecider
 from bridge.app.requests.memory_embedding import MemoryEmbedder
-from bridge.app.serving.memory_binding import memory_tools_for, workspace_memories
+from bridge.app.requests.server_budget import count_embedding
+from bridge.app.serving.budget_binding import budget_gate
+from bridge.app.serving.memory_binding import (
+    WorkspaceNotes,
+    indexed_archives,
+    memory_tools_for,
+)
 from bridge.app.serving.restart_settings import restart_needed
 from bridge.app.serving.served import (
     ModelStream,
@@ -49,38 +55,34 @@ from bridge.control import ControlPlane, ControlPlaneStore
 from bridge.control.providers import ModelPrice
 from bridge.control.souls_files import Soul
 from bridge.control.workspace_files import WORKSPACE_DIR
-from bridge.errors import ConfigError, MineclawError, StoreError
-from bridge.executors import Pool, run_in
+from bridge.errors import ConfigError, MineclawError
 from bridge.functions.live_tool import LiveFunctions
 from bridge.functions.review_state import ReviewBook
 from bridge.link.handler import Link
 from bridge.link.messages import Text
 from bridge.mcp.clients import McpClients
-from bridge.memory.conversations import IndexedArchive
 from bridge.memory.store import MemoryStore
-from bridge.metrics import NO_TIER, BridgeMetrics
+from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import ApprovalBroker
-from bridge.policy.budgets import BudgetRefusal, Budgets, player_limits
+from bridge.policy.budgets import BudgetRefusal, Budgets
 from bridge.providers.client import ProviderClient
 from bridge.providers.settings import ModelSettings
 from bridge.store.archive import DATA_DIR_NAME, Fence, FencedArchive, TurnArchive
 from bridge.store.audit import AuditLog
 from bridge.store.player_state import PlayerState
 from bridge.store.sessions import OpenPrompt, SessionRecords
-from bridge.store.usage import UsageDetail, UsageLedger
+from bridge.store.usage import UsageLedger
 from bridge.tools.game_facts import version_line
 from bridge.tools.invoke import Cooldowns, ToolInvoker
 from bridge.tools.plugin_access import PluginAccess
 from bridge.tools.registry import CallContext, HandlerFn
-from bridge.turns.billing import EMBEDDING
 from bridge.turns.engine import TurnOutcome
 from bridge.turns.gates import ChatGates
 from bridge.turns.lanes import Lane
 from bridge.turns.listen import ListenMode
-from bridge.turns.ports import ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
+from bridge.turns.ports import PlayerRef, TurnOutput, TurnSnapshot
 from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
-from bridge.turns.tokens import raw_tokens_of_text
 from bridge.turns.tool_status import TOOLS
 from bridge.turns.wake import WakeRules
 from bridge.web.seam import TestNetwork
@@ -200,7 +202,9 @@ class Runtime:
             action_bar_interval_s=settings.action_bar_interval_s,
             sessions=None if records is None else SessionStore(records, archive, session_scope),
             metrics=self.metrics,
-            archive_for=None if memories is None else self._indexed_archive,
+            archive_for=None
+            if memories is None
+            else indexed_archives(memories, lambda: self.plane),
         )
         self.metrics.add_queue(lambda: len(self.lanes.queue.waiting()))
         # Titles of private conversations after their first answered turn.
@@ -231,7 +235,10 @@ class Runtime:
             None
             if memories is None
             else MemoryEmbedder(
-                memories, lambda: self.plane, transport=transport, count=self._embedding_used
+                memories,
+                lambda: self.plane,
+                transport=transport,
+                count=functools.partial(count_embedding, self),
             )
         )
         """Memory vectors (``memory.embeddings``): the question's, and the catch-up."""
@@ -276,7 +283,7 @@ class Runtime:
         self._served = build_served(
             self._view(store.current), parts=self._parts, handlers=self.extra_tool_handlers
         )
-        self._memory_notes: object = None
+        self._workspace_notes = None if memories is None else WorkspaceNotes(memories)
         self._sync_memory_notes()
         if records is not None:  # audited once the plane (and its redactor) is served
             self.expired_prompts.extend(expire_open_prompts(records, audit))
@@ -382,43 +389,6 @@ class Runtime:
         the Function menu the next turn takes offers what was just reviewed. Blocking."""
         self._publish(self._build(self._view(self.store.current)))
 
-    async def _embedding_used(self, model: str, tokens: int, estimated: bool) -> None:
-        """Memory vectors are the server's cost, as a compaction is: counted in the metrics
-        and the usage ledger under ``memory.embedding``, against the server's budget."""
-        self.metrics.tokens_used(
-            tier=NO_TIER,
-            model=model,
-            input_tokens=tokens,
-            output_tokens=0,
-            estimated=estimated,
-            purpose=EMBEDDING,
-        )
-        if self.budgets is None:
-            return
-        budgets, config = self.budgets, self.plane.config.budgets
-        try:
-            await run_in(
-                Pool.BUDGET,
-                functools.partial(
-                    budgets.record,
-                    player_uuid=None,
-                    player_name=None,
-                    tokens=tokens,
-                    estimated=estimated,
-                    config=config,
-                    purpose=EMBEDDING,
-                    detail=UsageDetail(
-                        model=model,
-                        tier=NO_TIER,
-                        input_tokens=tokens,
-                        cached_input_tokens=0,
-                        output_tokens=0,
-                    ),
-                ),
-            )
-        except StoreError as exc:
-            log.error("memory embedding usage not counted: %s", exc)
-
     def poke_embedder(self) -> None:
         """Memory vectors catch up (new memories, a changed model); nothing when off."""
         if self.memory_embedder is not None:
@@ -438,32 +408,10 @@ class Runtime:
         # A running turn may still stream through a replaced client: closed after turns.
         self._retired.extend(retired_clients(old, served))
 
-    def _indexed_archive(
-        self, archive: ArchiveWriter, lane_id: str, owner: PlayerRef | None
-    ) -> ArchiveWriter:
-        """A lane's archive that also indexes its turns for recall (`bridge.memory`), each
-        entry with its lane (a conversation's entries go with it)."""
-        assert self.memories is not None
-        return IndexedArchive(
-            archive,
-            self.memories,
-            None if owner is None else owner.uuid,
-            lane_id=lane_id,
-            enabled=lambda: self.plane.config.memory.enabled,
-        )
-
     def _sync_memory_notes(self) -> None:
-        """The store's workspace memories made those of the plane in force, when they changed
-        (at start and after a reload; blocking, as the reload that calls it)."""
-        notes = self.plane.memory_notes
-        if self.memories is None or notes == self._memory_notes:
-            return
-        try:
-            self.memories.replace_source("workspace", workspace_memories(notes))
-        except StoreError as exc:
-            log.error("workspace memories not stored: %s", exc)
-            return
-        self._memory_notes = notes
+        """The store's workspace memories made those of the plane in force (`WorkspaceNotes`)."""
+        if self._workspace_notes is not None:
+            self._workspace_notes.sync(self.plane.memory_notes)
 
     # ---- what the chat path and the commands read
 
@@ -501,14 +449,7 @@ class Runtime:
     def persona_soul(self, owner: PlayerRef | None) -> Soul | None:
         """The soul of the public lane (``owner`` None) or of ``owner``'s private lane: the
         player's own choice (``/ai persona``) while its soul exists, else the default."""
-        plane = self.plane
-        choices = self.persona_choices
-        if owner is not None and choices is not None:
-            chosen = choices.chosen(owner.uuid)
-            if chosen is not None and chosen in plane.souls:
-                return plane.souls[chosen]
-        name = plane.config.persona.public if owner is None else plane.config.persona.private
-        return None if name is None else plane.souls.get(name)
+        return soul_for(self.plane, self.persona_choices, owner)
 
     def budget_refusal(
         self,
@@ -519,28 +460,21 @@ class Runtime:
         session: PublicSession | None = None,
         player_name: str | None = None,
     ) -> BudgetRefusal | None:
-        """The budget gate before a turn: a budget that is spent, or that the turn's first
-        request (the session it replays, the public one unless named, and the question,
-        estimated) would pass. A refused player's name is remembered (a renamed player is
-        refused by UUID, and ``/mineclaw usage <new name>`` must find them)."""
+        """The budget gate (`budget_gate`) over the session the turn replays: the public one
+        unless named. None when budgets are off."""
         if self.budgets is None:
             return None
-        plane = self.plane
-        config = plane.config.budgets
-        if not config.enabled:
-            return None
         replayed = self.session if session is None else session
-        upcoming = replayed.estimated_tokens(plane.config.context.max_messages)
-        upcoming += replayed.calibration.calibrated(raw_tokens_of_text(question))
-        refused = self.budgets.check(
-            player_uuid=player_uuid, granted=granted, config=config, upcoming=upcoming
+        return budget_gate(
+            self.budgets,
+            self.plane,
+            replayed,
+            self.metrics,
+            player_uuid,
+            granted,
+            question,
+            player_name=player_name,
         )
-        if refused is not None:  # the gate's refusals count beside the engine's stops
-            tier, _ = player_limits(granted, config)
-            self.metrics.budget_refusal(budget=refused.key(mid_turn=False), tier=tier)
-            if player_name:
-                self.budgets.book.saw(player_uuid, player_name)
-        return refused
 
     def _plugin_features(self) -> PluginFeatures:
         """What the offered tools depend on: whether a plugin is tracked, and its features
@@ -558,8 +492,7 @@ class Runtime:
         """Bind more tool handlers: the current version is served again with them (same plane,
         same clients); a running turn keeps the tools it started with."""
         self.extra_tool_handlers.update(handlers)
-        served = self._served
-        self._publish(self._build(served.plane))
+        self._publish(self._build(self._served.plane))
         self.prepare()
 
     async def _mcp_progress(self, context: CallContext, shown: str) -> None:
@@ -570,9 +503,8 @@ class Runtime:
     def _mcp_tools_changed(self) -> None:
         """An MCP server's tools or state changed: the current version is served again with
         them (same plane, same clients); a running turn keeps the tools it started with."""
-        served = self._served
         try:
-            rebuilt = self._build(served.plane)
+            rebuilt = self._build(self._served.plane)
         except ConfigError:  # built once already: only a bug gets here; keep what serves
             log.exception("the MCP tools could not be served")
             return
