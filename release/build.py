@@ -121,12 +121,22 @@ def build_bridge(source: Path, out: Path, env: dict[str, str]) -> None:
     run([*argv, "--outdir", str(out)], source, env, "the bridge's wheel and sdist")
 
 
-def build_plugin(source: Path, version: str, epoch: int, linkcheck: bool) -> Path:
+def carried_wheel(wheel: Path, folder: Path) -> Path:
+    """The folder the jar takes the bridge's wheel from (``bridge.managed``): the wheel and
+    ``wheel.txt`` naming it (the plugin's ``BridgeWheel`` reads both)."""
+    folder.mkdir(parents=True)
+    shutil.copyfile(wheel, folder / wheel.name)
+    (folder / "wheel.txt").write_text(wheel.name + "\n", encoding="utf-8")
+    return folder
+
+
+def build_plugin(source: Path, version: str, epoch: int, linkcheck: bool, wheel_dir: Path) -> Path:
     java_home = os.environ.get("JAVA_HOME", "")
     if not java_home:
         raise ReleaseError("JAVA_HOME is not set: the plugin needs a JDK 25 (make sets it)")
     mvn = ["mvn", "-B", "-q", "--no-transfer-progress", "-f", "plugin-java/pom.xml", "-Ppaper"]
     mvn += [f"-Dmineclaw.version={version}", f"-Dproject.build.outputTimestamp={epoch}"]
+    mvn += [f"-Dmineclaw.bridge.wheel.dir={wheel_dir}"]
     if linkcheck:
         # The jar, then only the link check's tests: the unit suites ran in CI already.
         mvn += ["-pl", "paper,linkcheck", "-am", "verify", "-Dtest=PluginJarLinksTest"]
@@ -205,10 +215,11 @@ def release(root: Path, out: Path, *, linkcheck: bool = True) -> list[Path]:
         staging.mkdir()
         env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0"}
         build_bridge(source, staging, env)
-        jar = build_plugin(source, version, epoch, linkcheck)
+        [wheel] = staging.glob("*.whl")
+        normalized_zip(wheel, epoch)  # before the jar takes it in: both reproducible
+        carried = carried_wheel(wheel, Path(scratch) / "carried-wheel")
+        jar = build_plugin(source, version, epoch, linkcheck, carried)
         shutil.copyfile(jar, staging / jar.name)
-        for wheel in staging.glob("*.whl"):
-            normalized_zip(wheel, epoch)
         for sdist in staging.glob("*.tar.gz"):
             normalized_sdist(sdist, epoch)
         (staging / f"CHANGES-{version}.md").write_text(notes, encoding="utf-8")

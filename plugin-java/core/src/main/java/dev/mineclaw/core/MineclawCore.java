@@ -19,6 +19,7 @@ import dev.mineclaw.core.link.Handshake;
 import dev.mineclaw.core.link.LinkClient;
 import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkState;
+import dev.mineclaw.core.managed.ManagedBridge;
 import dev.mineclaw.core.platform.Permissions;
 import dev.mineclaw.core.platform.Platform;
 import dev.mineclaw.core.platform.PlayerRef;
@@ -38,6 +39,8 @@ import java.util.concurrent.CompletableFuture;
 public final class MineclawCore {
     /** The {@code /mineclaw} subcommand {@code /ai} travels as. */
     public static final String AI_SUBCOMMAND = "ai";
+    /** The {@code /mineclaw} subcommand the plugin answers itself: the managed bridge's status. */
+    public static final String BRIDGE_SUBCOMMAND = "bridge";
     private final Platform platform;
     private final LinkClient link;
     private final TextRenderer renderer = new TextRenderer();
@@ -45,6 +48,7 @@ public final class MineclawCore {
     private final ChatService chat;
     private final CommandForwarder commands;
     private final GestureAnswers gestures;
+    private volatile ManagedBridge managed;
 
     /** @param observer told about the link's life too (may be a no-op); must not block */
     public MineclawCore(Platform platform, CoreSettings settings, LinkListener observer) {
@@ -117,14 +121,33 @@ public final class MineclawCore {
         return this.gestures;
     }
 
-    /** Starts connecting to the bridge; returns at once. */
+    /**
+     * The bridge the plugin runs itself ({@code bridge.managed}): started with {@link #start()},
+     * stopped with {@link #stop()}, shown by {@code /mineclaw bridge status}. Call before start.
+     */
+    public void manage(ManagedBridge bridge) {
+        this.managed = bridge;
+    }
+
+    /** Starts the managed bridge, if any, and connecting to the bridge; returns at once. */
     public void start() {
+        ManagedBridge bridge = this.managed;
+        if (bridge != null) {
+            bridge.start();
+        }
         this.link.start();
     }
 
-    /** Closes the link; nothing reconnects afterwards. */
+    /**
+     * Closes the link (nothing reconnects afterwards), then stops the managed bridge: SIGTERM and
+     * a bounded wait.
+     */
     public void stop() {
         this.link.close();
+        ManagedBridge bridge = this.managed;
+        if (bridge != null) {
+            bridge.stop();
+        }
     }
 
     /**
@@ -147,6 +170,9 @@ public final class MineclawCore {
             // A click on a prompt: the player's later gesture must not answer it again.
             this.gestures.answered(sender.player().uuid(), args.get(1));
         }
+        if (!args.isEmpty() && BRIDGE_SUBCOMMAND.equalsIgnoreCase(args.get(0))) {
+            return this.commands.answerHere(sender, args, () -> bridgeLines(args));
+        }
         return this.commands.handle(sender, args);
     }
 
@@ -159,6 +185,20 @@ public final class MineclawCore {
         String asked = question.strip();
         List<String> args = asked.isEmpty() ? List.of(AI_SUBCOMMAND) : List.of(AI_SUBCOMMAND, asked);
         return this.commands.handle(CommandSender.player(player), args);
+    }
+
+    private List<net.kyori.adventure.text.Component> bridgeLines(List<String> args) {
+        ManagedBridge bridge = this.managed;
+        List<String> lines;
+        if (args.size() != 2 || !"status".equalsIgnoreCase(args.get(1))) {
+            lines = List.of("usage: /mineclaw bridge status");
+        } else if (bridge == null) {
+            lines = List.of("this plugin does not run the bridge (bridge.managed is off in plugin-link.yml)");
+        } else {
+            lines = bridge.statusLines();
+        }
+        return lines.stream().map(line -> (net.kyori.adventure.text.Component) net.kyori.adventure.text.Component
+                .text(line)).toList();
     }
 
     /** Tells the bridge a player joined (dropped while the link is down). */

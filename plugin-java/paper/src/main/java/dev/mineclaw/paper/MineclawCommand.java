@@ -24,7 +24,7 @@ final class MineclawCommand implements BasicCommand {
     static final String LABEL = "mineclaw";
     /** Subcommands with their own node, then the ones open to every sender of the command. */
     private static final List<String> GUARDED = List.of(
-            "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai", "history");
+            "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai", "history", "bridge");
     private static final List<String> OPEN = List.of("status", "help", "usage", "retry");
     /** Subcommands with a fixed second word worth completing. */
     private static final List<String> VALIDATED = List.of("tools", "functions");
@@ -70,6 +70,7 @@ final class MineclawCommand implements BasicCommand {
             if (allowed(sender, args[0])) {
                 second.addAll("listen".equals(args[0]) ? List.of("on", "off", "status", "why")
                         : "model".equals(args[0]) ? List.of("list", "default")
+                        : "bridge".equals(args[0]) ? List.of("status")
                         : VALIDATED.contains(args[0]) ? List.of("validate") : List.of());
             }
             // Every player's own choice, whatever their nodes.

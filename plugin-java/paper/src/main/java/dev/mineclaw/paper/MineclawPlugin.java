@@ -5,12 +5,16 @@ import dev.mineclaw.core.MineclawException;
 import dev.mineclaw.core.config.PluginConfig;
 import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkState;
+import dev.mineclaw.core.managed.BridgeWheel;
+import dev.mineclaw.core.managed.ManagedBridge;
+import dev.mineclaw.core.managed.ManagedSettings;
 import io.papermc.paper.plugin.lifecycle.event.types.LifecycleEvents;
 import java.io.File;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.bukkit.configuration.ConfigurationSection;
 import org.bukkit.configuration.InvalidConfigurationException;
@@ -60,6 +64,10 @@ public class MineclawPlugin extends JavaPlugin {
                     "Talk to the Mineclaw bridge (status, approvals, owner commands).", List.of(), command);
             event.registrar().register(AiCommand.LABEL, "Ask the assistant privately: /ai <question>.", List.of(), ai);
         });
+        Optional<ManagedSettings> managed = config.managedSettings(getDataFolder().toPath());
+        if (managed.isPresent()) {
+            this.core.manage(new ManagedBridge(managed.get(), jarWheel(), getLogger()));
+        }
         this.core.start();
         getLogger().info("Mineclaw " + getPluginMeta().getVersion() + " on " + platform.platformName()
                 + ", linking to " + config.bridgeUrl());
@@ -75,6 +83,16 @@ public class MineclawPlugin extends JavaPlugin {
             }
             this.core.stop();
             this.core = null;
+        }
+    }
+
+    /** The bridge wheel this jar carries (the release build and make plugin add it), if any. */
+    private Optional<BridgeWheel> jarWheel() {
+        try {
+            return BridgeWheel.fromResources(getClassLoader());
+        } catch (IOException | MineclawException exc) {
+            getLogger().severe("cannot read the bridge wheel in the jar: " + exc.getMessage());
+            return Optional.empty();
         }
     }
 

@@ -71,6 +71,22 @@ public final class CommandForwarder {
         });
     }
 
+    /**
+     * Answers a subcommand the plugin knows itself ({@code bridge status}), to a sender holding the
+     * node it needs; never reaches the bridge.
+     */
+    public CompletableFuture<Void> answerHere(CommandSender sender, List<String> args,
+            java.util.function.Supplier<List<Component>> lines) {
+        return granted(sender).thenCompose(granted -> {
+            Optional<String> node = Permissions.nodeFor(args);
+            if (node.isPresent() && !granted.contains(node.get())) {
+                return reply(sender, List.of(
+                        this.messages.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", node.get()))));
+            }
+            return reply(sender, lines.get());
+        }).exceptionally(error -> null);
+    }
+
     private CompletableFuture<List<String>> granted(CommandSender sender) {
         if (sender.isConsole()) {
             // The console holds every node, the ones the bridge named (tiers, report_nodes) too.

@@ -40,9 +40,12 @@ import java.util.regex.Pattern;
  * @param linkTimeout how long a bridge may stay silent (linking, or linked and not answering
  *     pings) before the plugin gives it up and tries its next bridge ({@value #DEFAULT_LINK_TIMEOUT_MS} ms by
  *     default, {@value #MIN_LINK_TIMEOUT_MS}-{@value #MAX_LINK_TIMEOUT_MS})
+ * @param managed the {@code bridge} section: whether the plugin runs its own bridge, with what Python
+ *     and which wheelhouse (off by default)
  */
 public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, Duration verdictTimeout,
-        String chatPriority, String serverId, String locale, Map<String, String> messages, Duration linkTimeout) {
+        String chatPriority, String serverId, String locale, Map<String, String> messages, Duration linkTimeout,
+        ManagedBridgeConfig managed) {
     public PluginConfig {
         messages = Map.copyOf(messages);
     }
@@ -71,10 +74,11 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
     static final String LOCALE = "locale";
     static final String MESSAGES = "messages";
     static final String LINK_TIMEOUT_MS = "link-timeout-ms";
+    static final String BRIDGE = "bridge";
     /** The bridge's pattern for a server id ({@code servers.yml}, {@code hello.server_id}). */
     static final Pattern SERVER_ID_PATTERN = Pattern.compile("[a-z0-9][a-z0-9_-]{0,31}");
     private static final Set<String> KEYS = Set.of(BRIDGE_URL, TOKEN, TOKEN_FILE, VERDICT_TIMEOUT_MS, CHAT_PRIORITY,
-            SERVER_ID, LOCALE, MESSAGES, LINK_TIMEOUT_MS);
+            SERVER_ID, LOCALE, MESSAGES, LINK_TIMEOUT_MS, BRIDGE);
 
     /**
      * Reads the top-level values of the config file; absent keys take their defaults.
@@ -111,8 +115,13 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
             throw new ConfigException(LOCALE, "must be one of " + Messages.LOCALES + ", got '" + locale + "'");
         }
         Duration linkTimeout = Duration.ofMillis(linkTimeoutMillis(values.get(LINK_TIMEOUT_MS)));
+        ManagedBridgeConfig managed = ManagedBridgeConfig.fromSection(values.get(BRIDGE), dataFolder);
+        if (managed.enabled() && !"ws".equals(urls.get(0).getScheme())) {
+            throw new ConfigException(BRIDGE + ".managed", "the managed bridge listens on plain ws:// (loopback);"
+                    + " the first bridge-url must be ws://, got " + urls.get(0));
+        }
         return new PluginConfig(urls, token, tokenFile, verdict, priority, serverId, locale, messages(values),
-                linkTimeout);
+                linkTimeout, managed);
     }
 
     /**
@@ -155,6 +164,21 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
                 TokenSource.configuredOrFile(this.token, this.tokenFile), instanceId)
                 .withVerdictTimeout(this.verdictTimeout).withServerId(this.serverId)
                 .withMessages(this.locale, this.messages);
+    }
+
+    /**
+     * The managed bridge's settings (its host and port those of the first {@code bridge-url}), or
+     * empty when {@code bridge.managed} is off.
+     */
+    public java.util.Optional<dev.mineclaw.core.managed.ManagedSettings> managedSettings(Path dataFolder) {
+        if (!this.managed.enabled()) {
+            return java.util.Optional.empty();
+        }
+        URI first = bridgeUrl();
+        int port = first.getPort() < 0 ? 80 : first.getPort();
+        return java.util.Optional.of(dev.mineclaw.core.managed.ManagedSettings.of(this.managed.python(),
+                dev.mineclaw.core.managed.ManagedSettings.systemPath(), dataFolder, this.managed.wheelhouse(),
+                first.getHost(), port));
     }
 
     /** The first bridge. */
@@ -259,7 +283,7 @@ public record PluginConfig(List<URI> bridgeUrls, String token, Path tokenFile, D
         return millis;
     }
 
-    private static String describe(Object value) {
+    static String describe(Object value) {
         return value.getClass().getSimpleName() + " '" + value + "'";
     }
 }

@@ -60,6 +60,8 @@ public final class Permissions {
             Map.entry("deny", APPROVE),
             Map.entry("listen", "mineclaw.command.listen"),
             Map.entry("reload", "mineclaw.command.reload"),
+            // The managed bridge's status, answered by the plugin itself: the owner's node.
+            Map.entry("bridge", "mineclaw.command.reload"),
             Map.entry("compact", "mineclaw.command.compact"),
             Map.entry("clear", CLEAR),
             Map.entry("ai", PRIVATE),

@@ -195,4 +195,36 @@ class PluginConfigTest {
                 () -> PluginConfig.fromMap(Map.of("messages", "x"), this.dataFolder));
         assertEquals("messages", notMap.key());
     }
+
+    @Test
+    void theManagedBridgeIsOffByDefault() {
+        PluginConfig config = PluginConfig.fromMap(Map.of(), this.dataFolder);
+        assertEquals(false, config.managed().enabled());
+        assertTrue(config.managedSettings(this.dataFolder).isEmpty());
+    }
+
+    @Test
+    void theBridgeSectionTurnsTheManagedBridgeOnWithItsHostPortPythonAndWheelhouse() {
+        PluginConfig config = PluginConfig.fromMap(Map.of("bridge-url", "ws://127.0.0.1:25611/link",
+                "bridge", Map.of("managed", true, "python", "/opt/python3.12/bin/python3", "wheelhouse", "wheels")),
+                this.dataFolder);
+        var settings = config.managedSettings(this.dataFolder).orElseThrow();
+        assertEquals("127.0.0.1", settings.host());
+        assertEquals(25611, settings.port());
+        assertEquals("/opt/python3.12/bin/python3", settings.python());
+        assertEquals(this.dataFolder.resolve("wheels"), settings.wheelhouse());
+        assertEquals(this.dataFolder.resolve("managed/venv"), settings.venv());
+        PluginConfig defaults = PluginConfig.fromMap(Map.of("bridge", Map.of("managed", true)), this.dataFolder);
+        assertEquals(this.dataFolder.resolve("wheelhouse"), defaults.managed().wheelhouse());
+        assertEquals("", defaults.managed().python());
+    }
+
+    @Test
+    void aBadBridgeSectionIsNamedByItsKey() {
+        assertKey("bridge", Map.of("bridge", "managed"));
+        assertKey("bridge.managed", Map.of("bridge", Map.of("managed", "yes")));
+        assertKey("bridge.python", Map.of("bridge", Map.of("python", 3.12)));
+        assertKey("bridge.pyton", Map.of("bridge", Map.of("pyton", "/usr/bin/python3")));
+        assertKey("bridge.managed", Map.of("bridge-url", "wss://example.org/link", "bridge", Map.of("managed", true)));
+    }
 }
