@@ -125,6 +125,9 @@ def test_the_release_holds_the_tagged_version_sums_notes_and_notices(builds: Bui
         assert descriptor["version"] == VERSION
         assert plugin.read("META-INF/NOTICE") == (ROOT / "NOTICE").read_bytes()
         assert plugin.read("META-INF/LICENSE") == (ROOT / "LICENSE").read_bytes()
+        # bridge.managed installs the wheel the jar carries: the released one, byte for byte.
+        assert plugin.read("mineclaw-bridge/wheel.txt") == f"{wheel}\n".encode()
+        assert plugin.read(f"mineclaw-bridge/{wheel}") == files[wheel].read_bytes()
         stamps = {entry.date_time for entry in plugin.infolist()}
     with zipfile.ZipFile(files[wheel]) as bridge:
         metadata = bridge.read(f"mineclaw_bridge-{VERSION}.dist-info/METADATA").decode()

@@ -7,13 +7,19 @@ import dev.mineclaw.core.link.LinkListener;
 import dev.mineclaw.core.link.LinkSettings;
 import dev.mineclaw.core.link.LinkState;
 import dev.mineclaw.core.link.TokenSource;
+import dev.mineclaw.core.managed.BridgeWheel;
+import dev.mineclaw.core.managed.ManagedBridge;
+import dev.mineclaw.core.managed.ManagedSettings;
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Files;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The runnable stand-in server: {@code java -jar mineclaw-testkit.jar --url ... --token-file ...}.
@@ -56,6 +62,14 @@ public final class TestkitMain {
                 .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId())
                 .withMessages(options.locale(), Map.of());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));
+        if (options.managedData() != null) {  // as the plugin's bridge.managed, the wheel given as a file
+            URI first = options.urls().get(0);
+            ManagedSettings managed = ManagedSettings.of(options.managedPython(), ManagedSettings.systemPath(),
+                    options.managedData(), options.managedData().resolve("wheelhouse"), first.getHost(), first.getPort());
+            BridgeWheel wheel = new BridgeWheel(options.managedWheel().getFileName().toString(),
+                    Files.readAllBytes(options.managedWheel()));
+            core.manage(new ManagedBridge(managed, Optional.of(wheel), platform.logger()));
+        }
         ControlLoop loop = new ControlLoop(platform, core, out);
 
         out.emit(EventOut.event("ready"));

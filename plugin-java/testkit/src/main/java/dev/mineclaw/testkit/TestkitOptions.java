@@ -10,10 +10,12 @@ import java.util.UUID;
 
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
 record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanceId, String platform,
-        Duration verdictTimeout, String serverId, String locale, Duration linkTimeout) {
+        Duration verdictTimeout, String serverId, String locale, Duration linkTimeout, Path managedData,
+        String managedPython, Path managedWheel) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
-            + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN] [--link-timeout-ms MS]";
+            + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN] [--link-timeout-ms MS]"
+            + " [--managed-data DIR --managed-wheel WHEEL [--managed-python PATH]]";
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
@@ -26,6 +28,9 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         String serverId = "";
         String locale = Messages.ENGLISH;
         Duration linkTimeout = null;  // the link's own defaults unless given
+        Path managedData = null;
+        String managedPython = "";
+        Path managedWheel = null;
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -46,6 +51,9 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
                 case "--verdict-timeout-ms" -> verdictTimeout = Duration.ofMillis(parsePositive(option, value));
                 case "--server-id" -> serverId = value;
                 case "--link-timeout-ms" -> linkTimeout = Duration.ofMillis(parsePositive(option, value));
+                case "--managed-data" -> managedData = Path.of(value);
+                case "--managed-python" -> managedPython = value;
+                case "--managed-wheel" -> managedWheel = Path.of(value);
                 case "--locale" -> {
                     if (!Messages.LOCALES.contains(value)) {
                         throw new IllegalArgumentException("--locale must be one of " + Messages.LOCALES + ", got '"
@@ -62,8 +70,11 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         if (tokenFile == null && token == null) {
             throw new IllegalArgumentException("--token-file (or --token) is required");
         }
+        if ((managedData == null) != (managedWheel == null)) {
+            throw new IllegalArgumentException("--managed-data and --managed-wheel go together");
+        }
         return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId,
-                locale, linkTimeout);
+                locale, linkTimeout, managedData, managedPython, managedWheel);
     }
 
     private static URI parseUrl(String value) {
