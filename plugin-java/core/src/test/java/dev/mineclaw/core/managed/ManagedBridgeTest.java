@@ -197,10 +197,7 @@ class ManagedBridgeTest {
 
     @Test
     void aBridgeThatDiesIsStartedAgainWithTheRestartsCounted() throws Exception {
-        FakePython fake = new FakePython();
-        fake.serve = "echo 'error: config.yml, line 3: bad'; exit 3";
-        Path python = fake.write(this.tmp.resolve("bin"), "python3");
-        ManagedBridge bridge = start(settings(python.toString(), List.of(), freePort()), Optional.of(WHEEL));
+        ManagedBridge bridge = startServing("echo 'error: config.yml, line 3: bad'; exit 3");
         Status status = bridge.await(s -> s.restarts() >= 3);
         assertEquals("the bridge exited with code 3", status.problem());
         awaitLog(ManagedBridge.PREFIX + "error: config.yml, line 3: bad");
@@ -212,10 +209,7 @@ class ManagedBridgeTest {
 
     @Test
     void aBridgeIgnoringSigtermIsKilledAfterTheBoundedWait() throws Exception {
-        FakePython fake = new FakePython();
-        fake.serve = "trap '' TERM; echo up; while :; do sleep 1; done";
-        Path python = fake.write(this.tmp.resolve("bin"), "python3");
-        ManagedBridge bridge = start(settings(python.toString(), List.of(), freePort()), Optional.of(WHEEL));
+        ManagedBridge bridge = startServing("trap '' TERM; echo up; while :; do sleep 1; done");
         bridge.await(s -> s.state() == State.RUNNING);
         awaitLog(ManagedBridge.PREFIX + "up");
         ProcessHandle child = ProcessHandle.of(bridge.status().pid()).orElseThrow();
@@ -223,6 +217,14 @@ class ManagedBridgeTest {
         child.onExit().get();
         assertTrue(this.logged.stream().anyMatch(r -> r.getLevel() == Level.WARNING
                 && r.getMessage().startsWith("the managed bridge did not stop within")), messages().toString());
+    }
+
+    /** A bridge whose fake {@code serve} runs {@code script}. */
+    private ManagedBridge startServing(String script) throws IOException {
+        FakePython fake = new FakePython();
+        fake.serve = script;
+        Path python = fake.write(this.tmp.resolve("bin"), "python3");
+        return start(settings(python.toString(), List.of(), freePort()), Optional.of(WHEEL));
     }
 
     private ManagedBridge start(ManagedSettings settings, Optional<BridgeWheel> wheel) {
