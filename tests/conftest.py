@@ -86,6 +86,20 @@ def chosen_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[St
         server.drop_database(dbname)
 
 
+@pytest.fixture
+def postgres_only(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Backend]:
+    """A new database on the session's PostgreSQL server alone (dropped afterwards)."""
+    name = postgres_server.create_database()
+    target = StorageTarget(
+        tmp_path / "data",
+        backend="postgresql",
+        dsn=postgres_server.dsn(name),
+        password=postgres_server.password,
+    )
+    yield Backend(target, postgres_server, name)
+    postgres_server.drop_database(name)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the whole run, on loopback, in a temporary folder.

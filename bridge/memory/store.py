@@ -378,15 +378,7 @@ class MemoryStore:
                 zip(candidates, scores, strict=True), key=lambda pair: pair[1], reverse=True
             )
             return [Found(memory, score) for memory, score in ranked[:limit]]
-        # The rows the asker may see first, by the scope index (the planner would otherwise
-        # start from the GIN index, whose postings of a common word span every player).
-        sql = (
-            f"WITH visible AS MATERIALIZED ({_VISIBLE_ROWS})"
-            f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
-            " FROM visible m, to_tsquery('simple', ?) q"
-            f" WHERE m.search @@ q AND {_VISIBLE} AND {scoped}"
-            " ORDER BY score DESC, m.seq DESC LIMIT ?"
-        )
+        sql = postgresql_search(scoped)
         rows = self._query(sql, (asker_uuid, tsquery(terms), asker_uuid, limit))
         return [Found(_memory(row[:-1]), float(row[-1])) for row in rows]
 
@@ -496,6 +488,20 @@ class MemoryStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def postgresql_search(scoped: str) -> str:
+    """The keyword search on PostgreSQL; parameters: the asker's UUID, the tsquery, the UUID
+    again, the limit. The rows the asker may see come first, by the scope index (the planner
+    would otherwise start from the GIN index, whose postings of a common word span every
+    player); the test of its plan is in tests/memory/test_search_plan.py."""
+    return (
+        f"WITH visible AS MATERIALIZED ({_VISIBLE_ROWS})"
+        f" {_SELECT}, ts_rank_cd(m.search, q) AS score"
+        " FROM visible m, to_tsquery('simple', ?) q"
+        f" WHERE m.search @@ q AND {_VISIBLE} AND {scoped}"
+        " ORDER BY score DESC, m.seq DESC LIMIT ?"
+    )
 
 
 def _scoped(scopes: Sequence[Scope], *, public: bool) -> str:

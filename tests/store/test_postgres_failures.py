@@ -90,19 +90,6 @@ def test_a_database_that_does_not_exist_is_named(
         target.open_archive()
 
 
-@pytest.fixture
-def postgres_only(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Backend]:
-    name = postgres_server.create_database()
-    target = StorageTarget(
-        tmp_path / "data",
-        backend="postgresql",
-        dsn=postgres_server.dsn(name),
-        password=postgres_server.password,
-    )
-    yield Backend(target, postgres_server, name)
-    postgres_server.drop_database(name)
-
-
 def test_cut_connections_are_replaced_and_nothing_is_lost(postgres_only: Backend) -> None:
     backend = postgres_only
     with backend.archive() as archive, backend.audit(write_interval=3600.0) as log:
