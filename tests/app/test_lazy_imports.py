@@ -28,6 +28,8 @@ OPTIONAL = {
     "trafilatura": "the web tools' extraction (web:)",
     "lxml": "the web tools' HTML parsing (web:)",
     "py_mini_racer": "V8, which runs in the Function workers and the syntax-check child only",
+    "click": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",
+    "pygments": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",
 }
 
 
