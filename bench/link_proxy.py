@@ -28,6 +28,11 @@ class LinkProxy:
         """Set when a connection is forwarded (cleared by ``drop``)."""
 
     @property
+    def open_links(self) -> int:
+        """Connections forwarded now (two ends each)."""
+        return len(self._open) // 2
+
+    @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}{self._path}"
 
