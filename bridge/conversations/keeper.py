@@ -28,6 +28,7 @@ from bridge.conversations.shelf import (
     lane_suffix,
 )
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.store.player_state import (
     PlayerState,
     ShelfChanged,
@@ -84,7 +85,7 @@ class ConversationKeeper:
     async def refresh(self, player_uuid: str) -> Shelf:
         """The player's shelf read from the store now (the cached one when it cannot be)."""
         try:
-            entry = await asyncio.to_thread(self._read, player_uuid)
+            entry = await run_in(Pool.STORE, self._read, player_uuid)
         except StoreError as exc:
             log.error("conversations of %s not read: %s", player_uuid, exc)
             return self.shelf(player_uuid)
@@ -109,14 +110,14 @@ class ConversationKeeper:
     async def _change(self, player_uuid: str, make: Callable[[Shelf], T]) -> T:
         for _ in range(MAX_TRIES):
             try:
-                entry = await asyncio.to_thread(self._read, player_uuid)
+                entry = await run_in(Pool.STORE, self._read, player_uuid)
             except StoreError as exc:
                 log.error("conversations of %s not read: %s", player_uuid, exc)
                 return self._change_in_memory(player_uuid, make)
             before = {c.id for c in entry.state.conversations}
             result = make(Shelf(entry.state))
             try:
-                entry.version = await asyncio.to_thread(self._save, player_uuid, entry, before)
+                entry.version = await run_in(Pool.STORE, self._save, player_uuid, entry, before)
                 entry.saved = True
             except ShelfChanged:
                 continue

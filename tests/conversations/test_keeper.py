@@ -6,6 +6,8 @@ and a file of the bridges before the store is imported."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from bridge.conversations.keeper import ConversationKeeper
@@ -107,5 +109,25 @@ def test_a_file_is_imported_unless_the_player_is_already_stored(backend: Backend
         assert b.import_players({ALEX: first(NOW)}) == 0
         assert b.shelf(ALEX).active.title == "from the file"
     finally:
+        for store in stores:
+            store.close()
+
+
+async def test_a_full_default_pool_does_not_hold_a_players_conversations(backend: Backend) -> None:
+    """The keeper reads and saves in the bridge's STORE pool, as the archive does: a default
+    pool filled by slow work elsewhere (a stalled web fetch's thread, say) does not hold them."""
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(1))
+    release = threading.Event()
+    held = asyncio.ensure_future(asyncio.to_thread(release.wait))
+    a, _, stores = keepers(backend)
+    try:
+        async with asyncio.timeout(30):
+            await a.refresh(ALEX)
+            made = await a.change(ALEX, lambda shelf: shelf.start("nether", NOW, 10).id)
+        assert made == "2"
+    finally:
+        release.set()
+        await held
         for store in stores:
             store.close()

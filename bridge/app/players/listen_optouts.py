@@ -8,11 +8,11 @@ Before the store kept them they lived in ``data/listen-optouts.json`` (``{"versi
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from bridge.app.players.state_files import PLAYER_UUID, versioned_players
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.store.player_state import PlayerState
 
 FILE_NAME = "listen-optouts.json"
@@ -35,13 +35,13 @@ class ListenOptOuts:
     async def remember(self, player_uuid: str, opted_out: bool) -> None:
         """Store the player's choice (``players`` already holds it); ``StoreError`` when the
         store cannot (the choice holds in this bridge meanwhile)."""
-        await asyncio.to_thread(self._store.set_listen_optout, player_uuid, opted_out)
+        await run_in(Pool.STORE, self._store.set_listen_optout, player_uuid, opted_out)
 
     async def reload(self) -> None:
         """Read the set again (another bridge may have changed it); kept as it is when the
         store cannot be read."""
         try:
-            stored = await asyncio.to_thread(self._store.listen_optouts)
+            stored = await run_in(Pool.STORE, self._store.listen_optouts)
         except StoreError as exc:
             log.info("listen opt-outs not read again: %s", exc)
             return

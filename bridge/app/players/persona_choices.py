@@ -10,7 +10,6 @@ import at first start (`bridge.app.players.state_import`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 
@@ -18,6 +17,7 @@ from bridge.app.players.state_files import PLAYER_UUID, versioned_players
 from bridge.control import ControlPlane
 from bridge.control.souls_files import SOUL_NAME, Soul
 from bridge.errors import StoreError
+from bridge.executors import Pool, run_in
 from bridge.store.player_state import PlayerState
 from bridge.turns.ports import PlayerRef
 
@@ -48,11 +48,11 @@ class PersonaChoices:
             self.players.pop(player_uuid, None)
         else:
             self.players[player_uuid] = soul
-        await asyncio.to_thread(self._store.choose_persona, player_uuid, soul)
+        await run_in(Pool.STORE, self._store.choose_persona, player_uuid, soul)
 
     async def reload(self) -> None:
         try:
-            stored = await asyncio.to_thread(self._store.persona_choices)
+            stored = await run_in(Pool.STORE, self._store.persona_choices)
         except StoreError as exc:
             log.info("persona choices not read again: %s", exc)
             return
