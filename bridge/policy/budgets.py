@@ -434,14 +434,30 @@ class Budgets:
         )
         with self._unrecorded_lock:
             self._unrecorded.append(usage)
-            while self._unrecorded:
-                try:
-                    self._unrecorded[0].add_to(self._book)
-                except StoreError as exc:
-                    raise StoreError(
-                        f"{exc}; {len(self._unrecorded)} kept, counted once the store answers again"
-                    ) from exc
-                self._unrecorded.popleft()
+            try:
+                self._write_unrecorded()
+            except StoreError as exc:
+                raise StoreError(
+                    f"{exc}; {len(self._unrecorded)} kept, counted once the store answers again"
+                ) from exc
+
+    def flush_unrecorded(self) -> int:
+        """Write the usages kept since the ledger refused them, without waiting for the next
+        record: when a server links (its lease was just read, so the store answers) and before
+        the bridge gives its servers up, so what a provider served is in the ledger rather than
+        in a process about to exit. How many are still kept (the store still away)."""
+        with self._unrecorded_lock:
+            try:
+                self._write_unrecorded()
+            except StoreError:
+                pass  # kept for the next record or flush; the failed record said why
+            return len(self._unrecorded)
+
+    def _write_unrecorded(self) -> None:
+        """Oldest first, each removed once written (the lock held)."""
+        while self._unrecorded:
+            self._unrecorded[0].add_to(self._book)
+            self._unrecorded.popleft()
 
     @property
     def unrecorded(self) -> int:

@@ -336,6 +336,11 @@ def test_usage_the_ledger_refused_while_its_backend_hung_is_counted_once_it_answ
         finally:
             os.kill(pid, signal.SIGCONT)
         assert budgets.unrecorded == 1
+        # Written when the store answers again (a server linked, or the bridge gives its
+        # servers up), without waiting for the next record.
+        assert budgets.flush_unrecorded() == 0
+        periods = periods_at(T0, config.zone())
+        assert ledger.usage(SERVER, periods).day.tokens == 130
         budgets.record(
             player_uuid=steve.uuid,
             player_name=steve.name,

@@ -23,6 +23,7 @@ from bridge.app.chat.handler import AppHandler
 from bridge.app.requests.background import BackgroundTasks
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError, StoreError
+from bridge.executors import Pool, run_in
 from bridge.link.messages import OutputChat
 from bridge.store.player_state import PlayerState
 
@@ -91,7 +92,7 @@ class CutTurns:
             if not lines:
                 return True
             try:
-                await asyncio.to_thread(store.owe, lines, datetime.now(UTC))
+                await run_in(Pool.STORE, store.owe, lines, datetime.now(UTC))
             except StoreError as exc:
                 self._kept[:0] = lines
                 log.info("cut turns' lines kept here until the store answers: %s", exc)
@@ -114,7 +115,7 @@ class CutTurns:
         owed: list[Owed] = []
         if await self.write_kept() and store is not None:
             try:
-                taken = await asyncio.to_thread(store.take_owed, server_id)
+                taken = await run_in(Pool.STORE, store.take_owed, server_id)
             except StoreError as exc:
                 log.info("server %s: owed lines not read: %s", server_id, exc)
                 taken = []

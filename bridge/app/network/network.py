@@ -35,6 +35,7 @@ import httpx
 
 from bridge.app.chat.handler import AppHandler
 from bridge.app.network.cut_turns import CutTurns
+from bridge.app.network.kept_usage import flush_kept_usage
 from bridge.app.wiring.runtime import Runtime, RuntimeSettings
 from bridge.control import ControlPlane
 from bridge.errors import MineclawError, StoreError
@@ -101,6 +102,7 @@ class _ServerHandler:
     async def on_connected(self, link: Link, hello: Hello) -> None:
         await self._app.on_connected(link, hello)
         self._network.cut_turns.tell(self._context.server_id, self._app)
+        self._network.flush_kept_usage()
 
     async def on_disconnected(self) -> None:
         await self._app.on_disconnected()
@@ -386,11 +388,21 @@ class Network:
             log.info("the player state cannot be opened: %s", exc)
             return None
 
+    def flush_kept_usage(self) -> None:
+        """Write the usage the ledger refused earlier, in the background (a server linked)."""
+        task = asyncio.get_running_loop().create_task(self._flush_kept_usage())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _flush_kept_usage(self) -> None:
+        await flush_kept_usage(c.runtime for c in list(self._contexts.values()))
+
     async def aclose(self) -> None:
         """Close every server's runtime (each stops its turns, which commit first); the shared
         archive and audit log close last, with the default server's. Lines owed to the askers
         of cut turns are written to the store first, for the next bridge to deliver."""
         await self.cut_turns.aclose()
+        await flush_kept_usage(c.runtime for c in self._contexts.values())
         others = [c for c in self._contexts.values() if c.server_id != DEFAULT_SERVER_ID]
         await asyncio.gather(*(c.runtime.aclose(close_stores=False) for c in others))
         await self._default_runtime.aclose()
