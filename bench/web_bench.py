@@ -18,7 +18,9 @@ was due, so a stalled event loop counts) and a lease renewal (``ServerLeases.pol
 PostgreSQL server of its own) are timed idle, then while six hostile fetches run. Goals: verdict
 p99 <= 1.5x idle, no renewal later than its deadline (3 s), this process's memory grows by
 less than 100 MB (the extraction workers are other processes, limited to 1 GiB each; their
-peak is printed too). ``--quick`` skips the hostile part.
+peak is printed too). ``--quick`` skips the hostile part; ``--hostile`` runs only it;
+``--rounds N`` measures the witness N times (idle, then hostile, each round) and prints the
+median of the rounds' p99 ratios too (one round's p99 is a handful of samples).
 """
 
 from __future__ import annotations
@@ -293,7 +295,18 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
             runtime = Runtime.open(config)
             await leases.start()
             try:
-                return await _measure(fetcher, Witness(AppHandler(runtime), leases))
+                handler = AppHandler(runtime)
+                results = [
+                    await _measure(fetcher, Witness(handler, leases)) for _ in range(_rounds())
+                ]
+                ratios = sorted(ratio for _, ratio in results)
+                if len(ratios) > 1:
+                    print(
+                        f"verdict p99 ratio over {len(ratios)} rounds: median "
+                        f"{statistics.median(ratios):.2f}x, min {ratios[0]:.2f}x, max "
+                        f"{ratios[-1]:.2f}x (goal <= {GOAL_VERDICT_RATIO}x)"
+                    )
+                return all(ok for ok, _ in results)
             finally:
                 await leases.close()
                 await runtime.aclose()
@@ -301,7 +314,14 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
         postgres.remove()
 
 
-async def _measure(fetcher: WebFetcher, witness: Witness) -> bool:
+def _rounds() -> int:
+    if "--rounds" in sys.argv:
+        return max(1, int(sys.argv[sys.argv.index("--rounds") + 1]))
+    return 1
+
+
+async def _measure(fetcher: WebFetcher, witness: Witness) -> tuple[bool, float]:
+    """One round: whether it met the goals, and its verdict p99 ratio."""
     idle = Witness(witness.handler, witness.leases)
     rss_before = _rss_mb()
     await asyncio.gather(idle.verdicts_for(IDLE_S), idle.renewals_for(IDLE_S))
@@ -348,7 +368,7 @@ async def _measure(fetcher: WebFetcher, witness: Witness) -> bool:
     in_time = max(took, default=0.0) <= HOSTILE_DEADLINE_S + 0.5
     print(f"  every hostile fetch ended by its deadline: {'ok' if in_time else 'over the goal'}")
     ok = verdict_ok and not late and memory_ok and in_time
-    return ok and not failed_for_other_reasons(failed)
+    return ok and not failed_for_other_reasons(failed), ratio
 
 
 def failed_for_other_reasons(failed: Sequence[object]) -> bool:
@@ -370,16 +390,8 @@ async def _timed(fetcher: WebFetcher) -> tuple[float, Exception | None]:
 
 
 async def main() -> int:
-    ours50, ours99, plain50, plain99 = await fetch_ratio()
-    ratio = ours50 / plain50
-    print(f"pages: {len(list(PAGES.glob('*.html')))}, rounds: {ROUNDS}")
-    print(f"web_fetch          p50 {ours50 * 1000:7.2f} ms  p99 {ours99 * 1000:7.2f} ms")
-    print(f"httpx + extractor  p50 {plain50 * 1000:7.2f} ms  p99 {plain99 * 1000:7.2f} ms")
-    verdict = "ok" if ratio <= GOAL_RATIO else "over the goal"
-    print(f"ratio p50 {ratio:.2f}x (goal <= {GOAL_RATIO}x): {verdict}")
-    s50, s99 = await shield_cost()
-    verdict = "ok" if s50 < GOAL_SHIELD_US else "over the goal"
-    print(f"shield per connection p50 {s50:.1f} us  p99 {s99:.1f} us (goal < 100 us): {verdict}")
+    if "--hostile" not in sys.argv and not await normal_pages():
+        return 1
     if "--quick" in sys.argv:
         return 0
     pages = {p.name: p.read_bytes() for p in sorted(PAGES.glob("*.html"))}
@@ -394,6 +406,22 @@ async def main() -> int:
     finally:
         await server.stop()
     return 0 if ok else 1
+
+
+async def normal_pages() -> bool:
+    """Normal pages against plain httpx, and the shield's cost (always 'ok' to go on: the
+    figures are printed; the old bench did not fail on them either)."""
+    ours50, ours99, plain50, plain99 = await fetch_ratio()
+    ratio = ours50 / plain50
+    print(f"pages: {len(list(PAGES.glob('*.html')))}, rounds: {ROUNDS}")
+    print(f"web_fetch          p50 {ours50 * 1000:7.2f} ms  p99 {ours99 * 1000:7.2f} ms")
+    print(f"httpx + extractor  p50 {plain50 * 1000:7.2f} ms  p99 {plain99 * 1000:7.2f} ms")
+    verdict = "ok" if ratio <= GOAL_RATIO else "over the goal"
+    print(f"ratio p50 {ratio:.2f}x (goal <= {GOAL_RATIO}x): {verdict}")
+    s50, s99 = await shield_cost()
+    verdict = "ok" if s50 < GOAL_SHIELD_US else "over the goal"
+    print(f"shield per connection p50 {s50:.1f} us  p99 {s99:.1f} us (goal < 100 us): {verdict}")
+    return True
 
 
 if __name__ == "__main__":
