@@ -26,7 +26,7 @@ import queue
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -37,9 +37,19 @@ from bridge.web.extraction_worker import read_frame, write_frame
 
 log = logging.getLogger(__name__)
 
-WORKERS = 2
+
+def _workers_for_this_machine() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return 1 if cores <= 2 else 2
+
+
+WORKERS = _workers_for_this_machine()
 """Worker processes (and pages parsed at once); more pages wait in the queue, each until its
-deadline. Two: the machines the bridge runs on often have two cores, and a turn must keep one."""
+deadline. One on a machine of one or two cores (two busy workers on two cores made a player's
+verdict wait behind them: p99 4x idle), two on larger ones."""
 MEMORY_BYTES = 1 << 30
 """Each worker's address-space limit (``RLIMIT_AS``): past it the parse fails, not the host."""
 MARGIN_S = 0.25
@@ -51,6 +61,10 @@ Extractor = Literal["trafilatura", "plain", "none"]
 class ExtractionCut(Exception):
     """No text before the deadline: the job waited for a worker, or the worker was cut off
     before even the fallback was ready."""
+
+
+class ExtractionRefused(Exception):
+    """The body is not what its headers say (a compressed stream that does not inflate)."""
 
 
 class ExtractionFailed(Exception):
@@ -77,18 +91,20 @@ class _Frame(BaseModel):
     taken on trust either."""
 
     model_config = ConfigDict(extra="forbid")
-    stage: Literal["done", "fallback", "main", "failed"]
+    stage: Literal["done", "fallback", "main", "failed", "refused"]
     title: str | None = None
     text: str = ""
     cut: bool = False
     charset: str = "utf-8"
     refused: str | None = None
+    note: str | None = None
     why: str = ""
 
 
 def _reading(frame: _Frame, extractor: Extractor, note: str | None = None) -> Reading:
+    said = "; ".join(filter(None, [note, frame.note])) or None
     return Reading(
-        frame.title, frame.text, frame.cut, frame.charset, frame.refused, extractor, note
+        frame.title, frame.text, frame.cut, frame.charset, frame.refused, extractor, said
     )
 
 
@@ -102,7 +118,7 @@ class _Call:
         self.loop = asyncio.get_running_loop()
         self.future: asyncio.Future[Reading] = self.loop.create_future()
         self._lock = threading.Lock()
-        self._state: Literal["queued", "running", "cut"] = "queued"
+        self._state: Literal["queued", "running", "cut", "settled"] = "queued"
         self._process: subprocess.Popen[bytes] | None = None
 
     def begin(self, process: subprocess.Popen[bytes]) -> bool:
@@ -113,13 +129,22 @@ class _Call:
             return True
 
     def cut(self) -> bool:
-        """Stop the job: a running one's worker is killed. True when it had not begun."""
+        """Stop the job: a running one's worker is killed (never one that has answered: it may
+        be on the next job already). True when it had not begun."""
         with self._lock:
+            if self._state == "settled":
+                return False
             began = self._state == "running"
             self._state = "cut"
             if began and self._process is not None:
                 self._process.kill()
             return not began
+
+    def drop(self) -> None:
+        """Cut the job if it still waits in the queue; one running is left to end."""
+        with self._lock:
+            if self._state == "queued":
+                self._state = "cut"
 
     @property
     def was_cut(self) -> bool:
@@ -127,6 +152,10 @@ class _Call:
             return self._state == "cut"
 
     def settle(self, outcome: Reading | BaseException) -> None:
+        with self._lock:
+            if self._state == "running":
+                self._state = "settled"
+
         def done() -> None:
             if self.future.done():
                 return
@@ -142,16 +171,27 @@ class _Call:
 
 
 class ExtractionPool:
-    """``WORKERS`` warm worker processes behind one queue."""
+    """``WORKERS`` warm worker processes behind one queue, and a plain lane: one more worker
+    that makes only the linear plain text (no trafilatura), for the pages that found every
+    worker busy, so a page still queued at its deadline comes back as its plain text."""
 
-    def __init__(self, *, workers: int = WORKERS, memory_bytes: int = MEMORY_BYTES) -> None:
+    def __init__(
+        self, *, workers: int = WORKERS, memory_bytes: int = MEMORY_BYTES, plain_only: bool = False
+    ) -> None:
         self._workers = workers
         self._memory = memory_bytes
+        self._plain_only = plain_only
         self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._processes: set[subprocess.Popen[bytes]] = set()
+        self._pending = 0  # jobs put in the queue and not yet answered or dropped
         self._closed = False
+        self._plain_lane = (
+            None
+            if plain_only
+            else ExtractionPool(workers=1, memory_bytes=memory_bytes, plain_only=True)
+        )
         self.spawned = 0
         """Worker processes started so far (tests and the bench see recycling)."""
 
@@ -164,8 +204,12 @@ class ExtractionPool:
         url: str,
         limit: int,
         deadline: float,
+        encoding: str | None = None,
+        cap: int = 0,
     ) -> Reading:
-        """``body`` as text by ``deadline`` (the running loop's clock), or ``ExtractionCut``."""
+        """``body`` as text by ``deadline`` (the running loop's clock), or ``ExtractionCut``.
+        ``encoding``: the body's ``Content-Encoding`` (gzip, deflate), inflated in the worker to
+        at most ``cap`` bytes."""
         loop = asyncio.get_running_loop()
         remaining = deadline - loop.time() - MARGIN_S
         job = {
@@ -174,31 +218,63 @@ class ExtractionPool:
             "charset": media.charset,
             "url": url,
             "limit": limit,
+            "encoding": encoding,
+            "cap": cap,
             "cpu_s": max(1, math.ceil(remaining)),
         }
-        call = _Call(json.dumps(job).encode(), body, limit)
-        self._start()
-        self._queue.put(call)
+        header = json.dumps(job).encode()
+        call, waits = self._submit(header, body, limit)
+        # Every worker is busy: the plain lane makes this page's plain text meanwhile, the
+        # answer if no worker frees up (or gets far enough) before the deadline.
+        backup = None
+        if waits and self._plain_lane is not None:
+            backup = self._plain_lane._submit(header, body, limit)[0]
+            backup.future.add_done_callback(_retrieved)
         try:
             async with asyncio.timeout(max(0.0, remaining)):
                 return await asyncio.shield(call.future)
         except TimeoutError:
             if call.cut():
-                raise ExtractionCut("no extraction worker was free before the deadline") from None
+                return await _backup(backup, "no extraction worker was free before the deadline")
             # Killed: the driving thread reads the end of the pipe at once and answers with
             # the fallback it holds, if any.
-            return await call.future
+            try:
+                return await call.future
+            except ExtractionCut:
+                return await _backup(backup, "the page could not be read before the deadline")
         except asyncio.CancelledError:
             call.cut()
             raise
+        finally:
+            if backup is not None:
+                backup.drop()  # not needed: dropped if still queued (a running one is linear)
+
+    def _submit(self, header: bytes, body: bytes, limit: int) -> tuple[_Call, bool]:
+        """The job queued, and whether it found every worker busy."""
+        call = _Call(header, body, limit)
+        self._start()
+        with self._lock:
+            waits = self._pending >= self._workers
+            self._pending += 1
+        self._queue.put(call)
+        return call, waits
+
+    @property
+    def pending(self) -> int:
+        """Jobs in the queue or in a worker now (a test waits for its page to be in one)."""
+        with self._lock:
+            return self._pending
 
     def worker_pids(self) -> list[int]:
-        """The worker processes alive now (the bench reads their memory)."""
+        """The worker processes alive now, the plain lane's too (the bench reads their memory)."""
+        lane = self._plain_lane.worker_pids() if self._plain_lane is not None else []
         with self._lock:
-            return [process.pid for process in self._processes]
+            return [process.pid for process in self._processes] + lane
 
     def close(self) -> None:
         """Stop the threads and kill every worker (the bridge is ending)."""
+        if self._plain_lane is not None:
+            self._plain_lane.close()
         with self._lock:
             self._closed = True
             for _ in self._threads:
@@ -223,8 +299,9 @@ class ExtractionPool:
         here = str(Path(__file__).resolve().parents[2])
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
+        command = [sys.executable, "-P", "-m", "bridge.web.extraction_worker", str(self._memory)]
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "bridge.web.extraction_worker", str(self._memory)],
+            command + (["plain"] if self._plain_only else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -254,15 +331,19 @@ class ExtractionPool:
                 if process is not None:
                     self._retire(process)
                 return
-            if process is None:
-                process = self._spawn()
-            if not call.begin(process):
-                continue  # cut while it waited in the queue
-            outcome, healthy = self._run(process, call)
-            if not healthy:  # replaced first (a fork and exec), so the next job finds it warm
-                self._retire(process)
-                process = None if self._closed else self._spawn()
-            call.settle(outcome)
+            try:
+                if process is None:
+                    process = self._spawn()
+                if not call.begin(process):
+                    continue  # cut while it waited in the queue
+                outcome, healthy = self._run(process, call)
+                if not healthy:  # replaced first (a fork and exec): the next job finds it warm
+                    self._retire(process)
+                    process = None if self._closed else self._spawn()
+                call.settle(outcome)
+            finally:
+                with self._lock:
+                    self._pending -= 1
 
     def _run(
         self, process: subprocess.Popen[bytes], call: _Call
@@ -283,8 +364,12 @@ class ExtractionPool:
                 if frame.stage == "main":
                     return _reading(frame, "trafilatura"), True
                 if frame.stage == "fallback":
+                    if self._plain_only:  # the plain lane's whole answer
+                        return _reading(frame, "plain"), True
                     fallback = frame
                     continue
+                if frame.stage == "refused":
+                    return ExtractionRefused(frame.why), True
                 healthy = frame.why != "memory"
                 note = f"trafilatura failed ({frame.why}); plain text of the page"
                 if fallback is None:
@@ -303,6 +388,26 @@ class ExtractionPool:
                 return ExtractionFailed(failed), False
             note = "trafilatura's worker ended (memory or CPU limit); plain text of the page"
             return _reading(fallback, "plain", note), False
+
+
+def _retrieved(future: asyncio.Future[Reading]) -> None:
+    """A plain-lane answer may be wanted by nobody: its error is read so asyncio logs none."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def _backup(backup: _Call | None, why: str) -> Reading:
+    """The plain lane's answer for a page no worker read in time, or ``ExtractionCut``."""
+    if backup is None or backup.cut():  # it never began: no text
+        raise ExtractionCut(why)
+    try:
+        reading = await backup.future
+    except ExtractionCut:
+        raise ExtractionCut(why) from None
+    if reading.extractor != "plain":
+        return reading  # not HTML: decoded, which is all a worker does with it too
+    note = f"{why} for trafilatura; plain text of the page"
+    return replace(reading, note="; ".join(filter(None, [note, reading.note])))
 
 
 _shared: ExtractionPool | None = None

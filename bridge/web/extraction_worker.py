@@ -3,16 +3,18 @@
 Everything a stranger's page is parsed with runs here, never in the bridge: the charset guess,
 lxml's parser and trafilatura. ``bridge.web.extraction_pool`` keeps a few of these processes
 warm and kills one at the fetch's deadline; this side adds what the process can enforce on
-itself: a lower scheduling priority (``nice``), an address-space limit (``RLIMIT_AS``) and,
-per page, a CPU-time limit (``RLIMIT_CPU``, raised from the CPU time already used), so even a
-worker its parent forgot is ended.
+itself: a lower scheduling priority (``nice``, and Linux's idle class), an address-space
+limit (``RLIMIT_AS``) and, per page, a CPU-time limit (``RLIMIT_CPU``, raised from the CPU
+time already used), so even a worker its parent forgot is ended.
 
 The wire is frames on stdin and stdout: a 4-byte big-endian length and that many bytes. A job
 is two frames (a JSON header, then the raw body); the answer is one frame of JSON per stage.
-For HTML the first stage is the linear plain-text fallback (``bridge.web.extract.plain_text``),
-the second trafilatura's text: when the parent cuts the second off it already holds the first.
-Any other text is decoded only (one ``done`` frame). Run as ``python -m
-bridge.web.extraction_worker MEMORY_BYTES``.
+A compressed body (the header names its ``encoding``) is inflated here first, bounded
+(``bridge.web.inflate``). For HTML the first stage is the linear plain-text fallback
+(``bridge.web.extract.plain_text``), the second trafilatura's text: when the parent cuts the
+second off it already holds the first. Any other text is decoded only (one ``done`` frame).
+Run as ``python -m bridge.web.extraction_worker MEMORY_BYTES [plain]`` (``plain``: the plain
+lane's worker, which answers the fallback only).
 """
 
 from __future__ import annotations
@@ -62,40 +64,71 @@ def _cap(text: str, limit: int) -> tuple[str, bool]:
     return (text[:limit], True) if len(text) > limit else (text, False)
 
 
-def serve(job: dict[str, Any], body: bytes, send: Any) -> None:
-    """Answer one job through ``send`` (a frame's JSON as a dict)."""
+def serve(job: dict[str, Any], body: bytes, send: Any, *, plain_only: bool = False) -> None:
+    """Answer one job through ``send`` (a frame's JSON as a dict); ``plain_only``: the plain
+    lane's worker, which stops after the fallback."""
     from bridge.web.content import MediaType, decode
     from bridge.web.extract import extract_html, plain_text
+    from bridge.web.inflate import Uninflatable, inflate
 
     limit = int(job["limit"])
+    inflated_cut, note = False, None
+    if job.get("encoding"):
+        try:
+            inflated = inflate(body, str(job["encoding"]), int(job["cap"]))
+        except Uninflatable as exc:
+            send({"stage": "refused", "why": str(exc)})
+            return
+        body, inflated_cut, note = inflated.body, inflated.cut, inflated.note
     media = MediaType(str(job["essence"]), job.get("charset"))
     decoded = decode(body, media, job["kind"])
-    said = {"charset": decoded.charset, "refused": decoded.refused}
+    said = {"charset": decoded.charset, "refused": decoded.refused, "note": note}
     if job["kind"] != "html":
         text, cut = _cap(decoded.text, limit)
-        send({"stage": "done", "title": None, "text": text, "cut": cut, **said})
+        send({"stage": "done", "title": None, "text": text, "cut": cut or inflated_cut, **said})
         return
     fallback = plain_text(decoded.text)
     text, cut = _cap(fallback.text, limit)
+    cut = cut or inflated_cut
     send({"stage": "fallback", "title": fallback.title, "text": text, "cut": cut, **said})
+    if plain_only:
+        return
     main = extract_html(decoded.text, str(job["url"]))
     text, cut = _cap(main.text, limit)
+    cut = cut or inflated_cut
     send({"stage": "main", "title": main.title, "text": text, "cut": cut, **said})
+
+
+def _idle_class() -> None:
+    """Linux's idle scheduling class: the worker runs only when no other process of normal
+    priority wants the CPU, so the bridge's loop never waits behind a page (nice alone still
+    gives a nice-10 process about a tenth of a shared core). Lowering one's own class needs no
+    privilege; where it is missing the niceness stays."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError:
+            pass
 
 
 def main(argv: list[str]) -> int:
     memory = int(argv[1])
+    plain_only = argv[2:] == ["plain"]  # the plain lane: lxml only, trafilatura never imported
     # Frames go to a copy of stdout; whatever a library prints goes to stderr instead.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     source = sys.stdin.buffer
     os.nice(NICENESS)
+    _idle_class()
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     logging.disable(logging.CRITICAL)  # trafilatura logs what it thinks of each page
     # Warm: the imports are done once, before the first job waits for them.
     import charset_normalizer  # noqa: F401
-    import trafilatura  # noqa: F401
-    from trafilatura.metadata import extract_metadata  # noqa: F401
+    import lxml.html  # noqa: F401
+
+    if not plain_only:
+        import trafilatura  # noqa: F401
+        from trafilatura.metadata import extract_metadata  # noqa: F401
 
     def send(frame: dict[str, Any]) -> None:
         write_frame(out, json.dumps(frame, ensure_ascii=False).encode("utf-8", "replace"))
@@ -115,7 +148,7 @@ def main(argv: list[str]) -> int:
             soft = min(soft, hard)
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
         try:
-            serve(job, body, send)
+            serve(job, body, send, plain_only=plain_only)
         except MemoryError:
             send({"stage": "failed", "why": "memory"})
             return 3  # a process that ran out of memory is not trusted with the next page

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -33,9 +32,11 @@ from bridge.web.extraction_pool import (
     ExtractionCut,
     ExtractionFailed,
     ExtractionPool,
+    ExtractionRefused,
     Extractor,
     shared_pool,
 )
+from bridge.web.inflate import ENCODINGS
 from bridge.web.shield import Resolver, ShieldPolicy
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -208,16 +209,26 @@ class WebFetcher:
             if len(chunk) > room:
                 cut = True
                 break
-        raw = bytes(body)
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        if encoding not in ("", "identity"):
-            raw, inflated_cut = _inflated(raw, encoding, self.settings.max_bytes)
-            cut = cut or inflated_cut
+        encoding: str | None = response.headers.get("content-encoding", "").strip().lower()
+        if encoding in ("", "identity"):
+            encoding = None
+        elif encoding not in ENCODINGS:
+            raise FetchRefused("not_text", f"the body is compressed with {encoding}, not read")
         pool = self._extraction if self._extraction is not None else shared_pool()
         try:
+            # A compressed body is inflated in the worker (bounded there), never on this loop.
             reading = await pool.read(
-                raw, kind=kind, media=media, url=final_url, limit=limit, deadline=deadline
+                bytes(body),
+                kind=kind,
+                media=media,
+                url=final_url,
+                limit=limit,
+                deadline=deadline,
+                encoding=encoding,
+                cap=self.settings.max_bytes,
             )
+        except ExtractionRefused as exc:
+            raise FetchRefused("not_text", f"{final_url}: {exc}") from None
         except ExtractionCut as exc:
             raise FetchFailed("timeout", f"{final_url}: {exc}") from None
         except ExtractionFailed as exc:
@@ -249,20 +260,6 @@ def _origin(proxy: str | None) -> tuple[str, int] | None:
         return None
     parts = urlsplit(proxy)
     return (parts.hostname or "", parts.port or 80)
-
-
-def _inflated(raw: bytes, encoding: str, cap: int) -> tuple[bytes, bool]:
-    """A body the server compressed although asked not to: inflated to at most ``cap`` bytes
-    (a small body cannot become a huge one), and whether that cut it."""
-    wbits = {"gzip": 31, "x-gzip": 31, "deflate": 15}.get(encoding)
-    if wbits is None:
-        raise FetchRefused("not_text", f"the body is compressed with {encoding}, not read")
-    try:
-        inflater = zlib.decompressobj(wbits)
-        out = inflater.decompress(raw, cap)
-    except zlib.error:
-        raise FetchRefused("not_text", "the compressed body could not be decoded") from None
-    return out, bool(inflater.unconsumed_tail)
 
 
 __all__ = ["FetchSettings", "FetchTrace", "Page", "ShieldRefused", "WebFetcher"]

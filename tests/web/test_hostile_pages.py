@@ -83,6 +83,33 @@ async def test_a_one_row_table_of_a_megabyte_ends_at_the_deadline_with_plain_tex
     assert pool.spawned == 2
 
 
+async def test_a_page_still_waiting_for_a_worker_at_its_deadline_comes_back_as_plain_text(
+    pool: ExtractionPool,
+) -> None:
+    async with LoopbackSite() as site:
+        site.page("/table", one_row_table(1_000_000))
+        site.page("/waiting", one_row_table(200_000).replace("Table", "Waiting"))
+        network = wiki(site.port)
+        busy = asyncio.create_task(
+            fetcher(network, pool, total_timeout_s=60.0).fetch("http://wiki.example/table")
+        )
+        while pool.pending < 1:  # the table is in the only worker (trafilatura, for minutes)
+            await asyncio.sleep(0.01)
+        async with asyncio.timeout(HANG_GUARD_S):
+            page = await fetcher(network, pool, total_timeout_s=4.0).fetch(
+                "http://wiki.example/waiting"
+            )
+        busy.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await busy
+    # Never in a worker: the plain lane made its plain text while it waited.
+    assert page.extractor == "plain" and page.title == "Waiting"
+    assert page.text.startswith("cell cell cell")
+    assert page.note == (
+        "no extraction worker was free before the deadline for trafilatura; plain text of the page"
+    )
+
+
 @pytest.mark.parametrize("codec", ["hex", "rot13", "base64", "zlib", "idna", "utf-7", "nonsense"])
 @pytest.mark.parametrize("where", ["header", "meta"])
 async def test_a_charset_that_is_no_text_encoding_is_read_as_utf8_and_said(
