@@ -132,6 +132,9 @@ class Database(ABC):
     dialect: Dialect
     description: str
     """Where the data is, for messages: a file path, or the DSN without its password."""
+    read_only: bool = False
+    """A connection that refuses every write (the console's readers): its schemas are
+    checked, never migrated (`bridge.store.migrations.migrate`)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -184,16 +187,30 @@ class SqliteDatabase(Database):
 
     dialect: Dialect = "sqlite"
 
-    def __init__(self, path: Path, *, synchronous: Literal["FULL", "NORMAL"] = "FULL") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        read_only: bool = False,
+    ) -> None:
         super().__init__()
         self.path = path
         self.description = str(path)
+        self.read_only = read_only
         try:
+            if read_only and not path.is_file():  # a reader never creates the file
+                raise OSError("no such database file (the bridge makes it at its start)")
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             try:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute(f"PRAGMA synchronous={synchronous}")
+                if read_only:
+                    # The file is in WAL mode already (its writer set it); query_only makes
+                    # SQLite refuse every write on this connection, whatever the code asks.
+                    self._conn.execute("PRAGMA query_only=ON")
+                else:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._conn.execute(f"PRAGMA synchronous={synchronous}")
                 self._conn.execute("PRAGMA foreign_keys=ON")
             except sqlite3.Error:
                 self._conn.close()
@@ -207,7 +224,8 @@ class SqliteDatabase(Database):
         with self._lock:
             try:
                 # IMMEDIATE takes the write lock at once: two writers never deadlock upgrading.
-                self._conn.execute("BEGIN IMMEDIATE")
+                # A reader's transaction is a consistent snapshot and takes no write lock.
+                self._conn.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise _sqlite_error(exc) from exc
             try:
@@ -321,6 +339,7 @@ class PostgresDatabase(Database):
         *,
         password: str | None = None,
         synchronous_commit: bool = True,
+        read_only: bool = False,
         application_name: str = "mineclaw-bridge",
         statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
         deadline_s: float = DEADLINE_S,
@@ -330,6 +349,7 @@ class PostgresDatabase(Database):
         self._dsn = dsn
         self._password = password
         self._synchronous_commit = synchronous_commit
+        self.read_only = read_only
         self._application_name = application_name
         self.description = f"PostgreSQL {describe_dsn(dsn)}"
         self._statement_timeout_ms = statement_timeout_ms
@@ -369,6 +389,8 @@ class PostgresDatabase(Database):
             conn.execute(f"SET statement_timeout = {int(self._statement_timeout_ms)}")
             if not self._synchronous_commit:
                 conn.execute("SET synchronous_commit = off")
+            if self.read_only:  # the server refuses every write of this session
+                conn.execute("SET default_transaction_read_only = on")
         except psycopg.Error as exc:
             conn.close()
             raise DatabaseError(f"{self.description}: {_first_line(exc)}") from exc

@@ -95,6 +95,8 @@ def migrate(db: Database, schema: Schema) -> int:
         stamped = db.user_version()
         if stamped > schema.latest:
             raise _too_new(db, schema, stamped)
+    if db.read_only:
+        return _checked(db, schema)
     with db.transaction() as tx:
         if db.dialect == "postgresql":
             # A migration may rebuild a large table, and a second bridge waits here for the
@@ -146,6 +148,26 @@ def open_migrated(
             raise
         raise error(f"cannot open the {label} at {where}: {exc}") from exc
     return db
+
+
+def _checked(db: Database, schema: Schema) -> int:
+    """A reader's check (``db.read_only``): the schema is exactly this bridge's, as the bridge
+    that writes the database migrated it; nothing is written."""
+    try:
+        rows = db.query(
+            f"SELECT MAX(version) FROM {MIGRATIONS_TABLE} WHERE schema_name = ?", (schema.name,)
+        )
+    except StoreError as exc:
+        raise StoreError(f"{db.description}: no schemas recorded yet ({exc})") from exc
+    found = int(rows[0][0]) if rows and rows[0][0] is not None else 0
+    if found > schema.latest:
+        raise _too_new(db, schema, found)
+    if found < schema.latest:
+        raise StoreError(
+            f"{db.description}: the {schema.name} schema is at version {found}, not"
+            f" {schema.latest}; the bridge migrates it when it starts"
+        )
+    return found
 
 
 def recorded_version(tx: Transaction, schema_name: str) -> int:

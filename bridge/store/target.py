@@ -50,6 +50,9 @@ class StorageTarget:
     commit_deadline_s: float | None = None
     """The own deadline of a turn's archive commit and of its usage record (None:
     ``deadline_s``)."""
+    read_only: bool = False
+    """Every connection opened here refuses writes and checks the schemas instead of migrating
+    them (the console process's readers)."""
 
     def __post_init__(self) -> None:
         if self.backend == "postgresql" and not self.dsn:
@@ -58,12 +61,16 @@ class StorageTarget:
     def open_state(self) -> Database:
         """The database of the archive and of every repository but the audit log."""
         if self.backend == "sqlite":
-            return SqliteDatabase(self.data_dir / ARCHIVE_FILE_NAME, synchronous="FULL")
+            return SqliteDatabase(
+                self.data_dir / ARCHIVE_FILE_NAME, synchronous="FULL", read_only=self.read_only
+            )
         return self._postgres(synchronous_commit=True)
 
     def open_audit_database(self) -> Database:
         if self.backend == "sqlite":
-            return SqliteDatabase(self.data_dir / AUDIT_DB_FILE_NAME, synchronous="NORMAL")
+            return SqliteDatabase(
+                self.data_dir / AUDIT_DB_FILE_NAME, synchronous="NORMAL", read_only=self.read_only
+            )
         return self._postgres(synchronous_commit=False)
 
     def open_archive(self) -> TurnArchive:
@@ -84,7 +91,9 @@ class StorageTarget:
         """The token usage ledger (``usage.sqlite3``, or the PostgreSQL database)."""
         try:
             database: Database = (
-                SqliteDatabase(self.data_dir / USAGE_FILE_NAME, synchronous="FULL")
+                SqliteDatabase(
+                    self.data_dir / USAGE_FILE_NAME, synchronous="FULL", read_only=self.read_only
+                )
                 if self.backend == "sqlite"
                 else self._postgres(synchronous_commit=True)
             )
@@ -128,6 +137,7 @@ class StorageTarget:
             self.dsn,
             password=self.password,
             synchronous_commit=synchronous_commit,
+            read_only=self.read_only,
             deadline_s=self.deadline_s,
             statement_timeout_ms=self.statement_timeout_ms,
         )
