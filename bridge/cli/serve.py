@@ -41,10 +41,11 @@ from bridge.metrics import MetricsEndpoint
 from bridge.metrics.endpoint import MetricsError
 from bridge.store.archive import DATA_DIR_NAME
 
-# The console's web stack (Starlette, Jinja2, uvicorn, Pygments) is imported only when
-# console.enabled says to serve it (tests/app/test_lazy_imports.py).
+# The console's web stack (Starlette, Jinja2, uvicorn, Pygments) is imported only by the
+# console's own process (tests/app/test_lazy_imports.py); the bridge starts it when
+# console.enabled says to.
 if TYPE_CHECKING:
-    from bridge.console.server import ConsoleServer
+    from bridge.app.console.console_process import ConsoleProcess
 
 _MAX_OPEN_FILES = 1 << 20
 """The soft limit asked for when the hard limit is unlimited (Linux refuses infinity)."""
@@ -202,18 +203,6 @@ def run_serve(args: argparse.Namespace) -> int:
         except MetricsError as exc:
             asyncio.run(network.aclose())
             return _fail(f"config.yml: {exc}")
-    console: ConsoleServer | None = None
-    if plane.config.console.enabled:
-        from bridge.app.console.console_binding import start_console
-        from bridge.console.server import ConsoleError
-
-        try:
-            console = start_console(network, config_dir)
-        except (ConsoleError, StoreError) as exc:
-            if endpoint is not None:
-                endpoint.close()
-            asyncio.run(network.aclose())
-            return _fail(f"config.yml: console: {exc}")
     server = LinkServer(servers=network, settings=settings)
     audit = network.default.runtime.audit
 
@@ -238,15 +227,13 @@ def run_serve(args: argparse.Namespace) -> int:
     leases = network_leases(network, plane, drop)
     try:
         return asyncio.run(
-            _serve_until_stopped(server, link_token, network, config_dir, leases, endpoint, console)
+            _serve_until_stopped(server, link_token, network, config_dir, leases, endpoint)
         )
     except KeyboardInterrupt:  # a second Ctrl-C while shutting down
         return EXIT_OK
     finally:
         if endpoint is not None:
             endpoint.close()
-        if console is not None:
-            console.close()
 
 
 async def _serve_until_stopped(
@@ -256,15 +243,26 @@ async def _serve_until_stopped(
     config_dir: Path,
     leases: ServerLeases | None,
     endpoint: MetricsEndpoint | None = None,
-    console: ConsoleServer | None = None,
 ) -> int:
     runtime = network.default.runtime
+    console: ConsoleProcess | None = None
+    if runtime.plane.config.console.enabled:
+        from bridge.app.console.console_process import ConsoleProcess
+        from bridge.console.channel import ConsoleError
+
+        try:  # before the link: a console that cannot start fails serve, as it always did
+            console = await ConsoleProcess.start(network, config_dir)
+        except (ConsoleError, StoreError) as exc:
+            await network.aclose()
+            return _fail(f"config.yml: console: {exc}")
     try:
         if leases is not None:  # before the link: a plugin must not be served unleased
             await leases.start()
         await server.start()
         await runtime.mcp.start()  # the owner's MCP servers, on this loop
     except (LinkError, StoreError) as exc:
+        if console is not None:
+            await console.close()
         if leases is not None:
             await leases.close()
         await network.aclose()
@@ -302,8 +300,8 @@ async def _serve_until_stopped(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await server.close()
-        if console is not None:  # before the stores it reads close
-            await asyncio.to_thread(console.close)
+        if console is not None:  # before the stores its actions write close
+            await console.close()
         if leases is not None:
             await leases.close()
         await network.aclose()

@@ -53,7 +53,7 @@ def forget(state: ConsoleState, request: Request, session: Session, form: Any) -
         raise Refused(400, "memory_id: missing")
     gone = state.backend.forget_memory(memory_id, session.who)
     return RedirectResponse(
-        "/memories?done=" + ("forgotten" if gone is not None else "missing"), status_code=303
+        "/memories?done=" + ("forgotten" if gone else "missing"), status_code=303
     )
 
 

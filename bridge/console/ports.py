@@ -1,10 +1,11 @@
 """What the console needs from the running bridge, implemented by `bridge.app` (the console
 sits below the wiring and never reaches into it).
 
-Everything here is called from the console's own thread: reads of the plane and of the review
-book are plain attribute reads; `accept_review` and `status` hand their work to the bridge as
-the implementation sees fit (the review republishes the served configuration, so the next turn's
-Function menu offers what was just reviewed).
+The console runs in a process of its own (`bridge.app.console.console_process`); its
+implementation (`bridge.console.remote_backend`) reads the folder and the store there and asks
+the bridge for the rest over `bridge.console.channel`: a review (it republishes the served
+configuration, so the next turn's Function menu offers what was just reviewed), forgetting a
+memory, redeeming a login link, and the status of what runs now.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from typing import Protocol
 
 from bridge.control.plane import ControlPlane
 from bridge.functions.review_state import ReviewBook
-from bridge.memory.records import Memory
 from bridge.memory.store import MemoryStore
-from bridge.store.reviews import Review
+from bridge.store.console_logins import Redeemed
 from bridge.store.target import StorageTarget
 
 
@@ -57,9 +57,9 @@ class ConsoleBackend(Protocol):
         """The control plane in force."""
         ...
 
-    def accept_review(self, name: str, reviewer: str) -> Review:
+    def accept_review(self, name: str, reviewer: str) -> None:
         """Review ``name``'s current source: stored, audited (``via: console``) and offered
-        from the next turn on. Raises `KeyError` for an unknown Function, `StoreError`."""
+        from the next turn on. Raises `KeyError` for an unknown Function, `MineclawError`."""
         ...
 
     def status(self) -> StatusView: ...
@@ -69,7 +69,12 @@ class ConsoleBackend(Protocol):
         """The players' and the server's memories (None: memory is off)."""
         ...
 
-    def forget_memory(self, memory_id: str, who: str) -> Memory | None:
-        """Delete one memory (the console holds every node, as in game), audited; the memory
-        deleted, or None when there is none by that id. Raises `StoreError`."""
+    def forget_memory(self, memory_id: str, who: str) -> bool:
+        """Delete one memory (the console holds every node, as in game), audited; False when
+        there is none by that id. Raises `MineclawError`."""
+        ...
+
+    def redeem_login(self, token: str) -> Redeemed | None:
+        """The role a one-time login link grants, marking it used; None when it is unknown,
+        expired or used. Raises `MineclawError`."""
         ...

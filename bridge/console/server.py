@@ -19,15 +19,13 @@ from typing import Any
 
 import uvicorn
 
-from bridge.errors import MineclawError
+from bridge.console.channel import ConsoleError
 
 log = logging.getLogger(__name__)
 
+__all__ = ["ConsoleError", "ConsoleServer"]
+
 START_WAIT_S = 30.0
-
-
-class ConsoleError(MineclawError):
-    """The console could not start (a port in use, a certificate that does not load)."""
 
 
 class ConsoleServer:

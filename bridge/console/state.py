@@ -16,7 +16,6 @@ from bridge.console.sessions import Session, SessionBook
 from bridge.control.console_config import ConsoleConfig
 from bridge.store.archive import TurnArchive
 from bridge.store.audit_pages import AuditPages
-from bridge.store.console_logins import ConsoleLogins
 from bridge.store.usage import UsageLedger
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -34,7 +33,6 @@ class ConsoleState:
     backend: ConsoleBackend
     config: ConsoleConfig
     sessions: SessionBook
-    logins: ConsoleLogins
     audit: AuditPages
     usage: UsageLedger
     archive: TurnArchive
@@ -54,5 +52,5 @@ class ConsoleState:
         return HTMLResponse(html, status_code=status)
 
     def close(self) -> None:
-        for closing in (self.audit.close, self.usage.close, self.archive.close, self.logins.close):
+        for closing in (self.audit.close, self.usage.close, self.archive.close):
             closing()

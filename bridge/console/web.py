@@ -31,7 +31,7 @@ async def login(request: Request) -> Response:
     or unknown token: 403, with nothing said about which."""
     state = state_of(request)
     token = request.query_params.get("token", "")
-    redeemed = await run_in_threadpool(state.logins.redeem, token)
+    redeemed = await run_in_threadpool(state.backend.redeem_login, token)
     if redeemed is None:
         return state.page(request, "login_refused.html", None, status=403)
     session = state.sessions.open(redeemed.role, redeemed.issued_by, port=served_port(request))

@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.app.console.console_binding import start_console
+from bridge.app.console.console_process import ConsoleProcess
 from bridge.app.network.network import Network
 from bridge.cli import main
-from bridge.console.server import ConsoleServer
 from bridge.control import init_config_dir
 from tests.functions.test_live_tool import FUNCTIONS_YML
 
@@ -23,7 +22,7 @@ SAY_HELLO = FUNCTIONS_YML
 class Console:
     folder: Path
     network: Network
-    server: ConsoleServer
+    server: ConsoleProcess
 
     @property
     def url(self) -> str:
@@ -61,11 +60,10 @@ def console_folder(folder: Path, *, functions: str = SAY_HELLO) -> Path:
 async def served_console(folder: Path) -> AsyncIterator[Console]:
     network = Network.open(folder, default_token="t" * 43)
     try:
-        server = start_console(network, folder, port=0)
-        assert server is not None
+        server = await ConsoleProcess.start(network, folder, port=0)
         try:
             yield Console(folder, network, server)
         finally:
-            server.close()
+            await server.close()
     finally:
         await network.aclose()
