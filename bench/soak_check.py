@@ -170,8 +170,9 @@ def check(record: dict[str, Any]) -> list[Result]:
 
 
 def _ledger(record: dict[str, Any]) -> Result:
-    """The ledger's turn tokens equal what the provider reported, but for usage reported to a
-    bridge shortly before it was killed (the process took it along)."""
+    """The ledger's reported tokens equal what the provider reported, but for usage reported to
+    a bridge shortly before it was killed (the process took it along) and streams a stall held
+    (the bridge may have given them up at its own deadline and billed an estimate)."""
     served = record["provider"]
     provider_total = sum(s["tokens"] for s in served if s["outcome"] == "completed")
     kills = [(f["bridge"], f["at"]) for f in record["faults"] if f["kind"] == "bridge_killed"]
@@ -179,7 +180,10 @@ def _ledger(record: dict[str, Any]) -> Result:
         s["tokens"]
         for s in served
         if s["outcome"] == "completed"
-        and any(s["bridge"] == b and at - AT_RISK_S <= s["ended"] <= at for b, at in kills)
+        and (
+            s.get("held")
+            or any(s["bridge"] == b and at - AT_RISK_S <= s["ended"] <= at for b, at in kills)
+        )
     )
     # Per purpose: [tokens, of which estimated]. Only reported tokens are the provider's; a
     # failed turn's estimate is the bridge's own guess and is kept apart.
@@ -189,7 +193,10 @@ def _ledger(record: dict[str, Any]) -> Result:
         offenders.append(f"ledger {ledger} > provider {provider_total}")
     if ledger < provider_total - at_risk:
         offenders.append(f"ledger {ledger} < provider {provider_total} - at risk {at_risk}")
-    note = f"provider {provider_total}, ledger {ledger}, at risk (bridge killed) {at_risk}"
+    note = (
+        f"provider {provider_total}, ledger {ledger},"
+        f" at risk (bridge killed, or stream held by a stall) {at_risk}"
+    )
     return Result("ledger tokens equal the provider's", provider_total, offenders, note)
 
 

@@ -37,6 +37,9 @@ class Served:
     ended: float = 0.0
     tokens: int = 0
     """Tokens reported to the bridge (0 for a stream that did not complete)."""
+    held: bool = False
+    """Held by a stall: the bridge may have given the stream up (its own deadline) before the
+    rest was written, and billed its estimate instead; the provider cannot tell."""
     outcome: str = "streaming"
     """``completed``, ``broken`` (the soak's fault) or ``cut`` (the bridge went away)."""
 
@@ -94,6 +97,7 @@ class SoakProvider(ReplayServer):
                 writer.transport.abort()
                 return False
             if self.stall:
+                served.held = True
                 release = asyncio.ensure_future(self.release.wait())
                 stop = asyncio.ensure_future(self._stop.wait())
                 await asyncio.wait([release, stop], return_when=asyncio.FIRST_COMPLETED)

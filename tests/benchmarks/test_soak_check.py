@@ -116,3 +116,7 @@ def test_tokens_missing_from_or_added_to_the_ledger_fail() -> None:
     killed["ledger"] = {"turn": [18, 0], "turn.failed": [40, 40]}
     killed["faults"] = [{"kind": "bridge_killed", "bridge": "a", "at": 12.0}]
     assert _failed(killed) == {}
+    held = _clean()
+    held["ledger"] = {"turn": [18, 0], "turn.failed": [40, 40]}
+    held["provider"][1]["held"] = True
+    assert _failed(held) == {}
