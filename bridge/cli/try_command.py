@@ -87,6 +87,12 @@ async def _play(config_dir: Path, scripted: bool, screen: Screen) -> int:
         f"({playground.folder}; the bridge's log: {playground.scratch / LOG_FILE}), "
         f"answering with {model}"
     )
+    if playground.demos:
+        screen.say(
+            "for the scripted model's demos the copy also has "
+            + ", ".join(playground.demos)
+            + f" ({playground.folder} only; your folder is unchanged); @ai help lists them"
+        )
     try:
         await Conversation(
             playground.server, screen, _read_line, copy_again=playground.copy_again

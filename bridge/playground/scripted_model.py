@@ -52,6 +52,23 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], str, dict[str, Any]], ...] = (
 )
 
 _MAKE_WAVE = re.compile(r"\bmake ([A-Za-z0-9_]{1,16}) wave\b", re.IGNORECASE)
+_REMEMBER = re.compile(r"\bremember (?:that )?(.{1,500})", re.IGNORECASE | re.DOTALL)
+_RECALL = re.compile(r"\b(?:what do you remember|recall)\b(?: about)?\s*(.{0,500})", re.I | re.S)
+_FUNCTION = ("roll a die", "roll the dice", "dice")
+_WEB = ("test page", "fetch the page", "read the page")
+_MCP = ("demo server", "mcp")
+_MARKER = re.compile(r"^\[.*\b(?:begins|ends)\b.*\]$")
+DEMO_FUNCTION = "dice"
+"""The Function the playground adds to its copy of the folder (`bridge.playground.demos`)."""
+DEMO_MCP_SERVER = "demo"
+"""The MCP server the playground adds (`demo_mcp_server.py`); its tools are ``mcp__demo__*``."""
+PAGE_PATH = "/test-page"
+PAGE = (
+    "<html><head><title>Playground test page</title></head><body><article>"
+    "<h1>Playground test page</h1><p>This page is served on loopback by the playground itself, "
+    "so the web tools can be tried offline. The secret word of the day is creeper.</p>"
+    "</article></body></html>"
+)
 _FAILURES = {"provider 429": 429, "provider 500": 500}
 
 HELP = (
@@ -59,7 +76,13 @@ HELP = (
     "holding' (item_inspect), 'what block is that' (block_inspect), 'who is online', "
     "'make it day' (run_command, which the whitelist decides), 'ask me first' (ask_player: a "
     "confirmation prompt, answer y or n), 'make Alex wave' (a command for another player, who "
-    "must accept it), 'provider 429' or 'provider 500' (a failing provider)."
+    "must accept it), 'remember my base is at the river' (remember) and 'what do you "
+    "remember about my base' (recall), 'roll a die' (call_function: the dice Function), "
+    "'fetch the test page' (web_fetch of a page the playground serves), 'ask the demo server' "
+    "(an MCP tool "
+    "of the demo server), /ai persona playground-pirate then /ai hello (a persona; operators "
+    "hold its node: /as Steve op), "
+    "'provider 429' or 'provider 500' (a failing provider)."
 )
 
 
@@ -96,6 +119,9 @@ def _summary(result: str) -> str:
     if isinstance(parsed, dict) and isinstance(parsed.get("result"), dict):
         parsed = parsed["result"]  # the bridge's envelope: {"tool", "ok", "result"}
     if isinstance(parsed, dict):
+        said = _demo_summary(parsed)
+        if said is not None:
+            return said if len(said) <= 300 else said[:299] + "…"
         if isinstance(parsed.get("position"), dict):
             p = parsed["position"]
             return (
@@ -112,12 +138,87 @@ def _summary(result: str) -> str:
     return flat if len(flat) <= 200 else flat[:199] + "…"
 
 
-def choose(body: dict[str, Any]) -> Script:
-    """The scripted answer to one Chat Completions request body."""
+def _persona(messages: list[dict[str, Any]]) -> str | None:
+    """The start of the persona text in the instructions (`bridge.turns.persona`), if any."""
+    for message in messages:
+        if message.get("role") in ("system", "developer"):
+            _, heading, persona = _text_of(message.get("content")).partition("## Persona\n\n")
+            if heading:
+                first = " ".join(persona.split())
+                return first if len(first) <= 80 else first[:79] + "…"
+    return None
+
+
+def _as_persona(script: Script, messages: list[dict[str, Any]]) -> Script:
+    """A text answer says which persona the instructions gave, so a switch can be seen."""
+    persona = _persona(messages)
+    if script.text is None or persona is None:
+        return script
+    rest = script.text.removeprefix(LABEL)
+    return Script(text=f"{LABEL} (speaking as the persona: {persona}){rest}")
+
+
+def _demo_summary(result: dict[str, Any]) -> str | None:
+    """The demos' results (memory, a Function, a page, an MCP tool) in a few words."""
+    if "remembered" in result:
+        return f"I will remember: {result['remembered']}"
+    if isinstance(result.get("memories"), list):
+        texts = [str(m.get("text", "")) for m in result["memories"] if isinstance(m, dict)]
+        return "I remember: " + ("; ".join(texts) if texts else "nothing about that")
+    if "output" in result and "status" in result:
+        return f"the Function answered {result['status']}: {json.dumps(result['output'])}"
+    if isinstance(result.get("text"), str) and "untrusted" in result:
+        marked = result["text"].splitlines()  # less the markers around the third party's text
+        text = " ".join(" ".join(line for line in marked if not _MARKER.match(line)).split())
+        if "final_url" in result:
+            return f"the page {result['final_url']} says: {text}"
+        return f"it says: {text}"
+    return None
+
+
+def choose(body: dict[str, Any], page_url: str | None = None) -> Script:
+    """The scripted answer to one Chat Completions request body; ``page_url`` is the test page
+    a web_fetch asks for."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return _as_persona(_choose(body, messages, page_url), messages)
+
+
+def _demo_call(said: str, typed: str, offered: set[str], page_url: str | None) -> Script | None:
+    """The memory, Function, web and MCP demos; None when the line asks for none of them."""
+    wanted: ToolCall | None = None
+    if (recall := _RECALL.search(typed)) is not None:
+        query = recall.group(1).strip(" ?.!") or typed.strip()
+        wanted = ToolCall("recall", {"query": query})
+    elif (remember := _REMEMBER.search(typed)) is not None:
+        wanted = ToolCall("remember", {"text": remember.group(1).strip()})
+    elif any(words in said for words in _FUNCTION):
+        arguments: dict[str, Any] = {"name": DEMO_FUNCTION, "arguments": {"sides": 6}}
+        wanted = ToolCall("call_function", arguments)
+    elif any(words in said for words in _WEB) and page_url is not None:
+        wanted = ToolCall("web_fetch", {"url": page_url})
+    elif any(words in said for words in _MCP):
+        prefix = f"mcp__{DEMO_MCP_SERVER}__"
+        tools = sorted(name for name in offered if name.startswith(prefix))
+        if not tools:
+            return Script(
+                text=f"{LABEL} I would call a tool of the demo MCP server, but none "
+                "is offered to you."
+            )
+        wanted = ToolCall(tools[0], {})
+    if wanted is None:
+        return None
+    if wanted.name not in offered:
+        return Script(text=f"{LABEL} I would call {wanted.name}, but it is not offered to you.")
+    return Script(call=wanted)
+
+
+def _choose(body: dict[str, Any], messages: list[dict[str, Any]], page_url: str | None) -> Script:
     if messages and messages[-1].get("role") == "tool":
         last = messages[-1]
         tool = _called_tool(messages, str(last.get("tool_call_id", "")))
+        if tool.startswith("mcp__"):  # chat formatting would take the __ for emphasis
+            server, _, name = tool.removeprefix("mcp__").partition("__")
+            tool = f"the {server} MCP server's {name}"
         return Script(text=f"{LABEL} {tool} said: {_summary(_text_of(last.get('content')))}")
     typed = ""
     for message in reversed(messages):
@@ -129,6 +230,9 @@ def choose(body: dict[str, Any]) -> Script:
         if words in said:
             return Script(status=status)
     offered = _offered(body)
+    demo = _demo_call(said, typed, offered, page_url)
+    if demo is not None:
+        return demo
     wave = _MAKE_WAVE.search(typed)
     if wave is not None and "run_command" in offered:
         arguments = {"command": "me waves", "intent": "wave hello", "player": wave.group(1)}
@@ -208,6 +312,11 @@ class ScriptedModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def page_url(self) -> str:
+        """The test page ``web_fetch`` reads in the playground (served here too)."""
+        return f"http://127.0.0.1:{self.port}{PAGE_PATH}"
+
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
@@ -220,10 +329,10 @@ class ScriptedModelServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            status, body = await self._answer(reader)
+            status, body, kind = await self._answer(reader)
         except (ValueError, asyncio.IncompleteReadError, ConnectionError):
             status, body = 400, b'{"error": {"message": "bad request"}}'
-        kind = "text/event-stream" if status == 200 else "application/json"
+            kind = "application/json"
         head = (
             f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
             f"content-type: {kind}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
@@ -235,7 +344,8 @@ class ScriptedModelServer:
         with contextlib.suppress(ConnectionError):
             await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[int, bytes, str]:
+        """Status, body and content type of one request."""
         request_line = (await reader.readline()).decode("latin-1")
         length = 0
         while True:
@@ -250,17 +360,21 @@ class ScriptedModelServer:
         raw = await reader.readexactly(length)
         if request_line.startswith("GET ") and "/models " in request_line:
             # The status page's probe (`bridge.providers.probe`): the one model it serves.
-            return 200, json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode()
+            listing = {"object": "list", "data": [{"id": "scripted"}]}
+            return 200, json.dumps(listing).encode(), "application/json"
+        if request_line.startswith(("GET ", "HEAD ")) and f"{PAGE_PATH} " in request_line:
+            return 200, PAGE.encode(), "text/html; charset=utf-8"
         if not request_line.startswith("POST ") or "/chat/completions" not in request_line:
-            return 404, b'{"error": {"message": "only POST /v1/chat/completions is served"}}'
+            missing = b'{"error": {"message": "only POST /v1/chat/completions is served"}}'
+            return 404, missing, "application/json"
         body = json.loads(raw)
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
-        script = choose(body)
+        script = choose(body, self.page_url)
         if self._noted is not None:
             for note in wire_note(body, script):
                 self._noted(note)
         if script.status is not None:
             failure = {"error": {"message": f"{LABEL} a scripted {script.status}"}}
-            return script.status, json.dumps(failure).encode()
-        return 200, sse_body(script, len(raw))
+            return script.status, json.dumps(failure).encode(), "application/json"
+        return 200, sse_body(script, len(raw)), "text/event-stream"

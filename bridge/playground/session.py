@@ -25,6 +25,7 @@ from bridge.control.layout import CONFIG_FILE, PROVIDERS_FILE
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.playground.audit_tail import follow
+from bridge.playground.demos import add_demos
 from bridge.playground.scripted_model import MODEL_NAME, ScriptedModelServer
 from bridge.playground.simulated_server import Show, SimulatedServer
 from bridge.store.archive import DATA_DIR_NAME
@@ -129,6 +130,8 @@ class Playground:
     scratch: Path
     source: Path | None = None
     """The owner's folder the copy was made from: ``/mineclaw reload`` copies it again."""
+    demos: tuple[str, ...] = ()
+    """What the scripted model's demos added to the copy (`bridge.playground.demos`)."""
 
     def copy_again(self) -> Path:
         """The owner's folder copied over the copy again (its data and token stay), as at
@@ -137,7 +140,7 @@ class Playground:
         assert self.source is not None
         copy_folder(self.source, self.scratch)
         if self.model is not None:
-            (self.folder / PROVIDERS_FILE).write_text(scripted_providers_yml(self.model.base_url))
+            _for_the_scripted_model(self.folder, self.model)
         return self.source
 
     @classmethod
@@ -146,13 +149,14 @@ class Playground:
         init_config_dir(config_dir)  # as `serve --init` does
         scratch = Path(tempfile.mkdtemp(prefix="mineclaw-try-"))
         model: ScriptedModelServer | None = None
+        demos: tuple[str, ...] = ()
         try:
             folder = copy_folder(config_dir, scratch)
             _log_to(scratch / LOG_FILE)
             if scripted:
                 model = ScriptedModelServer(lambda note: said("server", "", note))
                 await model.start()
-                (folder / PROVIDERS_FILE).write_text(scripted_providers_yml(model.base_url))
+                demos = _for_the_scripted_model(folder, model)
             token = read_token(ensure_token_file(folder))
             network = await asyncio.to_thread(Network.open, folder, default_token=token)
         except BaseException:
@@ -163,8 +167,19 @@ class Playground:
         link = LinkServer(servers=network, settings=LinkSettings(host="127.0.0.1", port=0))
         audit_path = folder / DATA_DIR_NAME / AUDIT_JSONL_FILE_NAME
         audit = asyncio.create_task(follow(audit_path, lambda text: said("server", "", text)))
+        mcp = network.default.runtime.mcp
+        offered: list[tuple[str, ...]] = [()]
+
+        def tools_changed() -> None:  # says when the MCP tools offered change (a server ready)
+            names = tuple(tool.name for tool in mcp.tools())
+            if names != offered[0]:
+                offered[0] = names
+                said("server", "", "MCP tools offered: " + (", ".join(names) or "none"))
+
+        mcp.add_listener(tools_changed)
         try:
             await link.start()
+            await mcp.start()  # the copy's MCP servers, on this loop, as `serve` starts them
         except BaseException:
             audit.cancel()
             await network.aclose()
@@ -173,7 +188,7 @@ class Playground:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         server = SimulatedServer(link.url, token, show)
-        playground = cls(folder, network, link, server, model, audit, scratch, config_dir)
+        playground = cls(folder, network, link, server, model, audit, scratch, config_dir, demos)
         try:
             await server.connect()
         except BaseException:
@@ -195,6 +210,12 @@ class Playground:
             handler.close()  # the log file is in the scratch folder removed next
         root.handlers.clear()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _for_the_scripted_model(folder: Path, model: ScriptedModelServer) -> tuple[str, ...]:
+    """The copy answered by ``model``, with its demos added; what was added."""
+    (folder / PROVIDERS_FILE).write_text(scripted_providers_yml(model.base_url))
+    return tuple(add_demos(folder, model.port))
 
 
 def _log_to(path: Path) -> None:

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 WAIT_S = 90.0
+_ANSWER_PREFIX = re.compile(r"^(?:\[private → \w+\] \[Mineclaw → you\] |\[chat\] \[Mineclaw\] )")
 """One generous bound per expected line; never a measured speed."""
 
 
@@ -78,6 +79,30 @@ class TryProcess:
                     f"exited before a line matching {pattern!r}; output:\n" + "\n".join(self.lines)
                 )
             self.lines.append(line)
+
+    def expect_said(self, phrase: str) -> None:
+        """Waits until the assistant's answer lines since the last ``type`` say ``phrase``: an
+        answer is wrapped over several lines, so they are joined without their prefixes."""
+        while True:
+            answer = " ".join(
+                _ANSWER_PREFIX.sub("", line)
+                for line in self.lines[self._since :]
+                if _ANSWER_PREFIX.match(line)
+            )
+            if phrase in " ".join(answer.split()):
+                return
+            self._next(f"an answer saying {phrase!r}")
+
+    def _next(self, wanted: str) -> None:
+        try:
+            line = self._new.get(timeout=WAIT_S)
+        except queue.Empty:
+            raise AssertionError(
+                f"no {wanted} within {WAIT_S} s; output:\n" + "\n".join(self.lines)
+            ) from None
+        if line is None:
+            raise AssertionError(f"exited before {wanted}; output:\n" + "\n".join(self.lines))
+        self.lines.append(line)
 
     def wait(self) -> int:
         return self.proc.wait(timeout=WAIT_S)
