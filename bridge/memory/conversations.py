@@ -48,14 +48,6 @@ def conversation_text(turn: ArchivedTurn) -> str:
     return joined[:MAX_MEMORY_CHARS]
 
 
-def holds_personal_result(turn: ArchivedTurn) -> bool:
-    """Whether the turn took a personal tool result (its items as archived)."""
-    return any(
-        isinstance(item, dict) and item.get("kind") == "tool_result" and item.get("personal")
-        for item in turn.items
-    )
-
-
 def conversation_entry(
     turn: ArchivedTurn, owner_uuid: str | None, *, lane_id: str | None = None
 ) -> Memory | None:
@@ -64,7 +56,7 @@ def conversation_entry(
     asker's alone (answered to them only) and is not indexed for everyone. ``lane_id``: the
     entry's origin (a private conversation's entries are forgotten with it); the session's id
     when not given."""
-    if owner_uuid is None and holds_personal_result(turn):
+    if owner_uuid is None and turn.holds_personal_result():
         return None
     text = conversation_text(turn)
     if not text:

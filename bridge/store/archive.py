@@ -91,6 +91,17 @@ class ArchivedTurn(BaseModel):
     control_version: str = Field(min_length=1, max_length=128)
     items: tuple[JsonValue, ...]
 
+    def holds_personal_result(self) -> bool:
+        """Whether the turn took a personal tool result (one about, or for, its asker alone).
+        A public turn that did was answered to its asker alone and kept out of the shared
+        session, but it is archived under that session's id (the archive is the owner's
+        record): whatever rebuilds the public session from here for others (a restart or a
+        takeover, ``/mineclaw history``, the public conversation index) leaves it out."""
+        return any(
+            isinstance(item, dict) and item.get("kind") == "tool_result" and item.get("personal")
+            for item in self.items
+        )
+
 
 def default_archive_path(config_dir: Path) -> Path:
     """Where the archive lives unless configured otherwise: ``<config>/data/archive.sqlite3``."""

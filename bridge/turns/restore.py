@@ -6,7 +6,9 @@ A lane comes back on the session it started last (``SessionRecords.current_sessi
 of its last compaction, then every turn archived after the last turn that summary covered. A
 turn enters the archive whole or not at all, and a compaction is recorded in the same step as
 it is swapped in, so nothing half-done comes back. Items are restored as the archive holds
-them (redacted), which is what every later request would have carried anyway.
+them (redacted), which is what every later request would have carried anyway. A public turn
+that took a personal tool result was its asker's alone and never entered the session: it stays
+out of the restored one too.
 """
 
 from __future__ import annotations
@@ -58,7 +60,11 @@ def restored_state(
                 compaction.through_turn_id,
             )
     completed: list[CompletedTurn] = []
+    public = not lane_id.startswith(PRIVATE_LANE_PREFIX)
     for turn in turns:
+        if public and turn.holds_personal_result():
+            # Answered to its asker alone and never published: everyone replays this session.
+            continue
         try:
             items = _ITEMS.validate_python(turn.items)
         except ValidationError as exc:

@@ -12,12 +12,14 @@ from pathlib import Path
 
 from bridge.memory.store import MemoryStore
 
-from .conftest import ALEX, STEVE, WAIT, App, open_app, write_config
+from .conftest import ALEX, EVERY_NODE, STEVE, WAIT, App, open_app, write_config
 from .scripted_provider import ScriptedProvider
 from .test_private import said
 
 CONFIG = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
 SECRET = "sk-unit-secret-key"
+HISTORY = [*EVERY_NODE, "mineclaw.command.history"]
+"""An operator's nodes: /mineclaw history shows them the public session."""
 """The provider's key in providers.yml: a secret value the redactor knows."""
 
 
@@ -257,3 +259,38 @@ async def test_forgetting_a_memory_takes_the_private_turn_that_said_it(
         assert found(app, "quokka") == []
     finally:
         await app.runtime.aclose()
+
+
+async def test_a_public_answer_for_its_asker_alone_stays_out_after_a_restart_and_of_history(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    """The asker's own public turn is archived under the public session's id (the archive is
+    the owner's record); a restart rebuilds the public session from the archive, and
+    /mineclaw history shows it: neither may bring the answer to anyone else."""
+    app = await opened(tmp_path, provider)
+    try:
+        tools = app.runtime.memory_tools
+        assert tools is not None
+        await tools.remember({"text": "Steve's locker code is 4711"}, _context())
+        provider.call_tools(("recall", {"query": "locker code"}))
+        provider.answer("Your locker code is 4711, Steve.")
+        await app.chat("@ai what is my locker code? look it up", player=STEVE)
+        await app.turn_done()
+        provider.answer("Hello everyone.")
+        await app.chat("@ai say hello to everyone", player=STEVE)
+        await app.turn_done()
+        shown = " ".join(await app.command("history", player=None, granted=HISTORY))
+        assert "Hello everyone" in shown and "4711" not in shown
+    finally:
+        await app.runtime.aclose()
+    again = await open_app(tmp_path / "config", provider)
+    try:
+        provider.answer("no idea")
+        await again.chat("@ai what did Steve ask before?", player=ALEX)
+        await again.turn_done()
+        body = provider.requests[-1].body
+        assert b"Hello everyone" in body and b"4711" not in body
+        shown = " ".join(await again.command("history", player=None, granted=HISTORY))
+        assert "Hello everyone" in shown and "4711" not in shown
+    finally:
+        await again.runtime.aclose()

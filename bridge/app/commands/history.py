@@ -6,7 +6,9 @@ plugin to report; Bukkit gives an undeclared node to operators only) shows the p
 A player gets a book opened on their screen (``output.book``, for a plugin with the ``books``
 feature; no item is given); the console, or a player whose plugin opens no books, gets the
 newest entries as plain lines. The entries come from the archive of the lane's current session:
-redacted when they were archived, and again here with the configuration in force.
+redacted when they were archived, and again here with the configuration in force. The public
+book leaves out a public turn that took a personal tool result: its answer reached its asker
+alone.
 """
 
 from __future__ import annotations
@@ -44,13 +46,21 @@ class HistoryPath:
 
     async def public(self, sender: PlayerRef | None) -> list[Text]:
         """The public session, to an operator or the console."""
-        return await self._show(self._runtime.lanes.public.session.session_id, sender)
+        return await self._show(
+            self._runtime.lanes.public.session.session_id, sender, shared_only=True
+        )
 
-    async def _show(self, session_id: str, sender: PlayerRef | None) -> list[Text]:
+    async def _show(
+        self, session_id: str, sender: PlayerRef | None, *, shared_only: bool = False
+    ) -> list[Text]:
+        """``shared_only``: the public session's, which leaves out a turn that took a personal
+        tool result (answered to its asker alone, never in the shared session)."""
         runtime = self._runtime
         plane = runtime.plane
         name = sender.name if sender is not None else "console"
         turns = await asyncio.to_thread(runtime.archive.turns_of, session_id)
+        if shared_only:
+            turns = [turn for turn in turns if not turn.holds_personal_result()]
         entries = entries_of(turns, plane.config.identity.name, plane.redact)
         values = {"player": name, "entries": str(len(entries))}
         if not entries:
