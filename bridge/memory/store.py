@@ -206,14 +206,21 @@ class MemoryStore:
     def forget(self, memory_id: str, *, owner_uuid: str | None) -> Memory | None:
         """Delete one memory or conversation entry, from the index and the vectors too; what
         was deleted, or None when there is none by that id (among ``owner_uuid``'s personal
-        memories and private conversations; None: any, for operators)."""
+        memories and private conversations; None: any, for operators and the console). A
+        personal memory takes with it its owner's conversation entries that said it
+        (`forget_mentions`), whoever forgets it: recall must not bring back what was
+        forgotten."""
         where = "m.memory_id = ?"
         params: list[object] = [memory_id]
         if owner_uuid is not None:
             where += f" AND {_OWN}"
             params.append(owner_uuid)
         gone = self._delete(where, params)
-        return gone[0] if gone else None
+        if not gone:
+            return None
+        if gone[0].scope == "personal":
+            self.forget_mentions(gone[0].owner_uuid, gone[0].text)
+        return gone[0]
 
     def forget_all(self, owner_uuid: str) -> int:
         """Delete every personal memory of ``owner_uuid`` and every entry of their private

@@ -171,6 +171,18 @@ async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path:
             for text in ("likes <b>oak</b> boats", "builds at 100 64 -30")
         ]
         store.add_many(written)
+        # The private turn that said the first (its conversation entry) goes with it.
+        said = Memory(
+            new_memory_id(),
+            "conversation",
+            STEVE_UUID,
+            "Steve",
+            "Steve: I like oak boats assistant: noted",
+            "archive",
+            datetime.now(UTC),
+            origin="ai-x",
+        )
+        store.add(said)
         owner_login = _logged_in(console)
         viewer_login = _logged_in(console, "--role", "viewer", "--as", "vera")
         async with owner_login as client, viewer_login as viewer:
@@ -186,6 +198,7 @@ async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path:
             done = await client.post("/memories/forget", data={**form, "csrf": _csrf(page.text)})
             assert done.status_code == 303 and done.headers["location"].endswith("forgotten")
         assert [m.text for m in store.personal(STEVE_UUID)] == ["builds at 100 64 -30"]
+        assert store.conversations(STEVE_UUID) == []
         audit = console.network.default.runtime.audit
         audit.flush()
         [forgot] = audit.events("memory.forget")

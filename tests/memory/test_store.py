@@ -344,6 +344,21 @@ def test_forgetting_a_memory_forgets_the_owners_turns_that_said_it(
         store.add(entry)
     gone = store.forget(kept.memory_id, owner_uuid=STEVE)
     assert gone is not None
-    assert store.forget_mentions(STEVE, gone.text) == 1
     assert [m.memory_id for m in store.conversations(STEVE)] == [other.memory_id]
     assert index_holds(backend, "4711") == 2  # Alex's own and the public turn's
+
+
+def test_a_memory_an_operator_or_the_console_forgets_takes_the_turns_that_said_it(
+    backend: Backend, store: MemoryStore
+) -> None:
+    """Forgotten by whoever may (``owner_uuid=None``: an operator's ``forget <id>``, the
+    console's Forget): the owner's entries that said it go too, on every index."""
+    kept = memory("Steve's locker code is quokka 4711")
+    said = lane_entry("Steve: remember my locker code quokka 4711 assistant: kept", STEVE, "ai-1")
+    for entry in (kept, said):
+        store.add(entry)
+    store.set_embeddings("m", [(m.memory_id, [1.0, 0.0]) for m in (kept, said)])
+    assert index_holds(backend, "quokka") == 4
+    assert store.forget(kept.memory_id, owner_uuid=None) is not None
+    assert store.conversations(STEVE) == []
+    assert index_holds(backend, "quokka") == 0

@@ -154,10 +154,7 @@ class _Command:
                 self._audited("forget", gone.owner_uuid or "server", 1)
         if gone is None:
             return [self.text("memory.not_found", {**values, "id": what})]
-        if gone.scope == "personal":
-            # The turns that said it go from the conversation index too: recall must not
-            # bring back what was forgotten.
-            await asyncio.to_thread(self.store.forget_mentions, gone.owner_uuid, gone.text)
+        # The turns that said a personal memory went with it (`MemoryStore.forget`).
         return [self.text("memory.forgotten", {**values, "count": "1"})]
 
 
