@@ -11,7 +11,8 @@ lookup of a fetch, has its own too:
 - ``LEASES``: the server-lease connection (connect, renew, take, close);
 - ``STORE``: the bridge's own writes (the turn archive, its state files, the link token);
 - ``BUDGET``: budget accounting (reserve, spend, settle, usage records);
-- ``WEB_LOOKUPS``: the name lookups of ``web_fetch`` (a page's links choose the names).
+- ``WEB_LOOKUPS``: the name lookups of ``web_fetch`` (a page's links choose the names), and
+  the web tools' one load of the CA bundle.
 
 Everything else (work players, pages or MCP servers ask for) stays in the default pool.
 Extraction of web pages is in processes of its own (``bridge.web.extraction_pool``). Pools are

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from ipaddress import ip_address
 
@@ -53,6 +54,28 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 
 _ANYIO = httpcore.AnyIOBackend()
+_context: ssl.SSLContext | None = None
+_context_lock = threading.Lock()
+
+
+def verifying_context() -> ssl.SSLContext:
+    """httpx's default verifying TLS context, made once per process and shared by every
+    connection ``web_fetch`` and ``web_search`` open. Making one loads the whole CA bundle
+    (about 25 ms of CPU with the GIL held); each fetch used to make its own on the event loop,
+    so six pages starting at once held every player's turn for some 150 ms."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            _context = httpx.create_ssl_context()
+        return _context
+
+
+async def shared_context() -> ssl.SSLContext:
+    """``verifying_context()``; the first time it is made in a thread, never on the loop."""
+    found = _context
+    if found is not None:
+        return found
+    return await run_in(Pool.WEB_LOOKUPS, verifying_context)
 
 
 async def direct_dialer(
@@ -157,11 +180,12 @@ class ShieldedTransport(httpx.AsyncBaseTransport):
         self,
         backend: ShieldedBackend,
         *,
-        ssl_context: ssl.SSLContext | None = None,
+        ssl_context: ssl.SSLContext,
         proxy: str | None = None,
     ) -> None:
+        """``ssl_context``: ``shared_context()`` unless a test brings its own."""
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(),
+            ssl_context=ssl_context,
             max_connections=4,
             network_backend=backend,
             retries=0,

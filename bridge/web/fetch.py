@@ -24,6 +24,7 @@ from bridge.web.connector import (
     ShieldedTransport,
     ShieldObserver,
     direct_dialer,
+    shared_context,
     system_resolver,
 )
 from bridge.web.content import MediaType, text_kind
@@ -132,9 +133,8 @@ class WebFetcher:
 
     async def _fetch(self, url: str, limit: int, trace: FetchTrace, deadline: float) -> Page:
         settings = self.settings
-        transport = ShieldedTransport(
-            self._backend, ssl_context=self._ssl_context, proxy=settings.proxy
-        )
+        context = self._ssl_context or await shared_context()
+        transport = ShieldedTransport(self._backend, ssl_context=context, proxy=settings.proxy)
         timeout = httpx.Timeout(settings.total_timeout_s, connect=settings.connect_timeout_s)
         # Identity: a compressed body would make the byte cap a cap on the compressed size.
         headers = {

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bridge.web.connector import shared_context
 from bridge.web.errors import SearchFailed
 
 Backend = Literal["searxng", "tavily", "brave"]
@@ -100,9 +101,14 @@ class WebSearch:
 
     async def _answer(self, request: httpx.Request) -> bytes:
         settings = self.settings
+        # One TLS context for the process: making one per search loaded the CA bundle on the loop.
+        context = await shared_context()
         try:
             async with httpx.AsyncClient(
-                transport=self._transport, trust_env=False, timeout=settings.timeout_s
+                transport=self._transport,
+                verify=context,
+                trust_env=False,
+                timeout=settings.timeout_s,
             ) as client:
                 async with client.stream(
                     request.method, request.url, headers=request.headers, content=request.content

@@ -1,0 +1,47 @@
+"""What a fetch or a search does on the event loop: nothing whose cost a page chooses or that
+takes tens of milliseconds (a player's turn shares the loop). Timings are the bench's
+(``bench/web_bench.py --hostile``); these tests pin where the work runs."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+from typing import Any
+
+import pytest
+
+from bridge.web import connector
+from bridge.web.fetch import FetchSettings, WebFetcher
+from bridge.web.search import SearchSettings, WebSearch
+from tests.web.network import wiki
+from tests.web.site import LoopbackSite
+
+PAGE = "<html><head><title>Anvil</title></head><body><p>An anvil repairs tools.</p></body></html>"
+
+
+async def test_the_tls_context_is_made_once_and_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Making a verifying TLS context loads the whole CA bundle (about 25 ms of CPU): each
+    fetch and each search made one on the loop, six pages at once some 150 ms."""
+    made: list[int] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    monkeypatch.setattr(connector, "_context", None, raising=False)
+    async with LoopbackSite() as site:
+        site.page("/Anvil", PAGE)
+        site.page("/search?q=anvil&format=json", json.dumps({"results": []}), "application/json")
+        network = wiki(site.port)
+        fetcher = WebFetcher(FetchSettings(), resolver=network.resolve, dialer=network.dial)
+        search = WebSearch(SearchSettings("searxng", f"http://127.0.0.1:{site.port}"))
+        for _ in range(3):
+            assert "repairs tools" in (await fetcher.fetch("http://wiki.example/Anvil")).text
+            assert await search.search("anvil") == []
+    assert len(made) == 1
+    assert made[0] != threading.get_ident()  # not the loop's thread
