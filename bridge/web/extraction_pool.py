@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
 import logging
 import math
@@ -319,7 +320,10 @@ class ExtractionPool:
         process.wait()
         for stream in (process.stdin, process.stdout):
             if stream is not None:
-                stream.close()
+                try:
+                    stream.close()
+                except OSError:  # a body cut off mid-write stays in the buffer: not sent
+                    pass
         with self._lock:
             self._processes.discard(process)
 
@@ -331,17 +335,31 @@ class ExtractionPool:
                 if process is not None:
                     self._retire(process)
                 return
+            outcome: Reading | BaseException | None = None
             try:
+                if process is not None and process.poll() is not None:
+                    spent, process = process, None  # it ended between jobs (killed from outside)
+                    self._retire(spent)
                 if process is None:
                     process = self._spawn()
                 if not call.begin(process):
                     continue  # cut while it waited in the queue
                 outcome, healthy = self._run(process, call)
                 if not healthy:  # replaced first (a fork and exec): the next job finds it warm
-                    self._retire(process)
+                    spent, process = process, None
+                    self._retire(spent)
                     process = None if self._closed else self._spawn()
-                call.settle(outcome)
+            except Exception as exc:  # this thread is its worker's only driver: it goes on
+                log.exception("web extraction: a worker could not be run or replaced")
+                if outcome is None:
+                    outcome = ExtractionFailed(f"the extraction worker could not run ({exc})")
+                if process is not None:
+                    spent, process = process, None
+                    with contextlib.suppress(Exception):
+                        self._retire(spent)
             finally:
+                if outcome is not None:
+                    call.settle(outcome)
                 with self._lock:
                     self._pending -= 1
 

@@ -5,6 +5,8 @@ that would speak outside the quote, a search backend that drips; every outcome a
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -214,3 +216,30 @@ async def test_a_worker_that_cannot_start_is_a_clear_failure_not_a_timeout() -> 
         starved.close()
     assert failed.value.kind == "extraction"
     assert "the extraction worker ended before reading the page" in str(failed.value)
+
+
+async def test_a_worker_that_died_between_pages_is_replaced_for_the_next_page(
+    pool: ExtractionPool,
+) -> None:
+    """Killed from outside while idle (the kernel's OOM killer, an operator): the thread that
+    drove it wrote the next job into the dead pipe, died of the BrokenPipeError its cleanup
+    raised, and left the page waiting past its deadline and every later page without a
+    worker."""
+    async with LoopbackSite() as site:
+        site.page("/furnace", NORMAL)
+        web = fetcher(wiki(site.port), pool, total_timeout_s=10.0)
+        assert (await web.fetch("http://wiki.example/furnace")).extractor == "trafilatura"
+        [worker] = pool.worker_pids()
+        os.kill(worker, signal.SIGKILL)
+        while _state(worker) != "Z":  # dead, not yet reaped by the pool
+            await asyncio.sleep(0.01)
+        for _ in range(2):
+            async with asyncio.timeout(HANG_GUARD_S):
+                page = await web.fetch("http://wiki.example/furnace")
+            assert page.extractor == "trafilatura" and "smelts ores" in page.text
+    assert pool.spawned == 2
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(") ", 1)[1][0]
