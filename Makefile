@@ -106,10 +106,13 @@ java: paper-api
 	  echo "not built: the Paper adapter (plugin-java/paper, its MockBukkit suites, the link check): neither the PaperMC repository nor ../shared/paper-api is reachable" >&2; \
 	  $(STAGE) "java (build and JUnit)" $(MVN) install; fi
 
-# The server owner's jar: plugin-java/paper/target/Mineclaw-<version>.jar (needs paper-api, see above).
-plugin: paper-api
+# The server owner's jar: plugin-java/paper/target/Mineclaw-<version>.jar (needs paper-api, see above),
+# carrying the checkout's bridge wheel for bridge.managed (in paper/target/bridge-wheel, where the
+# paper module takes it from; a later make java carries it too, until mvn clean).
+plugin: $(STAMP) paper-api
 	@test -n "$(JAVA25_HOME)" || { echo "no JDK 25 found: set JAVA25_HOME" >&2; exit 1; }
 	@$(PAPER_REACHABLE) || { echo "not built: the plugin jar needs paper-api: neither the PaperMC repository ($(PAPERMC_PROBE:/maven-metadata.xml=)) nor ../shared/paper-api is reachable" >&2; exit 1; }
+	@$(BIN)/python release/build.py --plugin-wheel plugin-java/paper/target/bridge-wheel >/dev/null
 	$(MVN) -Ppaper -pl paper -am package -DskipTests
 	@ls plugin-java/paper/target/Mineclaw-*.jar
 

@@ -14,6 +14,10 @@ Every timestamp is the commit's time (SOURCE_DATE_EPOCH, Maven's project.build.o
 and every archive is written in a fixed order with fixed owners and modes, so two builds of one
 tag on one toolchain give byte-identical files (tests/deploy/test_release.py builds twice).
 
+``--plugin-wheel DIR`` (``make plugin``) builds only the wheel of the checkout as it is
+(committed or not, nothing ignored) into DIR, the folder the plugin jar takes it from, so a jar
+built from a checkout carries its bridge for ``bridge.managed`` as the release jar does.
+
 Standard library only: it runs before anything is installed from the checkout.
 """
 
@@ -110,13 +114,17 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
         raise ReleaseError(f"{what} failed:\n{tail}")
 
 
-def build_bridge(source: Path, out: Path, env: dict[str, str]) -> None:
+def require_build_module() -> None:
     try:
         import build  # noqa: F401  (only asked whether it is there)
     except ImportError:
         raise ReleaseError(
             f"{sys.executable} has no 'build' module: run make install (the dev extras have it)"
         ) from None
+
+
+def build_bridge(source: Path, out: Path, env: dict[str, str]) -> None:
+    require_build_module()
     argv = [sys.executable, "-m", "build", "--wheel", "--sdist", "--no-isolation"]
     run([*argv, "--outdir", str(out)], source, env, "the bridge's wheel and sdist")
 
@@ -128,6 +136,42 @@ def carried_wheel(wheel: Path, folder: Path) -> Path:
     shutil.copyfile(wheel, folder / wheel.name)
     (folder / "wheel.txt").write_text(wheel.name + "\n", encoding="utf-8")
     return folder
+
+
+PACKAGED = ("pyproject.toml", "README.md", "LICENSE", "bridge")
+"""What the wheel is built from (pyproject.toml names the package and the readme)."""
+
+
+def plugin_wheel(root: Path, folder: Path) -> Path:
+    """The checkout's wheel (its files as they are: committed, changed or new, not ignored),
+    normalised to the last commit's time, in ``folder`` (replaced) with ``wheel.txt``."""
+    listed = git(
+        root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PACKAGED
+    )
+    epoch = int(git(root, "log", "-1", "--format=%ct", "HEAD").strip())
+    with tempfile.TemporaryDirectory(prefix="mineclaw-plugin-wheel-") as scratch:
+        source, staging = Path(scratch) / "source", Path(scratch) / "dist"
+        for name in filter(None, listed.split("\0")):
+            if (root / name).is_file():  # a deleted file is still listed until committed
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(root / name, source / name)
+        env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0"}
+        argv = [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(staging),
+        ]
+        require_build_module()
+        run(argv, source, env, "the bridge's wheel")
+        [wheel] = staging.glob("*.whl")
+        normalized_zip(wheel, epoch)
+        if folder.exists():
+            shutil.rmtree(folder)
+        return carried_wheel(wheel, folder) / wheel.name
 
 
 def build_plugin(source: Path, version: str, epoch: int, linkcheck: bool, wheel_dir: Path) -> Path:
@@ -241,7 +285,20 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the link check (it does not change the jar; the reproducibility test's "
         "second build uses this)",
     )
+    parser.add_argument(
+        "--plugin-wheel",
+        type=Path,
+        metavar="DIR",
+        help="only the checkout's wheel, into DIR with wheel.txt (make plugin)",
+    )
     args = parser.parse_args(argv)
+    if args.plugin_wheel is not None:
+        try:
+            print(plugin_wheel(ROOT, args.plugin_wheel.resolve()))
+        except ReleaseError as exc:
+            print(f"plugin wheel: {exc}", file=sys.stderr)
+            return 1
+        return 0
     try:
         built = release(ROOT, args.out.resolve(), linkcheck=not args.no_linkcheck)
     except ReleaseError as exc:

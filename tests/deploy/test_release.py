@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from release.build import ReleaseError, changelog_section, tagged_version
+from release.build import PACKAGED, ReleaseError, changelog_section, plugin_wheel, tagged_version
 
 from .clean_venv import install_wheel, venv_env
 
@@ -226,3 +226,49 @@ def test_the_release_workflow_builds_with_make_release_and_names_each_stores_sec
         # Used, and named in the header that tells the owner what to set up.
         assert f"secrets.{secret}" in text, secret
         assert re.search(rf"^#\s+(secrets\s+)?{secret}\s", text, re.MULTILINE), secret
+
+
+def test_make_plugin_builds_the_checkouts_wheel_into_the_folder_the_jar_takes_it_from() -> None:
+    made = subprocess.run(
+        ["make", "-n", "--no-print-directory", "plugin", "SHARED_PAPER="],
+        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S,
+        env={k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS")},
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    lines = made.stdout.splitlines()
+    wheel = [i for i, line in enumerate(lines) if "release/build.py --plugin-wheel" in line]
+    maven = [i for i, line in enumerate(lines) if "-Ppaper -pl paper -am package" in line]
+    assert wheel and maven and wheel[0] < maven[0], made.stdout
+    assert lines[wheel[0]].split("--plugin-wheel ")[1].split()[0] == (
+        "plugin-java/paper/target/bridge-wheel"
+    )
+    pom = (ROOT / "plugin-java/paper/pom.xml").read_text(encoding="utf-8")
+    default = "<mineclaw.bridge.wheel.dir>${project.build.directory}/bridge-wheel</"
+    assert default in pom
+
+
+def test_the_plugin_wheel_is_the_checkout_as_it_is_and_the_same_bytes_twice(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "checkout"
+    listed = _git(ROOT, "ls-files", "-z", "--cached", "--", *PACKAGED, ".gitignore")
+    for name in filter(None, listed.split("\0")):
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the checkout")
+    (repo / "bridge" / "not_committed_yet.py").write_text("X = 1\n", encoding="utf-8")
+    (repo / "bridge" / "left_over.pyc").write_bytes(b"ignored by .gitignore")
+    first = plugin_wheel(repo, tmp_path / "first")
+    second = plugin_wheel(repo, tmp_path / "second")
+    assert first.read_bytes() == second.read_bytes()
+    assert (tmp_path / "first" / "wheel.txt").read_text(encoding="utf-8") == f"{first.name}\n"
+    assert sorted(p.name for p in (tmp_path / "first").iterdir()) == [first.name, "wheel.txt"]
+    with zipfile.ZipFile(first) as wheel:
+        names = wheel.namelist()
+        stamps = {entry.date_time for entry in wheel.infolist()}
+    assert "bridge/not_committed_yet.py" in names and "bridge/left_over.pyc" not in names
+    assert "bridge/cli/__init__.py" in names
+    assert stamps == {(2026, 12, 4, 16, 0, 0)}  # the last commit's time, not the build's
