@@ -1,19 +1,35 @@
-"""Builds the bridge image with podman and links the testkit JVM to the bridge in it.
+"""Starts docker/compose.yaml with podman (the bridge, PostgreSQL, the server's container) and
+links the testkit JVM to the bridge in it, as the plugin in the Paper container would.
 
-Not part of `make test` (CI has no container engine; installing one would cost more than the
-suite's budget): run it by hand where podman, runc and mmdebstrap are installed
-(`apt-get install podman runc mmdebstrap`), from the repository root after `make java`:
+Not part of `make test` (CI has no container engine and the images take minutes to build): run
+it by hand where podman, runc and mmdebstrap are installed (`apt-get install podman runc
+mmdebstrap`), as root, from the repository root after `make java`:
 
-    python docker/podman_e2e.py
+    python docker/podman_e2e.py [--keep]
 
-No registry is reached: the base image is built from Debian's packages (mmdebstrap, then
-`podman import`) unless it exists already; the image build downloads the bridge's dependencies
-from the package index (pip) with the host's network. The container runs with
---network=host, so the testkit on this machine reaches the bridge's loopback link.
+No registry is reached. What a registry would give is made from Debian's packages (mmdebstrap,
+then `podman import`): the Python base of the bridge image (`PYTHON_IMAGE`) and PostgreSQL
+(docker/postgres-debian.Dockerfile, standing in for `postgres:17` with the same variables). The
+bridge's dependencies come from the package index while its image builds.
+
+The `minecraft` service cannot run here: its image `itzg/minecraft-server` comes from a
+registry, and at start it downloads the Paper server from PaperMC, which this machine cannot
+reach (no Paper server jar is to be had here at all, only paper-api built from its sources). Its
+container is started from the Debian base instead, with the compose file's volumes, environment
+and network, holding the network namespace the bridge joins (`network_mode: service:minecraft`);
+the testkit JVM (the plugin core on a stand-in server) runs on the host inside that namespace
+(nsenter), reads link.token from the shared folder and links to ws://127.0.0.1:25580/link as
+the plugin would. Every other service runs as compose.yaml says (tests/deploy/compose_podman.py
+translates it; Debian's podman-compose cannot read it).
+
+It checks: the bridge's first start wrote its files with storage on PostgreSQL, the testkit
+links, a player's `@ai hello` is answered, the bridge holds the server's lease in PostgreSQL's
+table, and the bridge container exits 0 on `podman stop` (SIGTERM).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import shutil
@@ -25,49 +41,108 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.interaction.processes import TestkitProcess, _Output, free_port  # noqa: E402
+from tests.deploy.compose_podman import Project, translate  # noqa: E402
+from tests.interaction.processes import (  # noqa: E402
+    TestkitProcess,
+    java_executable,
+    require_testkit_jar,
+)
 
-BASE = "localhost/mineclaw-debian-python:bookworm"
-IMAGE = "localhost/mineclaw-bridge:e2e"
+PYTHON_BASE = "localhost/mineclaw-debian-python:bookworm"
+POSTGRES_BASE = "localhost/mineclaw-debian-postgresql:bookworm"
+BASES = {
+    PYTHON_BASE: "python3,python3-venv,ca-certificates",
+    POSTGRES_BASE: "postgresql,ca-certificates",
+}
+PROJECT = "mineclaw-e2e"
 # The flags that work on these machines (crun fails on hybrid cgroups; limits only lowered).
 PODMAN = ["podman", "--cgroup-manager=cgroupfs", "--runtime", "runc"]
 LIMITS = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+# What cannot come from a registry here (see the docstring).
+OVERRIDES = {
+    "minecraft": {"image": PYTHON_BASE, "command": ["sleep", "infinity"]},
+    "postgres": {
+        "image": "localhost/mineclaw-postgres:debian",
+        "build": {"context": ".", "dockerfile": "postgres-debian.Dockerfile"},
+    },
+}
+LINK_TIMEOUT_S = 300  # a hang guard: the bridge restarts until PostgreSQL accepts connections
 
 
-def step(what: str, argv: list[str]) -> None:
+def step(what: str, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     print(f"== {what}: {' '.join(argv)}", flush=True)
-    subprocess.run(argv, check=True)
+    return subprocess.run(argv, check=True, text=True, **kwargs)  # type: ignore[call-overload]
 
 
-def base_image() -> None:
-    present = subprocess.run([*PODMAN, "image", "exists", BASE]).returncode == 0
-    if present:
-        return
-    with tempfile.TemporaryDirectory() as scratch:
-        rootfs = Path(scratch) / "rootfs.tar"
-        step("a Debian root file system with Python", [
-            "mmdebstrap", "--variant=minbase", "--include=python3,python3-venv,ca-certificates",
-            "bookworm", str(rootfs)])  # fmt: skip
-        step("imported as the base image", [*PODMAN, "import", str(rootfs), BASE])
+def podman(*argv: str) -> str:
+    done = subprocess.run([*PODMAN, *argv], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"podman {' '.join(argv)}: {done.stderr.strip()}")
+    return done.stdout.strip()
 
 
-async def link_through_container(config: Path) -> None:
-    port = free_port()
-    run = [*PODMAN, "run", "--rm", "--network=host", *LIMITS, "-v", f"{config}:/config:Z",
-           IMAGE, "serve", "--init", "--config", "/config", "--port", str(port)]  # fmt: skip
-    print(f"== the bridge in its container: {' '.join(run)}", flush=True)
-    bridge = await asyncio.create_subprocess_exec(
-        *run, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    assert bridge.stdout is not None and bridge.stderr is not None
-    out, err = _Output(bridge.stdout), _Output(bridge.stderr)
-    testkit = None
+def base_images() -> None:
+    for image, packages in BASES.items():
+        if subprocess.run([*PODMAN, "image", "exists", image]).returncode == 0:
+            continue
+        with tempfile.TemporaryDirectory() as scratch:
+            rootfs = Path(scratch) / "rootfs.tar"
+            step(f"a Debian root file system with {packages}", [
+                "mmdebstrap", "--variant=minbase", f"--include={packages}", "bookworm",
+                str(rootfs)])  # fmt: skip
+            step("imported as a base image", [*PODMAN, "import", str(rootfs), image])
+
+
+def pip_trust() -> list[str]:
+    """Where the build's traffic passes a proxy with its own certificate authority, pip is
+    given that bundle (PIP_CERT) read-only, never baked into the image."""
+    bundle = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
+    if bundle and Path(bundle).is_file():
+        mounted = "/etc/host-ca.crt"
+        return ["-v", f"{bundle}:{mounted}:ro", "--build-arg", f"PIP_CERT={mounted}"]
+    return []
+
+
+def down(project: Project) -> None:
+    for service in reversed(project.services):
+        subprocess.run([*PODMAN, "rm", "-f", "-t", "10", service.container], capture_output=True)
+    subprocess.run([*PODMAN, "network", "rm", "-f", project.network], capture_output=True)
+    for volume in project.volumes:
+        subprocess.run([*PODMAN, "volume", "rm", "-f", volume], capture_output=True)
+
+
+def up(project: Project) -> None:
+    down(project)  # what an interrupted run left
+    for service in project.services:
+        if service.build is not None:
+            build = [*PODMAN, service.build[0], "--network=host", *service.build[1:]]
+            if service.name == "bridge":
+                build[-1:-1] = pip_trust()
+            step(f"the {service.name} image", build)
+    podman("network", "create", project.network)
+    for volume in project.volumes:
+        podman("volume", "create", volume)
+    for service in project.services:
+        run = [*PODMAN, service.run[0], *LIMITS, *service.run[1:]]
+        step(f"the {service.name} service", run, capture_output=True)
+
+
+async def link_and_ask(project: Project, shared: Path) -> None:
+    [minecraft] = [s.container for s in project.services if s.name == "minecraft"]
+    pid = podman("inspect", "--format", "{{.State.Pid}}", minecraft)
+    argv = ["nsenter", f"--target={pid}", "--net", "--", java_executable(), "-jar",
+            str(require_testkit_jar()), "--url", "ws://127.0.0.1:25580/link",
+            "--token-file", str(shared / "link.token")]  # fmt: skip
+    print(f"== the testkit in the minecraft container's network: {' '.join(argv)}", flush=True)
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=ROOT, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    testkit = TestkitProcess(process)
     try:
-        listening = await out.wait_for(r"^listening on (ws://\S+)$", timeout=120)
-        print(f"   {listening.group(0)}", flush=True)
-        testkit = await TestkitProcess.start(listening.group(1), config / "link.token")
-        await testkit.wait_event(lambda e: e.get("event") == "link.up")
-        print("   the testkit linked to the bridge in the container", flush=True)
+        await testkit.wait_event(lambda e: e.get("event") == "ready")
+        await testkit.wait_event(lambda e: e.get("event") == "link.up", timeout=LINK_TIMEOUT_S)
+        print("   linked to the bridge in its container", flush=True)
         await testkit.send(
             {"op": "player.add", "name": "Steve", "permissions": ["mineclaw.command.chat"]}
         )
@@ -76,39 +151,57 @@ async def link_through_container(config: Path) -> None:
             lambda e: e.get("event") == "message" and e.get("to") == "Steve"
         )
         print(f"   Steve was told: {answer['text']}", flush=True)
+        assert "not configured yet" in answer["text"], answer
+        [postgres] = [s.container for s in project.services if s.name == "postgres"]
+        query = "SELECT server_id FROM mineclaw_server_leases"
+        leases = podman("exec", postgres, "psql", "-h", "/tmp", "-U", "mineclaw", "-d",
+                        "mineclaw", "-Atc", query)  # fmt: skip
+        assert leases, "the bridge holds no lease in PostgreSQL"
+        print(f"   PostgreSQL holds the lease of server {leases}", flush=True)
     finally:
-        if testkit is not None:
-            await testkit.shutdown()
-        bridge.terminate()
-        code = await asyncio.wait_for(bridge.wait(), 60)
-        print(f"   the container stopped on SIGTERM with exit code {code}", flush=True)
-        print("   its stderr:\n" + err.tail(10), flush=True)
-        await out.close()
-        await err.close()
+        await testkit.shutdown()
 
 
-def main() -> int:
-    for tool in ("podman", "runc", "mmdebstrap"):
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", action="store_true", help="leave the containers running")
+    args = parser.parse_args(argv)
+    for tool in ("podman", "runc", "mmdebstrap", "nsenter"):
         if shutil.which(tool) is None:
             print(
                 f"{tool} is not installed: apt-get install podman runc mmdebstrap", file=sys.stderr
             )
             return 1
-    base_image()
-    # A machine whose traffic goes through a proxy with its own certificate authority tells
-    # pip so (PIP_CERT); the image's build is given the same bundle, read-only, not baked in.
-    trust = []
-    bundle = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
-    if bundle and Path(bundle).is_file():
-        mounted = "/etc/host-ca.crt"
-        trust = ["-v", f"{bundle}:{mounted}:ro", "--build-arg", f"PIP_CERT={mounted}"]
-    build = [*PODMAN, "build", "--network=host", *trust, "--build-arg", f"PYTHON_IMAGE={BASE}"]
-    step("the bridge image", [*build, "-f", "docker/bridge.Dockerfile", "-t", IMAGE, str(ROOT)])
-    with tempfile.TemporaryDirectory() as scratch:
-        config = Path(scratch) / "Mineclaw"
-        config.mkdir()
-        os.chown(config, 1000, 1000)  # the image's user writes link.token and the defaults
-        asyncio.run(link_through_container(config))
+    base_images()
+    with tempfile.TemporaryDirectory(prefix="mineclaw-compose-") as scratch:
+        folder = Path(scratch)
+        shared = folder / "data" / "plugins" / "Mineclaw"
+        shared.mkdir(parents=True)
+        (folder / "plugins").mkdir()
+        # As docker/README.md says: the folders exist, owned by the servers' UID 1000.
+        for path in (folder / "data", folder / "data" / "plugins", shared, folder / "plugins"):
+            os.chown(path, 1000, 1000)
+        shutil.copy2(ROOT / "docker" / "bridge-first-start.sh", folder / "bridge-first-start.sh")
+        variables = {"MINECLAW_DB_PASSWORD": os.urandom(12).hex()}
+        project = translate(
+            ROOT / "docker" / "compose.yaml", folder, variables, project=PROJECT,
+            overrides=OVERRIDES, build_args={"bridge": {"PYTHON_IMAGE": PYTHON_BASE}},
+        )  # fmt: skip
+        try:
+            up(project)
+            asyncio.run(link_and_ask(project, shared))
+            config = (shared / "config.yml").read_text(encoding="utf-8")
+            assert "backend: postgresql" in config, "the first start did not set the storage"
+            [bridge] = [s.container for s in project.services if s.name == "bridge"]
+            podman("stop", "-t", "30", bridge)
+            code = podman("inspect", "--format", "{{.State.ExitCode}}", bridge)
+            print(f"   the bridge container stopped on SIGTERM with exit code {code}", flush=True)
+            print("   its last lines:\n" + podman("logs", "--tail", "8", bridge), flush=True)
+            assert code == "0", code
+        finally:
+            if not args.keep:
+                down(project)
+    print("== compose e2e: passed", flush=True)
     return 0
 
 

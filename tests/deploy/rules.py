@@ -88,6 +88,63 @@ def compose_problems(doc: dict[str, Any], compose_dir: Path) -> list[str]:
     dockerfile = compose_dir / str(build.get("context", ".")) / str(build.get("dockerfile", ""))
     if not dockerfile.is_file():
         problems.append(f"bridge: build.dockerfile {dockerfile} does not exist")
+    return problems + _postgres_problems(services, doc.get("volumes") or {}, compose_dir)
+
+
+_DSN = re.compile(
+    r"^\s*dsn:\s*postgresql://(?P<user>[^@\s]+)@(?P<host>[^:/\s]+):5432/(?P<db>\S+)$", re.M
+)
+_REQUIRED = re.compile(r"^\$\{(?P<name>[A-Z_][A-Z0-9_]*):\?[^}]+\}$")
+PG_DATA = "/var/lib/postgresql/data"
+
+
+def _postgres_problems(
+    services: dict[str, Any], named: dict[str, Any], compose_dir: Path
+) -> list[str]:
+    """The store on the compose file's PostgreSQL: the bridge's first start names it, the
+    password is one required variable given to both, the data is in a named volume."""
+    postgres, bridge = services.get("postgres"), services["bridge"]
+    if not isinstance(postgres, dict):
+        return ["postgres: the service is missing (the bridge's store)"]
+    problems = []
+    if postgres.get("ports") or postgres.get("network_mode"):
+        problems.append(
+            "postgres: publishes ports or leaves the compose network; only the bridge asks it"
+        )
+    if postgres.get("profiles"):
+        problems.append("postgres: must start with the others (no profile)")
+    if "postgres" not in bridge.get("depends_on", []):
+        problems.append("bridge: must depend on postgres")
+    data = [source for source, target in _volumes(postgres) if target == PG_DATA]
+    if not data or data[0] not in named:
+        problems.append(f"postgres: {PG_DATA} must be a named volume declared under volumes")
+    env = postgres.get("environment", {})
+    secret = _REQUIRED.match(str(env.get("POSTGRES_PASSWORD", "")))
+    given = _REQUIRED.match(str(bridge.get("environment", {}).get("MINECLAW_DB_PASSWORD", "")))
+    if secret is None or given is None or secret.group("name") != given.group("name"):
+        problems.append(
+            "postgres/bridge: POSTGRES_PASSWORD and the bridge's MINECLAW_DB_PASSWORD must be the "
+            "same required variable (${NAME:?...})"
+        )
+    entrypoint = [str(part) for part in bridge.get("entrypoint", [])]
+    mounted = {target: source for source, target in _volumes(bridge)}
+    script = compose_dir / mounted.get(entrypoint[-1], "") if entrypoint else None
+    if script is None or not script.is_file():
+        problems.append("bridge: the entrypoint script is not mounted from this folder")
+        return problems
+    text = script.read_text(encoding="utf-8")
+    dsn = _DSN.search(text)
+    if dsn is None or dsn.group("host") != "postgres":
+        problems.append(f"bridge: {script.name} must set storage.dsn to the postgres service")
+    elif (dsn.group("user"), dsn.group("db")) != (env.get("POSTGRES_USER"), env.get("POSTGRES_DB")):
+        problems.append(
+            f"bridge: {script.name}'s dsn names another user or database than postgres's"
+        )
+    if "password: ${MINECLAW_DB_PASSWORD}" not in text or 'exec mineclaw-bridge "$@"' not in text:
+        problems.append(
+            f"bridge: {script.name} must take the password from MINECLAW_DB_PASSWORD and exec "
+            "the bridge"
+        )
     return problems
 
 

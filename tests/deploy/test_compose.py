@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from .compose_podman import ComposeError, Project, interpolate, translate
 from .files import COMPOSE, DOCKER, load_yaml
 from .rules import compose_problems, resolved
 
@@ -69,6 +73,33 @@ BROKEN = {
     "no bridge": (_drop(["services", "bridge"]), "both required"),
     "searxng always on": (_drop(["services", "searxng", "profiles"]), "optional"),
     "searxng published": (_set(["services", "searxng", "ports"], ["8080:8080"]), "publishes"),
+    "no postgres": (_drop(["services", "postgres"]), "postgres: the service is missing"),
+    "postgres published": (_set(["services", "postgres", "ports"], ["5432:5432"]), "publishes"),
+    "postgres optional": (_set(["services", "postgres", "profiles"], ["db"]), "no profile"),
+    "bridge before postgres": (
+        _set(["services", "bridge", "depends_on"], ["minecraft"]),
+        "depend on postgres",
+    ),
+    "postgres data in a bind mount": (
+        _set(["services", "postgres", "volumes"], ["./pg:/var/lib/postgresql/data"]),
+        "named volume",
+    ),
+    "postgres password with a default": (
+        _set(["services", "postgres", "environment", "POSTGRES_PASSWORD"], "${PW:-mineclaw}"),
+        "same required variable",
+    ),
+    "bridge without the password": (
+        _drop(["services", "bridge", "environment", "MINECLAW_DB_PASSWORD"]),
+        "same required variable",
+    ),
+    "another database user": (
+        _set(["services", "postgres", "environment", "POSTGRES_USER"], "postgres"),
+        "another user or database",
+    ),
+    "first start not mounted": (
+        _set(["services", "bridge", "volumes"], ["./data/plugins/Mineclaw:/config"]),
+        "entrypoint script is not mounted",
+    ),
 }
 
 
@@ -79,3 +110,51 @@ def test_each_rule_catches_its_breakage(case: str) -> None:
     change(doc)
     problems = compose_problems(doc, DOCKER)
     assert any(expected in problem for problem in problems), problems
+
+
+def _translated(variables: dict[str, str] | None = None) -> Project:
+    given = {"MINECLAW_DB_PASSWORD": "s3cret"} if variables is None else variables
+    return translate(COMPOSE, Path("/srv/mc"), given, project="mineclaw")
+
+
+def test_podman_runs_each_service_as_compose_would() -> None:
+    project = _translated()
+    services = {service.name: service for service in project.services}
+    # The profile's searxng stays off; the bridge starts after what it depends on.
+    assert [s.name for s in project.services] == ["minecraft", "postgres", "bridge"]
+    bridge, postgres = services["bridge"].run, services["postgres"].run
+    assert bridge[bridge.index("--network") + 1] == "container:mineclaw-minecraft-1"
+    assert postgres[postgres.index("--network") :][:4] == [
+        "--network", "mineclaw_default", "--network-alias", "postgres",
+    ]  # fmt: skip
+    assert "MINECLAW_DB_PASSWORD=s3cret" in bridge and "POSTGRES_PASSWORD=s3cret" in postgres
+    assert "/srv/mc/data/plugins/Mineclaw:/config" in bridge
+    assert "mineclaw_postgres:/var/lib/postgresql/data" in postgres
+    assert project.volumes == ["mineclaw_postgres"]
+    assert bridge[bridge.index("--user") + 1] == "1000:1000"
+    assert bridge[-5:] == ["mineclaw-bridge:local", "serve", "--init", "--config", "/config"]
+    entry = bridge[bridge.index("--entrypoint") + 1]
+    assert json.loads(entry) == ["/bin/sh", "/opt/mineclaw/first-start.sh"]
+    assert services["bridge"].build is not None
+    assert services["bridge"].build[-1] == str(DOCKER.parent)
+
+
+def test_the_translation_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    with pytest.raises(
+        ComposeError,
+        match="MINECLAW_DB_PASSWORD is not set: set MINECLAW_DB_PASSWORD in docker/.env",
+    ):
+        _translated({})
+    doc = load_yaml(COMPOSE)
+    doc["services"]["bridge"]["healthcheck"] = {"test": ["CMD", "true"]}
+    changed = tmp_path / "compose.yaml"
+    changed.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ComposeError, match="service bridge: not translated: healthcheck"):
+        translate(changed, tmp_path, {"MINECLAW_DB_PASSWORD": "x"}, project="p")
+
+
+def test_variables_are_interpolated_as_compose_does() -> None:
+    given = {"A": "1", "EMPTY": ""}
+    assert interpolate("${A}-${B:-two}-${EMPTY:-three}-$${A}", given) == "1-two-three-${A}"
+    with pytest.raises(ComposeError, match="variable B is not set: say so"):
+        interpolate({"k": ["${B:?say so}"]}, given)
