@@ -35,7 +35,7 @@ from bridge.errors import ConfigError, LinkError, StoreError
 from bridge.functions.worker_confinement import ON, not_dumpable
 from bridge.link.auth import ensure_token_file
 from bridge.link.codes import CloseCode
-from bridge.link.server import LinkServer, LinkSettings, Revoked
+from bridge.link.server import LinkServer, LinkSettings
 from bridge.link.token_rotation import LinkToken, watch_token
 from bridge.metrics import MetricsEndpoint
 from bridge.metrics.endpoint import MetricsError
@@ -204,20 +204,7 @@ def run_serve(args: argparse.Namespace) -> int:
             asyncio.run(network.aclose())
             return _fail(f"config.yml: {exc}")
     server = LinkServer(servers=network, settings=settings)
-    audit = network.default.runtime.audit
-
-    def revoked(link: Revoked) -> None:
-        audit.record(
-            "link.revoked",
-            {
-                "server": link.server_id,
-                "peer": link.peer,
-                "code": int(link.code),
-                "reason": link.reason,
-            },
-        )
-
-    server.on_revoked = revoked
+    network.watch_revocations(server)
 
     async def drop(server_id: str, reason: str) -> None:
         # Said as it is (database lost, lease lost): whether another bridge serves the server

@@ -357,3 +357,55 @@ async def test_a_reload_that_removes_a_server_closes_its_real_link_before_it_is_
             assert [(r.server_id, r.reason) for r in revoked] == [("lobby", REVOKED_REMOVED)]
         finally:
             ws.transport.abort()
+
+
+async def test_a_reload_that_revokes_a_server_stops_its_running_and_waiting_turns_at_once(
+    network: Network, provider: ScriptedProvider
+) -> None:
+    # A leaked token's plugin states any player and any node: the owner takes the server out
+    # of servers.yml and reloads (from another server). Its link closes then, not at its next
+    # frame, and its running and waiting turns stop: nothing runs for it after the reload (a
+    # tool that needs no link, `remember` here, would still have kept a memory for "Alex").
+    async with LinkServer(servers=network, settings=LinkSettings(port=0)) as server:
+        network.watch_revocations(server)  # as serve does
+        ws = await asyncio.wait_for(connect(server.url, max_size=None), WAIT)
+        try:
+            plugin = FakePlugin(ws)
+            result, _ = await plugin.handshake(server_id="lobby", token=LOBBY_TOKEN)
+            assert result["type"] == "hello.result"
+            lobby = network.context("lobby").runtime
+            held = provider.held("a long ", "story")
+            await plugin.send(chat("@ai tell me a long story", id="steve"))
+            await asyncio.wait_for(held.streaming.wait(), WAIT)
+            provider.call_tools(("remember", {"text": "Alex's locker code is 4711"}))
+            provider.answer("kept")
+            waiting = await _chat(network, "lobby", "@ai remember my locker code 4711", ALEX)
+            assert waiting.decision == "accept" and lobby.lanes.queue.waiting()
+            running = lobby.turn
+            assert running is not None
+            asked = len(provider.requests)
+            config = network.default.runtime.plane.directory
+            (config / "servers.yml").write_text(
+                "schema: 1\nservers:\n  survival:\n    token: ${SURVIVAL_T}\n"
+            )
+            assert any(
+                "reload" in line.lower() for line in await _command(network, "survival", "reload")
+            )
+            # Done when the reload's reply is: before any other server has adopted the plane.
+            assert lobby.lanes.queue.waiting() == []
+            assert running.cancelling() or running.done()
+            assert await plugin.closed_with() == CloseCode.AUTH_FAILED
+            assert ws.close_reason == REVOKED_REMOVED
+            await asyncio.wait({running}, timeout=WAIT)
+            assert running.done()
+            held.release.set()
+            assert lobby.turn is None or lobby.turn.done()
+            memories = network.default.runtime.memories
+            assert memories is not None and memories.personal(ALEX.uuid) == []
+            assert len(provider.requests) == asked
+            audit = network.default.runtime.audit
+            audit.flush()
+            [record] = audit.events("link.revoked")
+            assert record.fields["server"] == "lobby"
+        finally:
+            ws.transport.abort()

@@ -29,7 +29,7 @@ import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -50,6 +50,7 @@ from bridge.link.messages import (
     PlayerRef,
 )
 from bridge.link.protocol import DEFAULT_SERVER_ID
+from bridge.link.server import Revoked
 from bridge.store.archive import Fence
 from bridge.store.player_state import PlayerState
 from bridge.tools.plugin_access import PluginAccess
@@ -57,6 +58,17 @@ from bridge.tools.plugin_access import PluginAccess
 log = logging.getLogger(__name__)
 
 _DEFAULT_SETTINGS = RuntimeSettings()
+
+REVOKED_ASKER_REASON = "the owner revoked this server's link"
+"""What the asker of a turn stopped by its server's revocation is told (when it links again)."""
+
+
+class RevocableLinks(Protocol):
+    """What revocation needs of the link server (`bridge.link.server.LinkServer`)."""
+
+    on_revoked: Callable[[Revoked], None] | None
+
+    def revoke_stale(self) -> list[Revoked]: ...
 
 
 def server_plane(plane: ControlPlane, *, server_id: str) -> ControlPlane:
@@ -167,6 +179,7 @@ class Network:
         self._fence_for: Callable[[str], Fence] | None = None
         self.cut_turns = CutTurns(self._players)
         """The askers of turns cut when this bridge stopped serving their server."""
+        self._after_reload: Callable[[], object] = lambda: None
         self.context(DEFAULT_SERVER_ID)
 
     @classmethod
@@ -206,8 +219,11 @@ class Network:
     def token(self, server_id: str) -> str | None:
         if server_id == DEFAULT_SERVER_ID:
             return self._default_token()
-        # Read at every handshake: a reload that adds a server lets it link at once.
-        return self._default_runtime.plane.servers.token(server_id)
+        # Read at every handshake and every frame: a reload that adds a server lets it link at
+        # once, and one that changes or removes its token revokes its link (`revoked`). The
+        # network's published plane, not the default server's view of it, which another
+        # server's reload reaches only when the default server has adopted it.
+        return self._default_runtime.store.current.servers.token(server_id)
 
     def handler(self, server_id: str) -> _ServerHandler:
         handler = self._handlers.get(server_id)
@@ -217,6 +233,37 @@ class Network:
 
     def serves(self, server_id: str) -> bool:
         return self._serves is None or self._serves(server_id)
+
+    def watch_revocations(self, links: RevocableLinks) -> None:
+        """Revocation as ``serve`` wires it: right after every reload the links whose token is
+        no longer their server's are closed (``links.revoke_stale``: a changed token in
+        ``.env``, a server gone from ``servers.yml``), and each revoked server stops
+        (`revoked`)."""
+        links.on_revoked = self.revoked
+        self._after_reload = links.revoke_stale
+
+    def revoked(self, link: Revoked) -> None:
+        """``link`` was closed because its token was revoked: audited (``link.revoked``), and
+        its server's waiting turns are dropped and its running ones stopped (their askers told
+        when it links again): a turn a leaked token's plugin started must not go on calling
+        tools that need no link (MCP servers, the web, memory) after the owner revoked it."""
+        runtime = self._default_runtime
+        fields: dict[str, Any] = {
+            "server": link.server_id,
+            "peer": link.peer,
+            "code": int(link.code),
+            "reason": link.reason,
+        }
+        context = self._contexts.get(link.server_id)
+        if context is not None:
+            fields["waiting_dropped"] = context.runtime.lanes.queue.clear()
+            fields["turns_stopped"] = self.cut_turns.cut(
+                link.server_id, context.runtime, REVOKED_ASKER_REASON
+            )
+        try:
+            runtime.audit.record("link.revoked", fields)
+        except MineclawError as exc:  # the audit must not keep a revoked server's turns
+            log.error("link.revoked of %s not audited: %s", link.server_id, exc)
 
     def fence_archives(self, fence_for: Callable[[str], Fence]) -> None:
         """From now on each server's turns are archived only past ``fence_for(server_id)``
@@ -329,6 +376,8 @@ class Network:
         """A reload from ``source`` published a new plane: every other server serves it too,
         and each linked one gets its link state (the prefix may have changed)."""
         plane = source.runtime.store.current  # the network's, not the source's own view
+        # First: a server whose token the reload revoked is served nothing more.
+        self._after_reload()
         for context in self._contexts.values():
             if context is not source:
                 task = asyncio.get_running_loop().create_task(self._adopt(context, plane))
