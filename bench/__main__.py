@@ -19,6 +19,7 @@ BENCHMARKS: tuple[str, ...] = (
     "bench.turn_bench",
     "bench.queue_bench",
     "bench.verdict_load_bench",
+    "bench.first_frame_bench",
     "bench.rss_bench",
     "bench.store_bench",
     "bench.prefix_bench",

@@ -1,9 +1,11 @@
 """A minimal local OpenAI-compatible Chat Completions server for the application benchmarks.
 
 Every POST gets a streamed answer of ``chunks`` text deltas ``delay_s`` apart (0: at once),
-then ``finish_reason: stop`` and ``[DONE]``. With ``hold_open`` the body is never ended after
-``[DONE]`` (as some servers and proxies do) and ``done_at`` records when each ``[DONE]`` was
-written. Binds 127.0.0.1 only; a stream ends early when the client goes away or the server stops.
+then ``finish_reason: stop`` and ``[DONE]``; ``on_first_delta`` is told, once a stream is
+written, when its first delta was (``time.perf_counter``). With ``hold_open`` the body is never
+ended after ``[DONE]`` (as some servers and proxies do) and ``done_at`` records when each
+``[DONE]`` was written. Binds 127.0.0.1 only; a stream ends early when the client goes away or
+the server stops.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 FINAL = json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
 
@@ -27,9 +29,16 @@ class LocalProvider:
     """``async with LocalProvider(chunks=..., delay_s=...) as provider: provider.base_url``."""
 
     def __init__(
-        self, *, chunks: int = 8, delay_s: float = 0.0, text: str = "word ", hold_open: bool = False
+        self,
+        *,
+        chunks: int = 8,
+        delay_s: float = 0.0,
+        text: str = "word ",
+        hold_open: bool = False,
+        on_first_delta: Callable[[float], None] | None = None,
     ) -> None:
         self.chunks = chunks
+        self.on_first_delta = on_first_delta
         self.delay_s = delay_s
         self.text = text
         self.hold_open = hold_open
@@ -83,7 +92,10 @@ class LocalProvider:
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                     b"transfer-encoding: chunked\r\n\r\n"
                 )
-                for _ in range(self.chunks):
+                first_delta_at = None
+                for index in range(self.chunks):
+                    if index == 0:
+                        first_delta_at = time.perf_counter()
                     writer.write(_chunk(delta))
                     if self.delay_s:
                         await writer.drain()
@@ -93,6 +105,9 @@ class LocalProvider:
                     return
                 writer.write(_chunk(FINAL) + _chunk("[DONE]") + b"0\r\n\r\n")
                 await writer.drain()
+                # Told once the stream is written, not while the client is reading it.
+                if self.on_first_delta is not None and first_delta_at is not None:
+                    self.on_first_delta(first_delta_at)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
         except asyncio.CancelledError:
@@ -131,8 +146,16 @@ def providers_yml(base_url: str) -> str:
 BENCH_CONFIG = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
 
 
-async def _serve_until_stdin_closes(chunks: int, delay_s: float, text: str) -> None:
-    async with LocalProvider(chunks=chunks, delay_s=delay_s, text=text) as provider:
+async def _serve_until_stdin_closes(
+    chunks: int, delay_s: float, text: str, stamps: bool = False
+) -> None:
+    def stamp(at: float) -> None:  # perf_counter is the machine's monotonic clock on Linux
+        print(f"first-delta {at!r}", flush=True)
+
+    on_first = stamp if stamps else None
+    async with LocalProvider(
+        chunks=chunks, delay_s=delay_s, text=text, on_first_delta=on_first
+    ) as provider:
         print(provider.port, flush=True)
         # The parent ends this process by closing its stdin: no stray server outlives a bench.
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
@@ -162,4 +185,8 @@ async def provider_process(
 
 
 if __name__ == "__main__":
-    asyncio.run(_serve_until_stdin_closes(int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]))
+    asyncio.run(
+        _serve_until_stdin_closes(
+            int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:5] == ["stamps"]
+        )
+    )

@@ -58,6 +58,9 @@ class SecretRuns:
             for offset in range(len(secret) - min_run + 1):
                 pieces.setdefault(secret[offset : offset + min_run], []).append((index, offset))
         self._pieces = pieces
+        # Every character of a secret (whitespace as the space `normal` makes of it): a tail
+        # ending in any other character is in no secret, at any length.
+        self._chars = frozenset("".join(self._all))
         self._regexp: Any = None
         if pieces:
             options = re2.Options()
@@ -100,7 +103,13 @@ class SecretRuns:
         """How many characters at the end of a still-growing ``text`` to hold back: the
         longest tail, shorter than a run, that more characters could turn into a match (the
         beginning of a run of a long secret, or of a short secret whole). A tail of a full
-        run's length is a match already and is redacted where it stands."""
+        run's length is a match already and is redacted where it stands.
+
+        Every tail ends in the text's last character, so one that no secret holds ends the
+        search at once: the usual case on a stream's frames, which end after a whitespace
+        (`bridge.redaction.complete_words`) while keys and tokens have none."""
+        if not text or normal(text[-1]) not in self._chars:
+            return 0
         held = 0
         for length in range(1, min(len(text), self._min_run - 1) + 1):
             tail = normal(text[-length:])
