@@ -40,10 +40,10 @@ DICE = {
         "required": ["sides"],
         "additionalProperties": False,
     },
-    # Deterministic, so the walk-through can check the line: a real die would use Math.random.
     "on_call": (
         "async function onCall(ctx, api) {\n"
-        '  return {status: "ok", output: {rolled: ctx.args.sides, of: ctx.args.sides}};\n'
+        "  const rolled = 1 + Math.floor(Math.random() * ctx.args.sides);\n"
+        '  return {status: "ok", output: {rolled: rolled, of: ctx.args.sides}};\n'
         "}\n"
     ),
 }

@@ -72,18 +72,15 @@ PAGE = (
 _FAILURES = {"provider 429": 429, "provider 500": 500}
 
 HELP = (
-    f"{LABEL} I answer from a fixed set. Try: 'where am I' (player_snapshot), 'what am I "
-    "holding' (item_inspect), 'what block is that' (block_inspect), 'who is online', "
-    "'make it day' (run_command, which the whitelist decides), 'ask me first' (ask_player: a "
-    "confirmation prompt, answer y or n), 'make Alex wave' (a command for another player, who "
-    "must accept it), 'remember my base is at the river' (remember) and 'what do you "
-    "remember about my base' (recall), 'roll a die' (call_function: the dice Function), "
-    "'fetch the test page' (web_fetch of a page the playground serves), 'ask the demo server' "
-    "(an MCP tool "
-    "of the demo server), /ai persona playground-pirate then /ai hello (a persona; operators "
-    "hold its node: /as Steve op), "
-    "'provider 429' or 'provider 500' (a failing provider)."
+    f"{LABEL} I answer from a fixed set. Try: where am I · what am I holding · what block is "
+    "that · who is online · make it day · ask me first · make Alex wave · remember my base is "
+    "at the river · what do you remember about my base · roll a die · fetch the test page · "
+    "ask the demo server · provider 429 · provider 500. Operators: /ai persona "
+    "playground-pirate, then /ai hello."
 )
+"""What to type, short enough for the reply's eight chat lines (`chat.reply_max_lines`), also
+after a persona's opening: a longer list was cut with "…" before its last demos. The bridge
+column names each tool as it is called; docs/install.md says what each shows."""
 
 
 def _text_of(content: Any) -> str:
@@ -119,7 +116,7 @@ def _summary(result: str) -> str:
     if isinstance(parsed, dict) and isinstance(parsed.get("result"), dict):
         parsed = parsed["result"]  # the bridge's envelope: {"tool", "ok", "result"}
     if isinstance(parsed, dict):
-        said = _demo_summary(parsed)
+        said = _demo_summary(parsed) or _snapshot_summary(parsed)
         if said is not None:
             return said if len(said) <= 300 else said[:299] + "…"
         if isinstance(parsed.get("position"), dict):
@@ -143,9 +140,10 @@ def _persona(messages: list[dict[str, Any]]) -> str | None:
     for message in messages:
         if message.get("role") in ("system", "developer"):
             _, heading, persona = _text_of(message.get("content")).partition("## Persona\n\n")
-            if heading:
+            if heading:  # its first sentence: the rest would push the help past the lines
                 first = " ".join(persona.split())
-                return first if len(first) <= 80 else first[:79] + "…"
+                first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
+                return first if len(first) <= 60 else first[:59] + "…"
     return None
 
 
@@ -158,13 +156,49 @@ def _as_persona(script: Script, messages: list[dict[str, Any]]) -> Script:
     return Script(text=f"{LABEL} (speaking as the persona: {persona}){rest}")
 
 
+def _recalled(memories: list[dict[str, Any]]) -> str:
+    """Kept memories in their words; entries of earlier conversations (the whole exchange,
+    the help included) only counted, so the note the player asked about is not buried."""
+    kept = [
+        _short(str(m.get("text", "")), 80) for m in memories if m.get("scope") != "conversation"
+    ]
+    entries = len(memories) - len(kept)
+    said = "I remember: " + ("; ".join(kept) if kept else "nothing kept about that")
+    if entries:
+        said += f" (and {entries} entr{'y' if entries == 1 else 'ies'} of earlier conversations)"
+    return said
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _snapshot_summary(result: dict[str, Any]) -> str | None:
+    """The snapshot tools' results (who is online, what is held, the block looked at)."""
+    if isinstance(result.get("players"), list):
+        names = ", ".join(str(name) for name in result["players"]) or "nobody"
+        return f"online: {names}"
+    if isinstance(result.get("items"), list):
+        held = [
+            f"{item.get('amount', 1)} {item.get('type')} ({item.get('slot')})"
+            for item in result["items"]
+            if isinstance(item, dict)
+        ]
+        return "you hold " + (", ".join(held) if held else "nothing")
+    block = result.get("block")
+    if isinstance(block, dict) and isinstance(block.get("position"), dict):
+        p = block["position"]
+        return f"you look at {block.get('type')} at x={p.get('x')} y={p.get('y')} z={p.get('z')}"
+    return None
+
+
 def _demo_summary(result: dict[str, Any]) -> str | None:
     """The demos' results (memory, a Function, a page, an MCP tool) in a few words."""
     if "remembered" in result:
         return f"I will remember: {result['remembered']}"
     if isinstance(result.get("memories"), list):
-        texts = [str(m.get("text", "")) for m in result["memories"] if isinstance(m, dict)]
-        return "I remember: " + ("; ".join(texts) if texts else "nothing about that")
+        return _recalled([m for m in result["memories"] if isinstance(m, dict)])
     if "output" in result and "status" in result:
         return f"the Function answered {result['status']}: {json.dumps(result['output'])}"
     if isinstance(result.get("text"), str) and "untrusted" in result:

@@ -15,6 +15,7 @@ from bridge.playground.scripted_model import (
     sse_body,
     wire_note,
 )
+from bridge.turns.reply_layout import ELLIPSIS, ReplyLayout, layout_reply
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -134,3 +135,67 @@ async def test_the_server_answers_chat_completions_and_refuses_the_rest() -> Non
             assert not_object.status_code == 400
     finally:
         await server.close()
+
+
+def answered(tool_name: str, result: dict[str, Any]) -> str:
+    """The scripted model's text after ``tool_name`` returned ``result`` (the envelope)."""
+    body = {
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": tool_name}}]},
+            {
+                "role": "tool",
+                "tool_call_id": "c",
+                "content": json.dumps({"tool": tool_name, "ok": True, "result": result}),
+            },
+        ]
+    }
+    text = choose(body).text
+    assert text is not None
+    return text
+
+
+def test_the_snapshot_tools_results_are_said_in_words_not_json() -> None:
+    # who is online, what am I holding, what block is that: the answer was the raw JSON, cut.
+    assert answered("online_players", {"count": 2, "players": ["Alex", "Steve"]}).endswith(
+        "online_players said: online: Alex, Steve"
+    )
+    items = [
+        {"slot": "main_hand", "type": "minecraft:iron_pickaxe", "amount": 1},
+        {"slot": "0", "type": "minecraft:bread", "amount": 5},
+    ]
+    held = answered("item_inspect", {"items": items, "truncated": False})
+    assert held.endswith("you hold 1 minecraft:iron_pickaxe (main_hand), 5 minecraft:bread (0)")
+    block = {"type": "minecraft:oak_log", "position": {"x": 12, "y": 64, "z": -30}}
+    looked = answered("block_inspect", {"result": "hit", "block": block})
+    assert looked.endswith("you look at minecraft:oak_log at x=12 y=64 z=-30")
+
+
+def test_recall_says_the_kept_note_and_only_counts_earlier_conversations() -> None:
+    # The conversation entry held the whole help text, which buried the note asked about.
+    memories = [
+        {"id": "m1", "scope": "personal", "text": "my base is at the river"},
+        {"id": "t1", "scope": "conversation", "text": "Steve: hello assistant: " + HELP},
+    ]
+    said = answered("recall", {"memories": memories})
+    assert said.endswith(
+        "recall said: I remember: my base is at the river (and 1 entry of earlier conversations)"
+    )
+    assert "fixed set" not in said
+    assert answered("recall", {"memories": []}).endswith("I remember: nothing kept about that")
+
+
+def test_the_help_fits_the_replys_lines_also_after_a_personas_opening() -> None:
+    # The help ran past chat.reply_max_lines (8 lines of 60): its last demos were cut with "…".
+    persona = '## Persona\n\nYou are a cheerful pirate. Call every player "matey". Answer each.'
+    body = {
+        "messages": [
+            {"role": "system", "content": persona},
+            {"role": "user", "content": "hello"},
+        ]
+    }
+    text = choose(body).text
+    assert text is not None and text.startswith(f"{LABEL} (speaking as the persona: You are a")
+    for reply in (HELP, text):
+        lines = layout_reply(reply, ReplyLayout())
+        assert not lines[-1].endswith(ELLIPSIS), lines
+        assert "then /ai hello." in lines[-1]
