@@ -16,6 +16,7 @@ from typing import Any
 from bridge.control import init_config_dir
 from bridge.control.layout import DEFAULT_CONFIG_DIR
 from bridge.errors import ConfigError, LinkError, StoreError
+from bridge.functions.worker_confinement import not_dumpable
 from bridge.playground.console import Conversation, Screen
 from bridge.playground.session import LOG_FILE, Playground, missing_key
 
@@ -74,6 +75,9 @@ def run_try(args: argparse.Namespace) -> int:
 
 
 async def _play(config_dir: Path, scripted: bool, screen: Screen) -> int:
+    # As `serve` does: the process holds the owner's provider keys when they are set, and
+    # /mineclaw status then shows the layer as a served bridge has it (it said "not set").
+    not_dumpable()
     try:
         playground = await Playground.open(
             config_dir, scripted=scripted, show=screen.show, said=screen.show

@@ -19,6 +19,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from bridge.errors import ConfigError
 from bridge.link.messages import PLAYER_NAME_PATTERN
 from bridge.playground.simulated_server import Player, ShowKind, SimulatedServer
 
@@ -28,6 +29,8 @@ HELP = (
     "prompt; /as NAME [op] switches player; /disconnect and /connect drop and restore the "
     "server's link; /quit leaves"
 )
+
+RELOAD_NODE = "mineclaw.command.reload"
 
 BYSTANDER = "Alex"
 """The other player online from the start (``/as Alex`` plays as them)."""
@@ -121,9 +124,15 @@ class Conversation:
                 await self.server.command(self.player, ["ai", question] if question else ["ai"])
             elif line.startswith("/mineclaw"):
                 args = shlex.split(line)[1:] or ["help"]
-                if args == ["reload"] and self.copy_again is not None:
+                # Only for a player who may reload: anyone else is refused by the bridge, and
+                # the copy stays as it is (it said "copied again" before the refusal).
+                reloading = args == ["reload"] and RELOAD_NODE in self.server.granted(self.player)
+                if reloading and self.copy_again is not None:
                     try:
                         source = await asyncio.to_thread(self.copy_again)
+                    except ConfigError as exc:
+                        self.screen.say(f"not reloaded, the bridge goes on as it was: {exc}")
+                        return True
                     except OSError as exc:
                         self.screen.say(f"not reloaded: your folder could not be copied: {exc}")
                         return True

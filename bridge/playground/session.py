@@ -22,6 +22,7 @@ import yaml
 from bridge.app.network.network import Network
 from bridge.control import init_config_dir, load_control_plane
 from bridge.control.layout import CONFIG_FILE, PROVIDERS_FILE
+from bridge.control.plane import RELOAD_SETTLE_S
 from bridge.link.auth import ensure_token_file, read_token
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.playground.audit_tail import follow
@@ -136,8 +137,14 @@ class Playground:
     def copy_again(self) -> Path:
         """The owner's folder copied over the copy again (its data and token stay), as at
         start, so the reload that follows reads what the owner edited; ``OSError`` when it
-        cannot be read. Returns the owner's folder."""
+        cannot be read. Returns the owner's folder.
+
+        The owner's files are judged first, where they are: ``ConfigError`` names their
+        problems by the owner's lines, and nothing is copied (the bridge goes on with what it
+        has). The copy's ``config.yml`` is rewritten for the demos, so a reload of a broken copy
+        named lines the owner's file does not have."""
         assert self.source is not None
+        load_control_plane(self.source, settle_s=RELOAD_SETTLE_S)
         copy_folder(self.source, self.scratch)
         if self.model is not None:
             _for_the_scripted_model(self.folder, self.model)

@@ -81,7 +81,7 @@ def _recall(p: TryProcess) -> None:
 def _dice(p: TryProcess) -> None:
     p.expect(r"┊ bridge: function\.end .*function=\"dice\".*status=\"ok\"")
     p.expect(r'┊ bridge: model read the tool result: .*"output": \{"rolled": [1-6], "of": 6\}')
-    p.expect_said("call_function said: the Function answered ok: {\"rolled\": ")
+    p.expect_said('call_function said: the Function answered ok: {"rolled": ')
 
 
 def _page(p: TryProcess) -> None:
@@ -111,6 +111,8 @@ def _hello(p: TryProcess) -> None:
 def _status(p: TryProcess) -> None:
     p.expect(r"^\[private → Alex\] model: playground/scripted$")
     p.expect(r"^\[private → Alex\] web tools: on \(web_fetch\)$")
+    # The bridge's own layer as `serve` sets it (it said "unavailable: not set (not serving)").
+    p.expect(r"^\[private → Alex\] Function sandbox: .*; not_dumpable on$")
 
 
 def _disconnect(p: TryProcess) -> None:

@@ -170,3 +170,46 @@ async def test_another_player_is_online_from_the_start(tmp_path: Path) -> None:
         assert "Alex is online too" in out.getvalue()
     finally:
         await playground.close()
+
+
+async def test_a_reload_of_a_broken_folder_names_the_owners_line_and_copies_nothing(
+    tmp_path: Path,
+) -> None:
+    # The copy's config.yml is rewritten for the demos (no comments), so the bridge's reload
+    # of the copy named config.yml:12 for a mistake on line 22 of the owner's file.
+    out = io.StringIO()
+    screen = Screen(out)
+    owner = tmp_path / "config"
+    playground = await Playground.open(owner, scripted=True, show=screen.show, said=screen.show)
+    try:
+        steve = Player("Steve")
+        conversation = Conversation(
+            playground.server,
+            screen,
+            lambda _prompt: "",
+            player=steve,
+            copy_again=playground.copy_again,
+        )
+        await playground.server.join(steve)
+        config = owner / "config.yml"
+        lines = config.read_text().splitlines()
+        wrong = next(i for i, line in enumerate(lines) if "global_cooldown_ms" in line)
+        lines[wrong] = "  global_cooldown_ms: -7"
+        config.write_text("\n".join(lines) + "\n")
+        copied = (playground.folder / "config.yml").read_text()
+
+        # A player who may not reload is refused by the bridge; nothing is copied or said.
+        await conversation.handle("/mineclaw reload")
+        assert "copied" not in out.getvalue() and "not reloaded" not in out.getvalue()
+        assert "may not use /mineclaw reload" in out.getvalue()
+
+        conversation.player = Player("Steve", op=True)
+        await playground.server.join(conversation.player)
+        await conversation.handle("/mineclaw reload")
+        said = out.getvalue()
+        assert f"config.yml:{wrong + 1}:3: rate_limits.global_cooldown_ms" in said, said
+        assert "not reloaded, the bridge goes on as it was" in said
+        assert (playground.folder / "config.yml").read_text() == copied  # nothing copied
+        assert playground.network.default.runtime.plane.version == 1
+    finally:
+        await playground.close()
