@@ -44,6 +44,11 @@ COMMANDS = [
     ("history", "history", ()),
     ("history 2", "history", ("2",)),
     ("switch 2", "switch", ("2",)),
+    # Alone: their usage and the ids (Paper completes these words; sent as they were, they
+    # went to the model as one-word questions).
+    ("switch", "switch", ()),
+    ("rename", "rename", ()),
+    ("Delete", "delete", ()),
     ("delete 3", "delete", ("3",)),
     ("rename 2 Nether trip", "rename", ("2", "Nether", "trip")),
     ("persona", "persona", ()),

@@ -114,6 +114,14 @@ async def test_the_limit_refuses_a_new_conversation_and_delete_frees_a_place(
         )
         unknown = await app.command("ai", "switch", "2", player=STEVE)
         assert unknown == ["<red>You have no conversation 2; /ai list shows them."]
+        # Without its id, a switch says how and which ids there are (it was asked as a question).
+        asked_before = len(provider.bodies())
+        bare = await app.command("ai", "switch", player=STEVE)
+        assert bare[0] == "<gray>Usage: /mineclaw ai switch <id>"
+        assert bare[1].startswith("<gray>Your conversations with") and len(bare) == 4, bare
+        rename = await app.command("ai", "rename", player=STEVE)
+        assert rename[0] == "<gray>Usage: /mineclaw ai rename <id> <title>"
+        assert len(provider.bodies()) == asked_before
     finally:
         await app.runtime.aclose()
 

@@ -7,6 +7,9 @@ the end``), so a line is a subcommand only with that subcommand's exact shape:
   ``SHORT_TITLE_WORDS`` words, no ``?`` and no question word such as "where"); a longer
   unquoted rest could be either, and the player is asked which was meant;
 - ``list``, ``clear``, ``stop``, ``history`` and ``persona`` alone;
+- ``switch``, ``rename`` and ``delete`` alone, which answer their usage and the conversations
+  (nobody asks the one word as a question, and Paper's tab completion offers these words: a
+  completed word sent as it was went to the model);
 - ``history <id>``, ``switch <id>``, ``delete <id>`` with a conversation id;
 - ``rename <id> <title>``;
 - ``persona <name>``: one word, a persona's name (an unknown one is answered with the list).
@@ -25,6 +28,8 @@ from bridge.conversations.shelf import CONVERSATION_ID
 SHORT_TITLE_WORDS = 3
 ALONE = frozenset({"list", "clear", "stop", "history", "persona"})
 WITH_ID = frozenset({"history", "switch", "delete"})
+NEEDS_ID = frozenset({"switch", "rename", "delete"})
+"""Alone, a usage line and the conversations (`bridge.app.commands.conversations`)."""
 
 # Words that make the rest of an unquoted `new` line a question, not a title.
 QUESTION_WORDS = frozenset(
@@ -56,7 +61,7 @@ def read_ai_line(line: str) -> AiLine:
     if line.rstrip().endswith("?"):
         return QUESTION
     if not rest:
-        if keyword in ALONE or keyword == "new":
+        if keyword in ALONE or keyword in NEEDS_ID or keyword == "new":
             return AiLine("command", keyword)
         return QUESTION
     if keyword == "new":

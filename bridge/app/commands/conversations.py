@@ -34,6 +34,12 @@ UNTITLED = "untitled"
 
 CONVERSATION_COMMANDS = frozenset({"new", "list", "switch", "rename", "delete"})
 """The ``/ai`` subcommands this path runs; `bridge.app.commands.ai_line` tells their shapes."""
+USAGES = {
+    "switch": "ai switch <id>",
+    "rename": "ai rename <id> <title>",
+    "delete": "ai delete <id>",
+}
+"""What the subcommands that need an id say when sent without one (before the list of ids)."""
 
 
 def title_of(conversation: Conversation) -> str:
@@ -59,6 +65,11 @@ class ConversationPath:
         keyword, rest = words[0].lower(), list(words[1:])
         if keyword == "list":
             return self.listing(sender, await self._state.refresh(sender.uuid))
+        if keyword in USAGES and not rest:  # the id is missing: how, and which ids there are
+            usage = self._runtime.text(
+                "commands.usage", {"player": sender.name, "usage": USAGES[keyword]}
+            )
+            return [usage, *self.listing(sender, await self._state.refresh(sender.uuid))]
 
         # Made on the shelf as the store has it now; made again if another bridge changed it
         # before this change was saved (so it only changes the shelf and says what it did).

@@ -80,8 +80,12 @@ class CommandTest {
             // stop: the asker of the running turn may stop it, which only the bridge knows; ai: everyone's.
             // help, usage and retry (one's own failed question) are open; listen is offered to every
             // player for ignore-me / include-me only.
-            assertEquals(List.of("status", "help", "usage", "retry", "listen", "stop", "approve", "deny", "ai"),
+            // memory: every player's own memories (another's need mineclaw.memory.others, checked by the bridge).
+            assertEquals(List.of("status", "help", "usage", "retry", "memory", "listen", "stop", "approve", "deny", "ai"),
                     List.copyOf(command.suggest(source(steve), new String[0])));
+            assertEquals(List.of("list", "server", "conversations", "share", "unshare", "forget"),
+                    List.copyOf(command.suggest(source(steve), new String[] {"memory", ""})));
+            assertEquals(List.of("share"), List.copyOf(command.suggest(source(steve), new String[] {"memory", "sh"})));
             assertEquals(List.of("retry", "reload"),
                     List.copyOf(command.suggest(source(alex), new String[] {"re"})));
             assertEquals(List.of("retry"), List.copyOf(command.suggest(source(steve), new String[] {"re"})));
@@ -111,6 +115,10 @@ class CommandTest {
             steve.addAttachment(harness.plugin, "mineclaw.persona", true);
             assertEquals(List.of("persona"), List.copyOf(ai.suggest(source(steve), new String[] {"pe"})));
             assertEquals(List.of(), List.copyOf(ai.suggest(source(steve), new String[] {"switch", ""})));
+            // A player who may not use /ai at all is offered nothing (the core answers with the permission line).
+            steve.addAttachment(harness.plugin, "mineclaw.command.private", false);
+            assertEquals(List.of(), List.copyOf(ai.suggest(source(steve), new String[0])));
+            assertEquals(List.of(), List.copyOf(ai.suggest(source(steve), new String[] {"n"})));
         }
     }
 }

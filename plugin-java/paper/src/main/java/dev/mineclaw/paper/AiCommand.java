@@ -1,6 +1,7 @@
 package dev.mineclaw.paper;
 
 import dev.mineclaw.core.MineclawCore;
+import dev.mineclaw.core.platform.Permissions;
 import io.papermc.paper.command.brigadier.BasicCommand;
 import io.papermc.paper.command.brigadier.CommandSourceStack;
 import java.util.ArrayList;
@@ -20,8 +21,10 @@ final class AiCommand implements BasicCommand {
     static final String LABEL = "ai";
     /**
      * The words {@code /ai} takes as commands rather than questions (the bridge decides: a line
-     * without a command's shape is asked). Conversation ids live on the bridge, so they are not
-     * completed here.
+     * without a command's shape is asked). Each alone is a command too ({@code switch},
+     * {@code rename} and {@code delete} alone answer their usage and the conversations), so a
+     * completed word sent as it is never becomes a question. Conversation ids live on the
+     * bridge, so they are not completed here.
      */
     static final List<String> WORDS = List.of(
             "new", "list", "switch", "rename", "delete", "history", "clear", "stop");
@@ -45,8 +48,9 @@ final class AiCommand implements BasicCommand {
 
     @Override
     public Collection<String> suggest(CommandSourceStack source, String[] args) {
-        // Only the first word: after it the line is a title, an id or a question.
-        if (args.length > 1) {
+        // Only the first word: after it the line is a title, an id or a question. Nothing for a
+        // player who may not use /ai at all (the core answers them with the permission line).
+        if (args.length > 1 || !source.getSender().hasPermission(Permissions.PRIVATE)) {
             return List.of();
         }
         String typed = args.length == 0 ? "" : args[0].toLowerCase(Locale.ROOT);

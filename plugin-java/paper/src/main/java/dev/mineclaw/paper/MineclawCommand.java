@@ -25,7 +25,9 @@ final class MineclawCommand implements BasicCommand {
     /** Subcommands with their own node, then the ones open to every sender of the command. */
     private static final List<String> GUARDED = List.of(
             "listen", "reload", "compact", "clear", "stop", "model", "tools", "functions", "approve", "deny", "ai", "history", "bridge");
-    private static final List<String> OPEN = List.of("status", "help", "usage", "retry");
+    private static final List<String> OPEN = List.of("status", "help", "usage", "retry", "memory");
+    /** {@code memory}'s second words every player may use on their own memories. */
+    private static final List<String> MEMORY = List.of("list", "server", "conversations", "share", "unshare", "forget");
     /** Subcommands with a fixed second word worth completing. */
     private static final List<String> VALIDATED = List.of("tools", "functions");
 
@@ -71,6 +73,7 @@ final class MineclawCommand implements BasicCommand {
                 second.addAll("listen".equals(args[0]) ? List.of("on", "off", "status", "why")
                         : "model".equals(args[0]) ? List.of("list", "default")
                         : "bridge".equals(args[0]) ? List.of("status")
+                        : "memory".equals(args[0]) ? MEMORY
                         : VALIDATED.contains(args[0]) ? List.of("validate") : List.of());
             }
             // Every player's own choice, whatever their nodes.
