@@ -9,17 +9,28 @@ It says yes when the line
   said to it (``thanks bot``, ``gg claw``) and talk about it (``lol the bot was wrong again``,
   ``bot said 19``, ``谢谢小爪``, ``我刚才问小爪``) are overheard;
 - is a **follow-up** of a player the assistant answered within ``listen.reply_window_ms``: a
-  question or a line starting like a continuation (``and``, ``what about``, 那, 还有); ``you``
-  then means the assistant. Kept per player, so another player's answer in between loses
-  nobody's follow-up;
-- is a **question directed at nobody else**: it asks something (a question mark, an English
-  question word at its start, a Chinese question word or particle), names no other online
-  player, addresses no group of players (``anyone``, ``guys``, 大家, 有人, ...), says no ``you``
-  to a person, and is more than a one-word reaction (``what?``, ``真的吗``). A ``you`` in a
-  general how/can/does question (``how do you make a smoker``, ``can you sleep in the nether``)
-  is anyone, not a person, unless the line answers another player (one who named the speaker
-  within the reply window) or reads as personal (``are you``, ``did you``, ``can you give me``,
-  ``do you have``, ``you there``).
+  question or a line starting like a continuation (``and``, ``what about``, 还有, 另外, or a
+  Chinese line ending in 呢); ``you`` then means the assistant. Kept per player, so another
+  player's answer in between loses nobody's follow-up;
+- is a **question directed at nobody else**: it asks something (an English question word at
+  the start of the line or of a clause, after fillers like ``pls``, typed as players type them,
+  ``hw``, ``wats``; a Chinese question word or particle, 几 with a measure word, ``A还是B好``),
+  names no other online player (in full, or cut short at the start: ``mossy u there?``; not
+  a mob after an article: ``kill a blaze``), addresses no group of players (``anyone``,
+  ``guys``, ``who took ...``, ``what's going on``, 大家, 有人, 谁..., 大佬, 咱们, a price), says no
+  ``you`` to a person, asks nothing about what just happened (``did it work``, ``where is
+  it``, ``钓到什么了``, ``它说什么了``, ``在哪死的``), and is more than a one-word reaction
+  (``what?``, ``真的吗``: a final particle is not counted). A ``?`` with no question word
+  (``sword or axe?``, ``5 dia?``) leans on the conversation, as do complaints shaped like
+  questions (``怎么又卡了``, ``什么鬼``) and question words that ask nothing (``没怎么卡``). A
+  ``you`` in a general how/can/does question (``how do you make a smoker``, ``can you sleep in
+  the nether``, ``do you lose your xp if you die``, ``how does the warden detect you``;
+  ``你要怎么才能…``, ``如果你…``) is anyone, not a person, unless the line answers another
+  player (one who named the speaker within the reply window) or reads as personal (``are
+  you``, ``did you``, ``can you give me``, ``do you have``, ``you there``, 你在哪).
+
+A follow-up needs more than one word of surprise (``really?``, ``是吗``) unless it continues
+(``and beds?``, ``下界的呢？``: 呢 is Chinese's "what about"); ``那就…`` concludes, it does not ask.
 
 A line addressed to the players as a group stays theirs even from a player in their reply
 window. Everything else is banter and stays overheard. English and Simplified Chinese (the
@@ -71,18 +82,42 @@ _EDGE = re.compile(r"^[\s@,，、.。:：;；!！~\-—*()（）]+|[\s,，、.�
 _EN_QUESTION_START = frozenset(
     "how what what's whats where where's wheres when why who who's whos which whose can could "
     "does do did is are was were should would will shall may might any anyone's hows wat wut "
-    "whats'".split()
+    "whats' wats hw hwo wht wher whr wen wich whch howto".split()
 )
 _EN_GROUP = frozenset(
-    "anyone anybody anyon any1 someone somebody everyone everybody guys yall y'all ppl people "
-    "team folks all".split()
+    "anyone anybody anyon any1 someone somebody everyone everybody guys yall y'all team "
+    "folks".split()
 )
-_EN_GROUP_PHRASES = ("who wants", "who's on", "who is on", "who has", "who's got", "who got")
+# "all" and "people" address the players only as a vocative ("hi all", "you all", "redstone
+# ppl: ..."), not as words of the sentence ("all your xp", "if other people are awake").
+_EN_GROUP_NOUNS = frozenset("ppl people".split())
+_EN_DETERMINERS = frozenset(
+    "other others most some many few the these those all more no any two three new real".split()
+)
+# "who took my diamonds", "who do i trust": "who" asks the players; "who is herobrine" asks
+# something of the world.
+_EN_WHO = frozenset("who whoever".split())
+_EN_WHO_KNOWLEDGE = frozenset("is was were are made invented created".split())
+_EN_GROUP_PHRASES = (
+    "who wants", "who's on", "who is on", "who has", "who's got", "who got",
+    # What is going on here and now is asked of the players who are here.
+    "what i missed", "what did i miss", "what'd i miss", "what is happening", "what's happening",
+    "whats happening", "what is going on", "what's going on", "whats going on",
+)  # fmt: skip
 _EN_YOU = frozenset("you u ya your ur you're youre yours yourself you've you'll you'd".split())
 _EN_CONTINUE = ("and ", "but ", "what about", "how about", "also ", "then ", "so ", "ok and")
 # "you" in a general how/can/does question is anyone ("how do you make a smoker")...
 _EN_GENERAL_START = frozenset(
-    "how what what's whats where when why which can could do does is should would".split()
+    "how what what's whats where when why which can could do does is should would hw hwo wat "
+    "wats wut wht wher".split()
+)
+# "if you fall in the void", "when you die": a condition makes "you" and "your" anyone.
+_EN_CONDITION = frozenset("if when once after before while whenever until".split())
+# "how does the warden detect you": "you" as what a mob or block acts on is anyone.
+_EN_ACTS_ON = frozenset(
+    "detect detects hear hears see sees attack attacks hit hits hurt hurts kill kills damage "
+    "damages chase chases target targets notice notices spot spots aggro bite bites poison "
+    "poisons push pushes follow follows find finds".split()
 )
 # ...unless the words around it make it a person: "are you", "did you", "you there", "your".
 _EN_PERSONAL_BEFORE = frozenset(
@@ -142,9 +177,50 @@ _ZH_QUESTION_WORDS = (
     "能不能", "可不可以", "有没有", "会不会", "要不要", "咋", "啥",
 )  # fmt: skip
 _ZH_QUESTION_ENDS = ("吗", "呢", "么")
-_ZH_GROUP = ("大家", "有人", "谁有", "谁要", "谁想", "谁来", "你们", "各位", "兄弟们", "一起")
+# 几 and a measure word asks how many: "要几层", "几个村民", "延迟几刻".
+_ZH_HOW_MANY = re.compile(r"几[个张层刻块次天格组秒分级只颗根本把条种号件瓶片桶堆轮下]")
+# What happened, asked with the perfective 了: "钓到什么了", "它说什么了", "去哪了", "怎么了":
+# about someone's doings, for the players who saw them.
+_ZH_WHAT_HAPPENED = ("什么了", "啥了", "哪了", "哪儿了", "哪里了", "怎么了")
+# ...and the 是…的 of a past event's circumstances: "在哪死的", "什么时候做的".
+_ZH_PAST_EVENT = re.compile(r"(在哪|哪里|哪儿|什么时候|啥时候|几点|怎么)[^是用]{1,4}的$")
+# Particles at the end of a line, not counted in its length: "苦力怕吗" is a three-character echo.
+_ZH_PARTICLES = "吗呢么吧啊呀嘛哦"
+_ZH_GROUP = (
+    "大家", "有人", "你们", "各位", "兄弟们", "一起", "大佬", "老铁", "家人们", "朋友们", "小伙伴",
+    "咱们",
+    # What is going on here, and a price: asked of the players here, the sellers.
+    "怎么回事", "发生了什么", "我错过了", "多少钱", "怎么卖", "咋卖",
+)  # fmt: skip
+# 谁 asks which of the players ("谁在下界", "谁收钻石", "谁拿了我的钻石"), unless it asks who
+# someone is ("谁是...", "...是谁").
+_ZH_WHO = "谁"
+_ZH_WHO_KNOWLEDGE = ("谁是", "是谁")
+# Question words that ask nothing here: "没怎么卡" (not very), "没什么", "什么的" (and so on),
+# "怎么都找不到" (however hard), "哪都" (anywhere).
+_ZH_NOT_ASKING = (
+    "没怎么", "不怎么", "没什么", "不是什么", "什么的", "什么都", "啥都", "怎么都", "哪都",
+    "哪儿都", "哪里都", "没啥",
+)  # fmt: skip
+# Complaints shaped like questions: "怎么又卡了", "服务器怎么这么卡", "什么鬼".
+_ZH_RHETORICAL = (
+    "怎么又", "为什么又", "为啥又", "咋又", "怎么这么", "为什么这么", "为啥这么", "咋这么",
+    "怎么那么", "怎么老是", "怎么总是", "什么鬼", "搞什么", "什么情况", "啥情况", "凭什么",
+)  # fmt: skip
 _ZH_YOU = ("你", "您")
-_ZH_CONTINUE = ("那", "还有", "那么", "然后", "另外")
+# 你 is anyone in a general how-question: "你怎么才能在下界找到要塞", "你要怎么拿到三叉戟",
+# "如果你掉进虚空…"; a person otherwise ("你在哪", "你怎么有这么多钻石").
+_ZH_GENERAL_YOU = (
+    "才能", "才可以", "要怎么", "得怎么", "该怎么", "需要怎么", "要如何", "如何", "怎样才", "得先",
+    "需要什么", "要什么才",
+)  # fmt: skip
+_ZH_CONDITION = ("如果你", "要是你", "当你", "假如你")
+# A question about "it", "him", "her" leans on what was said before, to the players who heard
+# it: "它说什么了", "他在哪".
+_ZH_THIRD_PERSON = ("它", "他", "她")
+_ZH_CONTINUE = ("还有", "另外", "然后")
+# "A 还是 B 好": a choice asked without a question word.
+_ZH_CHOICE = re.compile(r".+还是(?!觉得|不|没|算|要|得).+(好|强|快|高|多|划算|合适|厉害|省)$")
 
 # A question shorter than this is a reaction to someone ("what?", "why", "真的吗").
 _MIN_EN_WORDS = 3
@@ -217,20 +293,29 @@ class Classifier:
             return _named(line, found, zh)
         if _names_other_player(line, speaker, online):
             return Classification(False, "other_player")
-        if any(word in line for word in _ZH_GROUP) if zh else _addresses_group(line):
+        if _zh_addresses_group(line) if zh else _addresses_group(line):
             return Classification(False, "to_players")
         question = _is_zh_question(line) if zh else _is_en_question(line)
+        # An English line ending in "?" with no question word ("sword or axe?", "5 dia?") leans
+        # on the conversation: a follow-up of the assistant's answer, else the players'.
+        asked = question or (not zh and _TRAILING.sub("", line).endswith(("?", "？")))
         follow_up = _within(recent.answered_at, now, window)
-        if follow_up and (question or line.startswith(_ZH_CONTINUE if zh else _EN_CONTINUE)):
+        # 呢 at the end is Chinese's "what about ...?" ("2x2的呢？"), as "and ..." is English's.
+        continues = line.startswith(_ZH_CONTINUE if zh else _EN_CONTINUE) or (
+            zh and _EDGE.sub("", _TRAILING.sub("", line)).endswith("呢")
+        )
+        if follow_up and (asked or continues) and not (_bare_reaction(line, zh) and not continues):
             return Classification(True, "follow_up")
         if not question:
             return Classification(False, "not_a_question")
         if _too_short(line, zh):
             return Classification(False, "reaction")
         if zh:
-            if any(word in line for word in _ZH_YOU):
+            if _zh_to_a_person(line):
                 return Classification(False, "to_a_person")
         elif _says_you(line) and (_within(recent.addressed_at, now, window) or _personal_you(line)):
+            return Classification(False, "to_a_person")
+        elif _asks_what_happened(line):
             return Classification(False, "to_a_person")
         return Classification(True, "question")
 
@@ -327,31 +412,117 @@ def _words(line: str) -> list[str]:
     return _LATIN_WORD.findall(line)
 
 
+def _unled(words: list[str]) -> list[str]:
+    """The words after leading greetings and fillers ("please how to ...", "ok who ...")."""
+    at = 0
+    while at < len(words) - 1 and words[at] in _EN_LEAD:
+        at += 1
+    return words[at:]
+
+
 def _is_en_question(line: str) -> bool:
-    bare = _TRAILING.sub("", line)
-    if bare.endswith(("?", "？")):
-        return True
-    words = _words(line)
+    """A question word or auxiliary starts the line or one of its clauses (``ok but i have no
+    rods, where i can get them?``); a line ending in ``?`` without one is not enough."""
+    starts = [_unled(_words(clause)) for clause in re.split(r"[,;.!?:，。]+", line)]
+    asks = any(words and words[0] in _EN_QUESTION_START for words in starts)
+    words = _unled(_words(line))
+    if _TRAILING.sub("", line).endswith(("?", "？")):
+        # "villagers need beds to breed?" asks; "milk?", "5 dia?", "want some of mine?" and
+        # a poll ("sword or axe for pvp?") lean on the conversation.
+        return asks or (
+            len(words) >= 4 and words[0] not in _EN_SPEAKING_OF_US and "or" not in words
+        )
     return bool(words) and words[0] in _EN_QUESTION_START and len(words) >= _MIN_EN_WORDS
 
 
+_EN_SPEAKING_OF_US = frozenset(
+    "i im i'm ima we u you ur my our want wanna lets let's gonna".split()
+)
+
+
 def _is_zh_question(line: str) -> bool:
+    if any(word in line for word in _ZH_RHETORICAL):
+        return False  # "怎么又卡了", "什么鬼": complaints
     bare = _TRAILING.sub("", line)
     if bare.endswith(("?", "？")) or bare.endswith(_ZH_QUESTION_ENDS):
         return True
-    return any(word in line for word in _ZH_QUESTION_WORDS)
+    for word in _ZH_NOT_ASKING:
+        line = line.replace(word, " ")
+    return (
+        any(word in line for word in _ZH_QUESTION_WORDS)
+        or bool(_ZH_CHOICE.match(bare))
+        or bool(_ZH_HOW_MANY.search(line))
+    )
+
+
+def _bare_reaction(line: str, zh: bool) -> bool:
+    """One word of surprise even from a player just answered: "really?", "真的？", "是吗"."""
+    if zh:
+        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(_ZH_PARTICLES)
+        return len(_CJK.findall(core)) + len(_words(core)) < _MIN_ZH_CHARS - 1
+    return len(_words(line)) < _MIN_EN_WORDS - 1
+
+
+def _asks_what_happened(line: str) -> bool:
+    """ "did it work?", "did u sleep", "did the update work": a past event is someone's, asked
+    of the players who were there (not "did mojang remove ..."); "where is it": about what
+    was said before."""
+    words = _unled(_words(line))
+    if len(words) > 1 and words[0] in ("did", "didnt") and words[1] not in ("mojang", "they"):
+        return True
+    # "where is it", "what was that": nothing but a pronoun to ask about, said before.
+    return all(word in _EN_QUESTION_START or word in _EN_DEICTIC for word in words)
+
+
+_EN_DEICTIC = frozenset(
+    "it that this he she they them him her there those these is was are were it's that's "
+    "thats its".split()
+)
 
 
 def _too_short(line: str, zh: bool) -> bool:
     if zh:
-        return len(_CJK.findall(line)) + len(_words(line)) < _MIN_ZH_CHARS
+        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(_ZH_PARTICLES)
+        return len(_CJK.findall(core)) + len(_words(core)) < _MIN_ZH_CHARS
     return len(_words(line)) < _MIN_EN_WORDS
 
 
+def _zh_addresses_group(line: str) -> bool:
+    if any(word in line for word in _ZH_GROUP):
+        return True
+    return _ZH_WHO in line and not any(word in line for word in _ZH_WHO_KNOWLEDGE)
+
+
+def _zh_to_a_person(line: str) -> bool:
+    """A Chinese question to a person: about "it"/"him" said before, or with a 你 that is not
+    the general one (``你要怎么拿到三叉戟`` is anyone; ``你在哪`` is a person)."""
+    bare = _EDGE.sub("", _TRAILING.sub("", line))
+    if bare.startswith(_ZH_THIRD_PERSON) or bare.rstrip(_ZH_PARTICLES).endswith(_ZH_WHAT_HAPPENED):
+        return True
+    if _ZH_PAST_EVENT.search(bare):
+        return True
+    at = min((found for you in _ZH_YOU if (found := line.find(you)) >= 0), default=-1)
+    if at < 0 or any(word in line for word in _ZH_CONDITION):
+        return False
+    after = line[at + 1 :]
+    return after.startswith("的") or not any(word in after for word in _ZH_GENERAL_YOU)
+
+
 def _addresses_group(line: str) -> bool:
-    return any(word in _EN_GROUP for word in _words(line)) or any(
-        phrase in line for phrase in _EN_GROUP_PHRASES
-    )
+    words = _words(line)
+    for index, word in enumerate(words):
+        before = words[index - 1] if index else ""
+        after = words[index + 1] if index + 1 < len(words) else ""
+        if word in _EN_GROUP:
+            return True
+        if word in _EN_GROUP_NOUNS and before not in _EN_DETERMINERS:
+            return True
+        if word == "all" and (before in _EN_YOU or before in _EN_LEAD or after in ("of", "you")):
+            return True
+    unled = _unled(words)
+    if len(unled) > 1 and unled[0] in _EN_WHO and unled[1] not in _EN_WHO_KNOWLEDGE:
+        return True  # "who took my diamonds", "ok who wants to raid"
+    return any(phrase in line for phrase in _EN_GROUP_PHRASES)
 
 
 def _says_you(line: str) -> bool:
@@ -363,16 +534,23 @@ def _personal_you(line: str) -> bool:
     how/can/does question (``how do you make a smoker``, ``can you sleep in the nether``) unless
     the words around it say a person (``are you``, ``did you``, ``can you give me``, ``you
     there``, ``your``)."""
-    words = _words(line)
+    words = _unled(_words(line))
     if not words or words[0] not in _EN_GENERAL_START:
         return True  # "u coming?", "you there?": said to someone
+    # "if you fall in the void", "when you die": anyone, "your items" too.
+    condition = any(
+        word in _EN_CONDITION and after in _EN_YOU
+        for word, after in zip(words, words[1:], strict=False)
+    )
     for index, word in enumerate(words):
-        if word in _EN_PERSONAL_FORMS:
+        if word in _EN_PERSONAL_FORMS and not condition:
             return True
         if word not in ("you", "u", "ya"):
             continue
         before = words[index - 1] if index else ""
         after = words[index + 1] if index + 1 < len(words) else ""
+        if not after and before in _EN_ACTS_ON:
+            continue  # "how does the warden detect you"
         if before in _EN_PERSONAL_BEFORE or after in _EN_PERSONAL_AFTER or not after:
             return True
         if after in _EN_ASKED_OF_A_PERSON:
@@ -384,14 +562,27 @@ def _personal_you(line: str) -> bool:
 
 def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]:
     """The online players other than the speaker whom a line names (as whole words)."""
-    lowered_line = line.lower()
-    words = set(_words(lowered_line))
+    said = _words(line.lower())
+    # "how do i kill a blaze" names a mob, not the player Blaze.
+    words = {w for i, w in enumerate(said) if not (i and said[i - 1] in _EN_ARTICLES)}
+    # A line may open with a player's name cut short: "mossy u still at shop?" to mossyboots,
+    # "sunny sell me one?" to Sunny_D.
+    first = said[0] if said and len(said[0]) >= 4 and said[0] not in _COMMON_FIRST else None
     own = speaker.lower()
     return [
         name
         for name in online
-        if (lowered := name.lower()) != own and len(lowered) >= 3 and lowered in words
+        if (lowered := name.lower()) != own
+        and len(lowered) >= 3
+        and (lowered in words or (first is not None and lowered.startswith(first)))
     ]
+
+
+_EN_ARTICLES = frozenset("a an the some my this that these those".split())
+_COMMON_FIRST = (
+    _EN_QUESTION_START | _EN_LEAD | _EN_REQUESTS | _EN_GROUP | _EN_YOU | _EN_GROUP_NOUNS
+    | _EN_ABOUT_AFTER | _EN_ABOUT_BEFORE
+)  # fmt: skip
 
 
 def _names_other_player(line: str, speaker: str, online: Collection[str]) -> bool:

@@ -73,7 +73,7 @@ def decide(
         ("anyone got spare iron?", (False, "to_players")),
         ("who wants to go mining?", (False, "to_players")),
         ("are you coming to the nether?", (False, "to_a_person")),
-        ("u there?", (False, "reaction")),
+        ("u there?", (False, "not_a_question")),
         # "you" in a general how/can/does question is anyone...
         ("how do you make a smoker", (True, "question")),
         ("can you sleep in the nether", (True, "question")),
@@ -206,3 +206,88 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         "seconds_ago": 0,
     }
     assert document["recent_lines"] == [{"player": "Notch", "text": "gg", "seconds_ago": 3}]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A condition or a mob acting on it makes "you" and "your" anyone.
+        ("do you lose your armor if you die in lava", (True, "question")),
+        ("how does a wither skeleton find you", (True, "question")),
+        # "all" and "people" address the players only as a vocative.
+        ("does all the xp drop when you die", (True, "question")),
+        ("can i sleep if other people are still mining", (True, "question")),
+        ("night all", (False, "not_a_question")),
+        ("ok so who wants to raid", (False, "to_players")),
+        # Fillers before the question word, and question words as players type them.
+        ("pls how to get rid of phantoms", (True, "question")),
+        ("wats the best food", (True, "question")),
+        # "who" asks the players, unless it asks who someone is.
+        ("who stole my bed", (False, "to_players")),
+        ("who invented redstone", (True, "question")),
+        # A "?" without a question word leans on the conversation.
+        ("stone or wood?", (False, "not_a_question")),
+        ("want some of mine?", (False, "not_a_question")),
+        ("villagers need beds to breed?", (True, "question")),
+        # What happened, and "it" said before, are for the players who were there.
+        ("did it explode?", (False, "to_a_person")),
+        ("where is it", (False, "to_a_person")),
+        ("whats going on", (False, "to_players")),
+    ],
+)
+def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> None:
+    assert decide(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 谁 asks which of the players; 咱们, 大佬, a price are said to players too.
+        ("谁去挖矿", (False, "to_players")),
+        ("咱们去哪", (False, "to_players")),
+        ("有大佬知道怎么做刷铁机吗", (False, "to_players")),
+        ("附魔书多少钱", (False, "to_players")),
+        # Complaints and question words that ask nothing.
+        ("服务器怎么又卡了", (False, "not_a_question")),
+        ("什么鬼啊", (False, "not_a_question")),
+        ("今天没怎么挖矿", (False, "not_a_question")),
+        # 你 in a general how-question is anyone; a person otherwise.
+        ("你要怎么才能找到远古城市", (True, "question")),
+        ("如果你掉进虚空东西还在吗", (True, "question")),
+        ("你怎么有这么多金子", (False, "to_a_person")),
+        # "It" said before, and what happened: for the players who saw it.
+        ("它刚才说什么了", (False, "to_a_person")),
+        ("刚才挖到什么了", (False, "to_a_person")),
+        ("在哪找到的", (False, "to_a_person")),
+        ("信标是用什么做的", (True, "question")),
+        # A choice, and 几 with a measure word, ask without a question word.
+        ("剑还是斧头好", (True, "question")),
+        ("刷怪笼要几格高", (True, "question")),
+        # A particle does not make a reaction long enough.
+        ("苦力怕吗", (False, "reaction")),
+    ],
+)
+def test_chinese_classes_of_line(text: str, expected: tuple[bool, Reason]) -> None:
+    assert decide(text) == expected
+
+
+def test_a_reaction_or_a_conclusion_is_no_follow_up() -> None:
+    answered = Recent(answered_at=90.0)
+    assert decide("really?", recent=answered) == (False, "not_a_question")
+    assert decide("是吗", recent=answered) == (False, "reaction")
+    assert decide("那就这样", recent=answered) == (False, "not_a_question")
+    # 呢 is Chinese's "what about ...?": short, still a follow-up.
+    assert decide("下界的呢？", recent=answered) == (True, "follow_up")
+    assert decide("and beds?", recent=answered) == (True, "follow_up")
+
+
+def test_a_player_named_like_a_mob_or_by_a_short_name() -> None:
+    online = ("Steve", "Blaze", "Sunny_D")
+
+    def said(text: str) -> tuple[bool, Reason]:
+        found = CLASSIFIER.classify(text, speaker="Steve", online=online, now=100.0)
+        return found.start, found.reason
+
+    assert said("how do i kill a blaze") == (True, "question")
+    assert said("blaze where are you") == (False, "other_player")
+    assert said("sunny can i borrow a pick?") == (False, "other_player")
