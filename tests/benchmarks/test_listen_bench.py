@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import listen_bench, listen_offline, listen_testset, listen_train
+from bench import listen_bench, listen_holdout, listen_offline, listen_testset, listen_train
 from bench.listen_corpus import MINUTES, PLAYERS, corpus
 from bridge.decisions.learned import WEIGHTS_PATH
 
@@ -51,6 +51,21 @@ def test_the_test_set_is_larger_than_the_issue_asks_and_labelled_in_both_languag
     assert not {line.player for line in lines} & {line.player for line in corpus()}
 
 
+def test_the_holdout_set_is_another_server_and_mostly_chinese() -> None:
+    lines = listen_holdout.load()
+    assert lines == listen_holdout.load()
+    assert len(lines) >= 200
+    chinese = [line for line in lines if any("\u4e00" <= c <= "\u9fff" for c in line.text)]
+    assert len(chinese) * 2 >= len(lines)
+    labelled = [line for line in lines if line.for_assistant]
+    assert any(line in chinese for line in labelled) and not set(labelled) <= set(chinese)
+    players = {line.player for line in lines}
+    assert not players & (
+        {line.player for line in corpus()} | {line.player for line in listen_testset.load()}
+    )
+    assert set(listen_holdout.ALIASES) - set(listen_testset.ALIASES)
+
+
 def test_a_malformed_test_set_line_is_named_by_its_number(tmp_path: Path) -> None:
     bad = tmp_path / "set.txt"
     bad.write_text("# a comment\nAlex | AI | how do i craft a bed\nAlex says hi\n")
@@ -77,6 +92,7 @@ def test_the_learned_model_is_what_training_on_the_tuning_set_gives(
         raise AssertionError("training read the test set")
 
     monkeypatch.setattr(listen_testset, "load", no_test_set)
+    monkeypatch.setattr(listen_holdout, "load", no_test_set)
     assert listen_train.model_json() == WEIGHTS_PATH.read_text(encoding="utf-8")
 
 
