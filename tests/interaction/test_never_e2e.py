@@ -122,3 +122,19 @@ async def test_a_harmless_alias_is_still_asked(tmp_path: Path) -> None:
         await w.command("Alex", *deny["command"].split(" ")[1:], ref="deny")
         result = (await asyncio.wait_for(call, EVENT_TIMEOUT))["result"]
         assert result["status"] == "denied"
+
+
+async def test_the_bridges_own_commands_are_never_run_for_the_model(tmp_path: Path) -> None:
+    # Issue 44: run as another player (or the console), /mineclaw memory would read or forget
+    # someone else's memories. The server knows the command as the Mineclaw plugin's.
+    async with world(tmp_path, whitelist=WHITELIST) as w:
+        await w.testkit.send(
+            {"op": "command.register", "name": "mineclaw", "plugin": "Mineclaw",
+             "aliases": ["mc"], "permission": "mineclaw.command.chat", "ref": "r1"}
+        )  # fmt: skip
+        await w.testkit.wait_event(lambda e: e == {"event": "command.registered", "ref": "r1"})
+        for command in ("mineclaw memory list Steve", "mc memory forget all Steve"):
+            result = await _no_prompt_no_dispatch(
+                w, {"command": command, "intent": "help", "player": "Alex"}
+            )
+            assert result["status"] == "refused" and "never list" in result["reason"], result
