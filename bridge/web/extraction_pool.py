@@ -27,6 +27,7 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -34,7 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bridge.web.content import Kind, MediaType
-from bridge.web.extraction_worker import read_frame, write_frame
+from bridge.web.extraction_worker import read_frame, write_chunks, write_frame
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def _reading(frame: _Frame, extractor: Extractor, note: str | None = None) -> Re
 class _Call:
     """One job between the asking coroutine and the thread that drives a worker."""
 
-    def __init__(self, header: bytes, body: bytes, limit: int) -> None:
+    def __init__(self, header: bytes, body: Sequence[bytes], limit: int) -> None:
         self.header = header
         self.body = body
         self.answer_limit = limit * 6 + 65_536  # JSON of ``limit`` characters at worst
@@ -198,7 +199,7 @@ class ExtractionPool:
 
     async def read(
         self,
-        body: bytes,
+        body: Sequence[bytes],
         *,
         kind: Kind,
         media: MediaType,
@@ -208,7 +209,9 @@ class ExtractionPool:
         encoding: str | None = None,
         cap: int = 0,
     ) -> Reading:
-        """``body`` as text by ``deadline`` (the running loop's clock), or ``ExtractionCut``.
+        """``body`` (its chunks, as read: never joined in this process, the thread that
+        drives the worker writes them to its pipe one by one) as text by ``deadline`` (the
+        running loop's clock), or ``ExtractionCut``.
         ``encoding``: the body's ``Content-Encoding`` (gzip, deflate), inflated in the worker to
         at most ``cap`` bytes."""
         loop = asyncio.get_running_loop()
@@ -250,7 +253,7 @@ class ExtractionPool:
             if backup is not None:
                 backup.drop()  # not needed: dropped if still queued (a running one is linear)
 
-    def _submit(self, header: bytes, body: bytes, limit: int) -> tuple[_Call, bool]:
+    def _submit(self, header: bytes, body: Sequence[bytes], limit: int) -> tuple[_Call, bool]:
         """The job queued, and whether it found every worker busy."""
         call = _Call(header, body, limit)
         self._start()
@@ -371,7 +374,7 @@ class ExtractionPool:
         fallback: _Frame | None = None
         try:
             write_frame(process.stdin, call.header)
-            write_frame(process.stdin, call.body)
+            write_chunks(process.stdin, call.body)
             while True:
                 data = read_frame(process.stdout, call.answer_limit)
                 if data is None:

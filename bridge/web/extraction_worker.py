@@ -25,6 +25,7 @@ import os
 import resource
 import struct
 import sys
+from collections.abc import Sequence
 from typing import IO, Any
 
 FRAME = struct.Struct(">I")
@@ -52,6 +53,15 @@ def read_frame(stream: IO[bytes], limit: int) -> bytes | None:
 
 def write_frame(stream: IO[bytes], data: bytes) -> None:
     stream.write(FRAME.pack(len(data)) + data)
+    stream.flush()
+
+
+def write_chunks(stream: IO[bytes], chunks: Sequence[bytes]) -> None:
+    """One frame of ``chunks`` joined, written chunk by chunk: a body is never copied whole
+    (each write copies into the pipe without holding the GIL)."""
+    stream.write(FRAME.pack(sum(len(chunk) for chunk in chunks)))
+    for chunk in chunks:
+        stream.write(chunk)
     stream.flush()
 
 

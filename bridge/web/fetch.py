@@ -200,15 +200,20 @@ class WebFetcher:
             )
         media = MediaType.parse(response.headers.get("content-type"))
         kind = text_kind(media)
-        body = bytearray()
+        # Kept as the chunks that came (each read step's work is one chunk, whatever the
+        # page's size): never joined here, the worker's pipe takes them one by one.
+        body: list[bytes] = []
+        size = 0
         cut = False
         async for chunk in response.aiter_raw():
-            room = self.settings.max_bytes - len(body)
-            body += chunk[:room]
-            trace.bytes_read = len(body)
+            room = self.settings.max_bytes - size
             if len(chunk) > room:
+                body.append(chunk[:room])
+                size = trace.bytes_read = self.settings.max_bytes
                 cut = True
                 break
+            body.append(chunk)
+            size = trace.bytes_read = size + len(chunk)
         encoding: str | None = response.headers.get("content-encoding", "").strip().lower()
         if encoding in ("", "identity"):
             encoding = None
@@ -218,7 +223,7 @@ class WebFetcher:
         try:
             # A compressed body is inflated in the worker (bounded there), never on this loop.
             reading = await pool.read(
-                bytes(body),
+                body,
                 kind=kind,
                 media=media,
                 url=final_url,
@@ -248,7 +253,7 @@ class WebFetcher:
             title=reading.title,
             text=reading.text,
             truncated=cut or reading.truncated,
-            bytes_read=len(body),
+            bytes_read=size,
             hops=tuple(hops),
             extractor=reading.extractor,
             note="; ".join(notes) or None,

@@ -7,16 +7,20 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from bridge.web import connector
+from bridge.web.extraction_pool import ExtractionPool, Reading
 from bridge.web.fetch import FetchSettings, WebFetcher
 from bridge.web.search import SearchSettings, WebSearch
 from tests.web.network import wiki
 from tests.web.site import LoopbackSite
 
+CHUNK = 65_536
+"""The most one read of a response's body gives (httpcore reads 64 KiB at a time)."""
 PAGE = "<html><head><title>Anvil</title></head><body><p>An anvil repairs tools.</p></body></html>"
 
 
@@ -45,3 +49,37 @@ async def test_the_tls_context_is_made_once_and_off_the_loop(
             assert await search.search("anvil") == []
     assert len(made) == 1
     assert made[0] != threading.get_ident()  # not the loop's thread
+
+
+class _Recording(ExtractionPool):
+    """The real pool, recording the body each page hands it."""
+
+    def __init__(self) -> None:
+        super().__init__(workers=1)
+        self.bodies: list[Sequence[bytes]] = []
+
+    async def read(self, body: Sequence[bytes], **job: Any) -> Reading:
+        self.bodies.append(body)
+        return await super().read(body, **job)
+
+
+async def test_a_large_body_reaches_the_worker_as_the_chunks_read_never_joined() -> None:
+    """Joining a body (growing one buffer, copying it out, prefixing its frame) is work in
+    proportion to the page, on the loop and then under the GIL in the worker's thread; the
+    chunks as read are each one read's worth, and the pipe takes them one by one."""
+    pool = _Recording()
+    try:
+        async with LoopbackSite() as site:
+            site.page("/big", "<html><body><p>" + "stone " * 200_000 + "</p></body></html>")
+            network = wiki(site.port)
+            fetcher = WebFetcher(
+                FetchSettings(), resolver=network.resolve, dialer=network.dial, extraction=pool
+            )
+            page = await fetcher.fetch("http://wiki.example/big")
+    finally:
+        pool.close()
+    assert page.text.startswith("stone stone") and page.bytes_read > 1_000_000
+    [body] = pool.bodies
+    assert not isinstance(body, bytes | bytearray)
+    assert sum(len(chunk) for chunk in body) == page.bytes_read
+    assert max(len(chunk) for chunk in body) <= CHUNK
