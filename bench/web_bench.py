@@ -6,7 +6,8 @@ Run: ``python -m bench.web_bench``. A page server on loopback serves the saved p
 ``WebFetcher`` (shield, connector, streamed read, charset, extraction; the name resolves to a
 public address through an in-process resolver and the connection is carried to loopback, as in
 the tests) and once with a plain ``httpx.AsyncClient`` reading the whole body and handing its
-text to the same extractor. Both open a fresh connection per fetch, as ``web_fetch`` does.
+text to the same extractor. Both open a fresh connection per fetch, as ``web_fetch`` does,
+and both keep one TLS context.
 Prints p50 and p99 of each and the p50 ratio (goal <= 1.2x), then the shield's own work per
 connection (URL check, one lookup answered at once, every address checked; goal < 100 us).
 
@@ -15,12 +16,19 @@ minutes for, fetched with an 8 s deadline (goal: it ends at its deadline, with t
 fallback). Last, what six of them at once do to the bridge's own work: a witness player's chat
 verdict (``AppHandler.on_chat`` of a real ``Runtime``, one every 50 ms, timed from the moment it
 was due, so a stalled event loop counts) and a lease renewal (``ServerLeases.poll`` on a
-PostgreSQL server of its own) are timed idle, then while six hostile fetches run. Goals: verdict
-p99 <= 1.5x idle, no renewal later than its deadline (3 s), this process's memory grows by
-less than 100 MB (the extraction workers are other processes, limited to 1 GiB each; their
-peak is printed too). ``--quick`` skips the hostile part; ``--hostile`` runs only it;
-``--rounds N`` measures the witness N times (idle, then hostile, each round) and prints the
-median of the rounds' p99 ratios too (one round's p99 is a handful of samples).
+PostgreSQL server of its own) are timed idle, then while six hostile pages are fetched as a
+turn's tool calls are (``web_fetch`` through the tool invoker: the result redacted, quoted
+between markers, audited by the runtime's audit writer). The witness is running before the six
+start, so their start counts; their pages come from a server in a process of its own (a real
+site is not in the bridge: on the bridge's loop its 1 MB answers were the bench's own load).
+Goals: verdict p99 <= 1.5x idle, no renewal later than its deadline (3 s), this process's
+memory grows by less than 100 MB (the extraction workers are other processes, limited to 1 GiB
+each; their peak is printed too). The event loop's steps are timed too, in the loop thread's
+CPU time (what other processes on the machine do does not count in it): the longest step and
+the loop's CPU per second, idle and hostile. ``--quick`` skips the hostile part;
+``--hostile`` runs only it; ``--rounds N`` measures the witness N times (idle, then hostile,
+each round) and prints the median of the rounds' p99 ratios too (one round's p99 is a handful
+of samples).
 """
 
 from __future__ import annotations
@@ -28,21 +36,31 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from asyncio import events
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from ipaddress import ip_address
 from pathlib import Path
+from typing import Any
 
 import httpcore
 import httpx
+import yaml
 
 from bridge.app.chat.handler import AppHandler
 from bridge.app.network.server_leases import DEADLINE_S, LossCause, ServerLeases
 from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
+from bridge.control.defaults import __file__ as defaults_init
+from bridge.control.tools_file import ToolsFile
 from bridge.link.messages import ChatRequest, PlayerRef
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.registry import CallContext, ToolRegistry
+from bridge.tools.web_tools import WebTools
 from bridge.web.connector import Dialer, direct_dialer
 from bridge.web.content import MediaType, decode, text_kind
 from bridge.web.extract import extract_html
@@ -120,6 +138,96 @@ class PageServer:
             writer.close()
 
 
+def hostile_site_pages() -> dict[str, bytes]:
+    pages = {p.name: p.read_bytes() for p in sorted(PAGES.glob("*.html"))}
+    pages["table.html"] = one_row_table(HOSTILE_BYTES)
+    return pages
+
+
+async def _serve_pages() -> None:
+    """The child's side of ``PageProcess``: serve, print the port, stop when stdin closes."""
+    server = PageServer(hostile_site_pages())
+    await server.start()
+    print(server.port, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    await server.stop()
+
+
+@contextmanager
+def page_process() -> Iterator[int]:
+    """``PageServer`` with the hostile site in a process of its own; yields its port."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.web_bench", "--serve-pages"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        yield int(child.stdout.readline())
+    finally:
+        child.stdin.close()
+        child.wait(10)
+        child.stdout.close()
+
+
+class LoopSteps:
+    """Every step the event loop runs, timed in the loop thread's CPU time while ``on``."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self.longest_what = ""
+        self.cpu = 0.0
+        self._since = 0.0
+        self._on = False
+
+    @contextmanager
+    def installed(self) -> Iterator[LoopSteps]:
+        original = events.Handle._run
+        steps = self
+
+        def timed(handle: events.Handle) -> None:
+            if not steps._on:
+                return original(handle)
+            start = time.thread_time()
+            try:
+                return original(handle)
+            finally:
+                took = time.thread_time() - start
+                steps.cpu += took
+                if took > steps.longest:
+                    steps.longest, steps.longest_what = took, _step_name(handle)
+
+        setattr(events.Handle, "_run", timed)  # noqa: B010 (a bench's probe, undone below)
+        try:
+            yield self
+        finally:
+            setattr(events.Handle, "_run", original)  # noqa: B010
+
+    def start(self) -> None:
+        self.longest, self.longest_what, self.cpu = 0.0, "", 0.0
+        self._since = time.perf_counter()
+        self._on = True
+
+    def stop(self) -> tuple[float, str, float]:
+        """(longest step, what it was, the loop's CPU per second of the window)."""
+        self._on = False
+        return self.longest, self.longest_what, self.cpu / (time.perf_counter() - self._since)
+
+
+def _step_name(handle: events.Handle) -> str:
+    """The task a step ran and where it stopped (read after the step)."""
+    callback = getattr(handle, "_callback", None)
+    task = getattr(callback, "__self__", None)
+    if isinstance(task, asyncio.Task):
+        coro: Any = task.get_coro()
+        where = [coro.__qualname__]
+        while coro is not None and getattr(coro, "cr_frame", None) is not None:
+            where.append(coro.cr_frame.f_code.co_name)
+            coro = coro.cr_await
+        return " > ".join(where[-3:])
+    return str(getattr(callback, "__qualname__", repr(callback)))[:60]
+
+
 async def _public(host: str, port: int) -> list[str]:
     return [PUBLIC]
 
@@ -133,8 +241,12 @@ def _to_loopback(site_port: int) -> Dialer:
     return dial
 
 
+_PLAIN_TLS = httpx.create_ssl_context()
+"""Made once, as web_fetch's is: a client made per call would load the CA bundle each time."""
+
+
 async def plain(url: str) -> str:
-    async with httpx.AsyncClient(trust_env=False) as client:
+    async with httpx.AsyncClient(trust_env=False, verify=_PLAIN_TLS) as client:
         response = await client.get(url)
         media = MediaType.parse(response.headers.get("content-type"))
         text = decode(response.content, media, text_kind(media)).text
@@ -296,9 +408,12 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
             await leases.start()
             try:
                 handler = AppHandler(runtime)
-                results = [
-                    await _measure(fetcher, Witness(handler, leases)) for _ in range(_rounds())
-                ]
+                invoker = _web_fetch_as_a_turn_calls_it(fetcher, runtime)
+                with LoopSteps().installed() as steps:
+                    results = [
+                        await _measure(invoker, Witness(handler, leases), steps)
+                        for _ in range(_rounds())
+                    ]
                 ratios = sorted(ratio for _, ratio in results)
                 if len(ratios) > 1:
                     print(
@@ -314,32 +429,48 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
         postgres.remove()
 
 
+def _web_fetch_as_a_turn_calls_it(fetcher: WebFetcher, runtime: Runtime) -> ToolInvoker:
+    """``web_fetch`` bound as the served tools bind it: the runtime's redaction and audit."""
+    redactor = runtime.plane.redactor
+    tools = WebTools(fetcher, None, audit=runtime.audit, redactor=redactor)
+    defaults = yaml.safe_load((Path(defaults_init).parent / "tools.yml").read_text())
+    registry = ToolRegistry.from_tools_file(ToolsFile.model_validate(defaults), tools.handlers())
+    return ToolInvoker(
+        registry.for_player(frozenset()),
+        cooldowns=Cooldowns(cooldown_ms=0),
+        redactor=redactor,
+        audit=runtime.audit,
+    )
+
+
 def _rounds() -> int:
     if "--rounds" in sys.argv:
         return max(1, int(sys.argv[sys.argv.index("--rounds") + 1]))
     return 1
 
 
-async def _measure(fetcher: WebFetcher, witness: Witness) -> tuple[bool, float]:
+async def _measure(invoker: ToolInvoker, witness: Witness, steps: LoopSteps) -> tuple[bool, float]:
     """One round: whether it met the goals, and its verdict p99 ratio."""
     idle = Witness(witness.handler, witness.leases)
     rss_before = _rss_mb()
+    steps.start()
     await asyncio.gather(idle.verdicts_for(IDLE_S), idle.renewals_for(IDLE_S))
-    hostile = asyncio.gather(
-        *(_timed(fetcher) for _ in range(HOSTILE_AT_ONCE)), return_exceptions=True
-    )
+    idle_step, _, idle_cpu = steps.stop()
+    steps.start()
+    # The witness first: its clock runs when the six start, so their start counts too.
     watched = asyncio.gather(
         witness.verdicts_for(HOSTILE_DEADLINE_S + 1), witness.renewals_for(HOSTILE_DEADLINE_S + 1)
     )
+    hostile = asyncio.gather(*(_timed(invoker, n) for n in range(HOSTILE_AT_ONCE)))
     ends, _ = await asyncio.gather(hostile, watched)
-    took = [e[0] for e in ends if isinstance(e, tuple)]
-    failed: list[BaseException] = [e[1] for e in ends if isinstance(e, tuple) and e[1] is not None]
-    failed += [e for e in ends if not isinstance(e, tuple)]
+    hostile_step, what, hostile_cpu = steps.stop()
+    took = [seconds for seconds, _ in ends]
+    codes = [code for _, code in ends if code is not None]
     print(
         f"{HOSTILE_AT_ONCE} hostile fetches at once: the last ended after "
         f"{max(took, default=0.0):.2f} s (deadline {HOSTILE_DEADLINE_S:g} s; "
-        f"{HOSTILE_AT_ONCE - len(failed)} with plain text, {len(failed)} timed out waiting "
-        "for a worker)"
+        f"{HOSTILE_AT_ONCE - len(codes)} with plain text, {len(codes)} without: "
+        f"{', '.join(codes) or '-'})"
     )
     i50, i99 = _p(idle.verdicts, 0.5), _p(idle.verdicts, 0.99)
     h50, h99 = _p(witness.verdicts, 0.5), _p(witness.verdicts, 0.99)
@@ -350,6 +481,11 @@ async def _measure(fetcher: WebFetcher, witness: Witness) -> tuple[bool, float]:
     print(
         f"  p99 ratio {ratio:.2f}x (goal <= {GOAL_VERDICT_RATIO}x): "
         + ("ok" if verdict_ok else "over the goal")
+    )
+    print(
+        f"event loop (its thread's CPU): longest step idle {idle_step * 1000:.2f} ms, hostile "
+        f"{hostile_step * 1000:.2f} ms ({what}); busy idle {idle_cpu * 1000:.0f} ms/s, "
+        f"hostile {hostile_cpu * 1000:.0f} ms/s"
     )
     late = [r for r in witness.renewals if r > DEADLINE_S]
     print(
@@ -368,43 +504,35 @@ async def _measure(fetcher: WebFetcher, witness: Witness) -> tuple[bool, float]:
     in_time = max(took, default=0.0) <= HOSTILE_DEADLINE_S + 0.5
     print(f"  every hostile fetch ended by its deadline: {'ok' if in_time else 'over the goal'}")
     ok = verdict_ok and not late and memory_ok and in_time
-    return ok and not failed_for_other_reasons(failed), ratio
+    return ok and all(code == "timeout" for code in codes), ratio
 
 
-def failed_for_other_reasons(failed: Sequence[object]) -> bool:
-    from bridge.web.errors import FetchFailed
-
-    return any(not (isinstance(e, FetchFailed) and e.kind == "timeout") for e in failed)
-
-
-async def _timed(fetcher: WebFetcher) -> tuple[float, Exception | None]:
-    """How long one hostile fetch took, and its error if it had no text."""
-    from bridge.web.errors import FetchFailed
-
+async def _timed(invoker: ToolInvoker, number: int) -> tuple[float, str | None]:
+    """How long one hostile fetch (a tool call) took, and its error code if it had no text."""
+    context = CallContext(
+        turn_id=f"hostile-{number}", call_id="c1", player_uuid=f"p-{number}", player_name="Eve"
+    )
     start = time.perf_counter()
-    try:
-        await fetcher.fetch("http://wiki.example/table.html")
-    except FetchFailed as exc:
-        return time.perf_counter() - start, exc
-    return time.perf_counter() - start, None
+    outcome = await invoker.invoke("web_fetch", {"url": "http://wiki.example/table.html"}, context)
+    took = time.perf_counter() - start
+    if outcome.ok:
+        return took, None
+    return took, str(outcome.error_code)
 
 
 async def main() -> int:
+    if "--serve-pages" in sys.argv:
+        await _serve_pages()
+        return 0
     if "--hostile" not in sys.argv and not await normal_pages():
         return 1
     if "--quick" in sys.argv:
         return 0
-    pages = {p.name: p.read_bytes() for p in sorted(PAGES.glob("*.html"))}
-    pages["table.html"] = one_row_table(HOSTILE_BYTES)
-    server = PageServer(pages)
-    await server.start()
-    try:
+    with page_process() as port:
         settings = FetchSettings(total_timeout_s=HOSTILE_DEADLINE_S)
-        fetcher = WebFetcher(settings, resolver=_public, dialer=_to_loopback(server.port))
+        fetcher = WebFetcher(settings, resolver=_public, dialer=_to_loopback(port))
         ok = await hostile_rows(fetcher)
         ok = await under_hostile_pages(fetcher) and ok
-    finally:
-        await server.stop()
     return 0 if ok else 1
 
 
