@@ -36,8 +36,11 @@ def test_budgets_off_show_no_limit(chosen_target: StorageTarget) -> None:
     assert not any(" of " in line and "today" in line for line in lines), lines
     assert any("today 38695 (no limit)" in line for line in lines), lines
     assert any(line.startswith("budgets off") for line in lines)
+    # No tier either: "Steve (guest)" read as a guest's smaller limits and missing tools.
+    assert lines[0].startswith("Steve: today 38695 (no limit)"), lines
 
 
 def test_budgets_on_show_the_limit(chosen_target: StorageTarget) -> None:
     lines = _report(chosen_target, BudgetsConfig(enabled=True))
     assert any("today 38695 of 20000" in line for line in lines), lines
+    assert lines[0].startswith("Steve (guest): "), lines  # no tier node: the first tier

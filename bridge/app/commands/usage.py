@@ -71,9 +71,10 @@ def usage_lines(
         uuid_or_none = asker_uuid
         report = budgets.report(player_uuid=uuid_or_none or "", granted=granted, config=config)
         if uuid_or_none is not None:
-            lines.append(
-                _line(f"{asker_name} ({report.tier})", report.player, enforced=config.enabled)
-            )
+            # The tier only while budgets are on: off, "(guest)" read as the guest's smaller
+            # limits and missing tools, which bind nobody then.
+            who = f"{asker_name} ({report.tier})" if config.enabled else asker_name
+            lines.append(_line(who, report.player, enforced=config.enabled))
     lines.append(_line("server", report.server, enforced=config.enabled))
     if ledger is not None:  # the server's own costs (inside its totals above)
         periods = periods_at(budgets.now(), config.zone())
