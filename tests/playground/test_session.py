@@ -213,3 +213,57 @@ async def test_a_reload_of_a_broken_folder_names_the_owners_line_and_copies_noth
         assert playground.network.default.runtime.plane.version == 1
     finally:
         await playground.close()
+
+
+async def test_every_toggle_an_operator_or_player_set_stays_through_a_relink(
+    tmp_path: Path,
+) -> None:
+    """Issue 49, part 6: what the commands set (listen mode, a player's opt-out, the model
+    switch, a persona, the active conversation, a cleared session, the configuration's
+    version) is as it was when the same server links again; only a command or a reload
+    changes it."""
+    playground = await Playground.open(
+        tmp_path / "config", scripted=True, show=lambda *_: None, said=lambda *_: None
+    )
+    server = playground.server
+    runtime = playground.network.default.runtime
+    try:
+        op, alex = Player("Steve", op=True), Player("Alex")
+        for player in (op, alex):
+            await server.join(player)
+        assert "Listen mode is on." in await server.command(op, ["listen", "on"])
+        await server.command(alex, ["listen", "ignore-me"])
+        await server.command(op, ["model", MODEL_NAME])
+        await server.command(op, ["ai", "persona", "playground-pirate"])
+        await server.command(op, ["ai", "new", '"plans"'])
+        await server.command(op, ["clear"])
+        await server.command(op, ["reload"])
+        before = (
+            runtime.session.state.session_id,
+            runtime.model_override,
+            runtime.plane.version,
+            await server.command(op, ["ai", "persona"]),
+            await server.command(op, ["ai", "list"]),
+            await server.command(alex, ["listen", "status"]),
+        )
+        assert before[1] == MODEL_NAME and before[2] == 2
+
+        for _ in range(2):  # a blip, and another one
+            await server.close()
+            await server.connect()
+            for player in (op, alex):
+                await server.join(player)
+            await playground.network.default.app.players_read()  # the store read again
+            after = (
+                runtime.session.state.session_id,
+                runtime.model_override,
+                runtime.plane.version,
+                await server.command(op, ["ai", "persona"]),
+                await server.command(op, ["ai", "list"]),
+                await server.command(alex, ["listen", "status"]),
+            )
+            assert after == before
+            assert runtime.listen.on
+            assert "listen: on" in await server.command(op, ["status"])
+    finally:
+        await playground.close()
