@@ -61,15 +61,16 @@ class _Item(_Lenient):
 
 
 class _SearxAnswer(_Lenient):
-    results: list[_Item]
+    results: list[Any]
+    """Each checked as an ``_Item`` as it is read, up to the hits wanted."""
 
 
 class _TavilyAnswer(_Lenient):
-    results: list[_Item]
+    results: list[Any]
 
 
 class _BraveWeb(_Lenient):
-    results: list[_Item] = []
+    results: list[Any] = []
 
 
 class _BraveAnswer(_Lenient):
@@ -97,7 +98,7 @@ class WebSearch:
                 f"the {settings.backend} backend did not answer within {settings.timeout_s:g} s",
                 timed_out=True,
             ) from None
-        return self._hits(body)[:wanted]
+        return self._hits(body, wanted)
 
     async def _answer(self, request: httpx.Request) -> bytes:
         settings = self.settings
@@ -151,8 +152,12 @@ class WebSearch:
         params = {"q": query, "count": str(count)}
         return httpx.Request("GET", settings.url, params=params, headers=headers)
 
-    def _hits(self, body: bytes) -> list[SearchHit]:
+    def _hits(self, body: bytes, wanted: int) -> list[SearchHit]:
+        """The first ``wanted`` web links of the answer. Items past them are neither checked
+        nor parsed: an answer of a megabyte holds thousands, and each snippet is read by lxml
+        on the event loop (all of them took 200 ms of it)."""
         backend = self.settings.backend
+        hits: list[SearchHit] = []
         try:
             data: Any = json.loads(body)
             if backend == "searxng":
@@ -161,15 +166,17 @@ class WebSearch:
                 items = _TavilyAnswer.model_validate(data).results
             else:
                 items = _BraveAnswer.model_validate(data).web.results
+            for raw in items:
+                if len(hits) >= wanted:
+                    break
+                item = _Item.model_validate(raw)
+                if not item.url.startswith(("http://", "https://")):
+                    continue
+                snippet = _plain(item.content or item.description)[:MAX_SNIPPET_CHARS]
+                hits.append(SearchHit(_plain(item.title)[:200], item.url[:2048], snippet))
         except (ValueError, ValidationError) as exc:
             message = str(exc).splitlines()[0][:200]
             raise SearchFailed(f"the {backend} answer is not search results: {message}") from None
-        hits = []
-        for item in items:
-            if not item.url.startswith(("http://", "https://")):
-                continue
-            snippet = _plain(item.content or item.description)[:MAX_SNIPPET_CHARS]
-            hits.append(SearchHit(_plain(item.title)[:200], item.url[:2048], snippet))
         return hits
 
 
