@@ -277,7 +277,9 @@ async def _serve_until_stopped(
     if leases is not None:
         held = ", ".join(sorted(leases.servers_held)) or "none yet"
         print(f"server leases (PostgreSQL) held: {held}", flush=True)
-    watch = asyncio.create_task(watch_token(link_token, server), name="link token watch")
+    watch = asyncio.create_task(
+        watch_token(link_token, server, on_rotated=network.rotated), name="link token watch"
+    )
     try:
         await stop.wait()
     finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -104,13 +105,18 @@ ROTATED_REASON = "the link token was rotated; link again with the new one"
 
 
 async def watch_token(
-    token: LinkToken, server: _Droppable, *, interval_s: float = CHECK_INTERVAL_S
+    token: LinkToken,
+    server: _Droppable,
+    *,
+    interval_s: float = CHECK_INTERVAL_S,
+    on_rotated: Callable[[], None] | None = None,
 ) -> None:
     """Until cancelled: when ``link.token`` changed, drop the default server's link (it proved
-    the old token); the plugin reconnects and proves the new one. The other servers' links
-    whose token a reload changed or removed are closed too: none of them is served a frame
-    after the reload (`LinkServer` judges each by the token in force), and this closes the idle
-    ones."""
+    the old token) and tell ``on_rotated`` (`bridge.app.network.network.Network.rotated`: the
+    default server's turns stop); the plugin reconnects and proves the new one. The other
+    servers' links whose token a reload changed or removed are closed too: none of them is
+    served a frame after the reload (`LinkServer` judges each by the token in force), and this
+    closes the idle ones."""
     while True:
         await asyncio.sleep(interval_s)
         server.revoke_stale()
@@ -121,3 +127,8 @@ async def watch_token(
             continue
         if rotated:
             await server.drop(DEFAULT_SERVER_ID, CloseCode.NORMAL, ROTATED_REASON)
+            if on_rotated is not None:
+                try:
+                    on_rotated()
+                except Exception:  # the watch goes on: the next rotation must be seen too
+                    log.exception("after the link token's rotation")

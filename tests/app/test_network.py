@@ -409,3 +409,26 @@ async def test_a_reload_that_revokes_a_server_stops_its_running_and_waiting_turn
             assert record.fields["server"] == "lobby"
         finally:
             ws.transport.abort()
+
+
+async def test_a_rotated_link_token_stops_the_default_servers_turns(
+    network: Network, provider: ScriptedProvider
+) -> None:
+    # `serve` tells the network when its link token watch closed the default server's link
+    # for a rotated link.token: what that link started stops as a revoked server's does.
+    await _link(network, DEFAULT_SERVER_ID)
+    default = network.default.runtime
+    held = provider.held("a long ", "story")
+    assert (await _chat(network, DEFAULT_SERVER_ID, "@ai tell me a story")).decision == "accept"
+    await asyncio.wait_for(held.streaming.wait(), WAIT)
+    await _chat(network, DEFAULT_SERVER_ID, "@ai and another", player=ALEX)
+    running = default.turn
+    assert running is not None and default.lanes.queue.waiting()
+    network.rotated()
+    assert default.lanes.queue.waiting() == []
+    await asyncio.wait({running}, timeout=WAIT)
+    held.release.set()
+    assert running.done() and len(provider.requests) == 1
+    default.audit.flush()
+    [record] = default.audit.events("link.revoked")
+    assert (record.fields["server"], record.fields["turns_stopped"]) == (DEFAULT_SERVER_ID, 1)

@@ -8,7 +8,8 @@ provider.
 - The console names a player by UUID (or by the name of a player online now, never an offline
   name); ``/mineclaw retry`` answers in the conversation that failed.
 - A reload that takes a server out of ``servers.yml`` closes its link at once and stops its
-  running and waiting turns: nothing more is asked of the model for it.
+  running and waiting turns, and so does rotating ``link.token`` for the default server:
+  nothing more is asked of the model for them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from .processes import EVENT_TIMEOUT
 from .test_game_facts_e2e import tool_results
+from .test_link_rotation_e2e import rotate
 from .test_turns_e2e import NO_COOLDOWNS, REPLY_PREFIX, user_texts, world
 
 pytestmark = pytest.mark.jvm
@@ -175,4 +177,28 @@ async def test_a_reload_that_removes_a_server_stops_its_turns_at_once(tmp_path: 
             r"server lobby: turn \S+ of Steve stopped \(the owner revoked", timeout=EVENT_TIMEOUT
         )
         held.release.set()
+        assert len(w.provider.requests) == asked
+
+
+async def test_a_rotated_link_token_stops_the_default_servers_turns(tmp_path: Path) -> None:
+    async with world(tmp_path, NO_COOLDOWNS) as w:
+        await w.add("Steve", [CHAT])
+        await w.add("Alex", [CHAT])
+        held = w.provider.held("A long ", "story.")
+        assert (await w.chat("Steve", "@ai tell me a long story"))["outcome"] == "public"
+        await asyncio.wait_for(held.streaming.wait(), EVENT_TIMEOUT)
+        w.provider.call_tools(("remember", {"text": "Alex's locker code is 4711"}))
+        w.provider.answer("Kept.")
+        await w.chat("Alex", "@ai remember my locker code 4711")
+        asked = len(w.provider.requests)
+        since = w.mark()
+        rotate(w.bridge.token_file)
+        down = await w.testkit.wait_event(lambda e: e.get("event") == "link.down", since=since)
+        assert "rotated" in json.dumps(down)
+        await w.bridge.stderr.wait_for(
+            r"server default: turn \S+ of Steve stopped \(the owner revoked", timeout=EVENT_TIMEOUT
+        )
+        held.release.set()
+        # The plugin links again with the new token; Steve is told his question was cut.
+        await w.message("Steve", "revoked", since)
         assert len(w.provider.requests) == asked

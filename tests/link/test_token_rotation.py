@@ -72,10 +72,15 @@ async def test_the_watch_drops_the_default_link_when_the_token_is_rotated(tmp_pa
     path = ensure_token_file(tmp_path)
     token = LinkToken(path)
     server = _Server()
-    watch = asyncio.create_task(watch_token(token, server, interval_s=0.01))
+    told: asyncio.Queue[str] = asyncio.Queue()
+    watch = asyncio.create_task(
+        watch_token(token, server, interval_s=0.01, on_rotated=lambda: told.put_nowait("rotated"))
+    )
     try:
         replace_token(path, new_token())
         dropped = await asyncio.wait_for(server.dropped.get(), 10)
         assert dropped == (DEFAULT_SERVER_ID, CloseCode.NORMAL, ROTATED_REASON)
+        # Told after the drop: the default server's turns stop (`Network.rotated`).
+        assert await asyncio.wait_for(told.get(), 10) == "rotated"
     finally:
         watch.cancel()

@@ -247,23 +247,26 @@ class Network:
         its server's waiting turns are dropped and its running ones stopped (their askers told
         when it links again): a turn a leaked token's plugin started must not go on calling
         tools that need no link (MCP servers, the web, memory) after the owner revoked it."""
-        runtime = self._default_runtime
-        fields: dict[str, Any] = {
-            "server": link.server_id,
-            "peer": link.peer,
-            "code": int(link.code),
-            "reason": link.reason,
-        }
-        context = self._contexts.get(link.server_id)
+        fields = {"peer": link.peer, "code": int(link.code), "reason": link.reason}
+        self._stop_revoked(link.server_id, fields)
+
+    def rotated(self) -> None:
+        """``link.token`` was rotated and the default server's link closed
+        (`bridge.link.token_rotation.watch_token`): its turns stop as a revoked server's do."""
+        self._stop_revoked(DEFAULT_SERVER_ID, {"reason": "link.token rotated"})
+
+    def _stop_revoked(self, server_id: str, fields: dict[str, Any]) -> None:
+        recorded: dict[str, Any] = {"server": server_id, **fields}
+        context = self._contexts.get(server_id)
         if context is not None:
-            fields["waiting_dropped"] = context.runtime.lanes.queue.clear()
-            fields["turns_stopped"] = self.cut_turns.cut(
-                link.server_id, context.runtime, REVOKED_ASKER_REASON
+            recorded["waiting_dropped"] = context.runtime.lanes.queue.clear()
+            recorded["turns_stopped"] = self.cut_turns.cut(
+                server_id, context.runtime, REVOKED_ASKER_REASON
             )
         try:
-            runtime.audit.record("link.revoked", fields)
+            self._default_runtime.audit.record("link.revoked", recorded)
         except MineclawError as exc:  # the audit must not keep a revoked server's turns
-            log.error("link.revoked of %s not audited: %s", link.server_id, exc)
+            log.error("link.revoked of %s not audited: %s", server_id, exc)
 
     def fence_archives(self, fence_for: Callable[[str], Fence]) -> None:
         """From now on each server's turns are archived only past ``fence_for(server_id)``
