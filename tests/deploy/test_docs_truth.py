@@ -72,3 +72,12 @@ def test_the_systemd_unit_runs_serve_as_the_cli_accepts_it() -> None:
     assert args.handler.__name__ == "run_serve" and str(args.config) in settings["ReadWritePaths"]
     # The exit codes the unit does not restart on are the README's "needs the owner" codes.
     assert settings["RestartPreventExitStatus"].split() == ["1", "2"]
+
+
+def test_the_readmes_documentation_table_names_each_page_once() -> None:
+    # docs/operations.md had two rows that said different things about one page.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"^\| `(docs/[^`]+)` \|", table, re.MULTILINE)
+    pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(named) == pages
