@@ -476,7 +476,8 @@ class MemoryMessages(_Section):
     entry: str = "<gray><id> (<scope>)</gray> <white><text>"
     empty: str = "<gray>No memories kept for <who>."
     forgotten: str = "<gray>Forgot <count> memories."
-    not_found: str = "<red>There is no memory <id> to forget."
+    # Also the answer to a share or unshare (it said "to forget" there).
+    not_found: str = "<red>There is no memory <id> of yours; /mineclaw memory lists them."
     consent: str = "Keep this for everyone on the server? <text>"
     shared: str = "<gray>Memory <id> is shared: your public questions may bring it up."
     unshared: str = "<gray>Memory <id> is yours alone again: only your /ai questions bring it up."

@@ -108,6 +108,7 @@ async def test_a_shared_memory_is_recalled_into_its_owners_public_questions_only
         # Alex cannot share Steve's memory.
         other = " ".join(await app.command("memory", "share", memory.memory_id, player=ALEX))
         assert "no memory" in other
+        assert "to forget" not in other  # a share was answered as if it were a forget
         provider.answer("4711, Steve")
         await app.chat("@ai what is the code of my locker?", player=STEVE)
         await app.turn_done()
