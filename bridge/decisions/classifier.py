@@ -45,6 +45,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bridge.decisions import zh_words
+
 Reason = Literal[
     "named",
     "question",
@@ -96,8 +98,10 @@ _EN_DETERMINERS = frozenset(
 )
 # "who took my diamonds", "who do i trust": "who" asks the players; "who is herobrine" asks
 # something of the world.
-_EN_WHO = frozenset("who whoever".split())
-_EN_WHO_KNOWLEDGE = frozenset("is was were are made invented created".split())
+_EN_WHO, _EN_WHO_KNOWLEDGE = (
+    {"who", "whoever"},
+    set("is was were are made invented created".split()),
+)
 _EN_GROUP_PHRASES = (
     "who wants", "who's on", "who is on", "who has", "who's got", "who got",
     # What is going on here and now is asked of the players who are here.
@@ -172,55 +176,6 @@ _ZH_REQUESTS = (
     "查", "讲一下", "说一下", "看看", "想知道", "问一下", "问你",
 )  # fmt: skip
 
-_ZH_QUESTION_WORDS = (
-    "怎么", "怎样", "如何", "什么", "为什么", "为啥", "哪", "谁", "多少", "几个", "几点", "是不是",
-    "能不能", "可不可以", "有没有", "会不会", "要不要", "咋", "啥",
-)  # fmt: skip
-_ZH_QUESTION_ENDS = ("吗", "呢", "么")
-# 几 and a measure word asks how many: "要几层", "几个村民", "延迟几刻".
-_ZH_HOW_MANY = re.compile(r"几[个张层刻块次天格组秒分级只颗根本把条种号件瓶片桶堆轮下]")
-# What happened, asked with the perfective 了: "钓到什么了", "它说什么了", "去哪了", "怎么了":
-# about someone's doings, for the players who saw them.
-_ZH_WHAT_HAPPENED = ("什么了", "啥了", "哪了", "哪儿了", "哪里了", "怎么了")
-# ...and the 是…的 of a past event's circumstances: "在哪死的", "什么时候做的".
-_ZH_PAST_EVENT = re.compile(r"(在哪|哪里|哪儿|什么时候|啥时候|几点|怎么)[^是用]{1,4}的$")
-# Particles at the end of a line, not counted in its length: "苦力怕吗" is a three-character echo.
-_ZH_PARTICLES = "吗呢么吧啊呀嘛哦"
-_ZH_GROUP = (
-    "大家", "有人", "你们", "各位", "兄弟们", "一起", "大佬", "老铁", "家人们", "朋友们", "小伙伴",
-    "咱们",
-    # What is going on here, and a price: asked of the players here, the sellers.
-    "怎么回事", "发生了什么", "我错过了", "多少钱", "怎么卖", "咋卖",
-)  # fmt: skip
-# 谁 asks which of the players ("谁在下界", "谁收钻石", "谁拿了我的钻石"), unless it asks who
-# someone is ("谁是...", "...是谁").
-_ZH_WHO = "谁"
-_ZH_WHO_KNOWLEDGE = ("谁是", "是谁")
-# Question words that ask nothing here: "没怎么卡" (not very), "没什么", "什么的" (and so on),
-# "怎么都找不到" (however hard), "哪都" (anywhere).
-_ZH_NOT_ASKING = (
-    "没怎么", "不怎么", "没什么", "不是什么", "什么的", "什么都", "啥都", "怎么都", "哪都",
-    "哪儿都", "哪里都", "没啥",
-)  # fmt: skip
-# Complaints shaped like questions: "怎么又卡了", "服务器怎么这么卡", "什么鬼".
-_ZH_RHETORICAL = (
-    "怎么又", "为什么又", "为啥又", "咋又", "怎么这么", "为什么这么", "为啥这么", "咋这么",
-    "怎么那么", "怎么老是", "怎么总是", "什么鬼", "搞什么", "什么情况", "啥情况", "凭什么",
-)  # fmt: skip
-_ZH_YOU = ("你", "您")
-# 你 is anyone in a general how-question: "你怎么才能在下界找到要塞", "你要怎么拿到三叉戟",
-# "如果你掉进虚空…"; a person otherwise ("你在哪", "你怎么有这么多钻石").
-_ZH_GENERAL_YOU = (
-    "才能", "才可以", "要怎么", "得怎么", "该怎么", "需要怎么", "要如何", "如何", "怎样才", "得先",
-    "需要什么", "要什么才",
-)  # fmt: skip
-_ZH_CONDITION = ("如果你", "要是你", "当你", "假如你")
-# A question about "it", "him", "her" leans on what was said before, to the players who heard
-# it: "它说什么了", "他在哪".
-_ZH_THIRD_PERSON = ("它", "他", "她")
-_ZH_CONTINUE = ("还有", "另外", "然后")
-# "A 还是 B 好": a choice asked without a question word.
-_ZH_CHOICE = re.compile(r".+还是(?!觉得|不|没|算|要|得).+(好|强|快|高|多|划算|合适|厉害|省)$")
 
 # A question shorter than this is a reaction to someone ("what?", "why", "真的吗").
 _MIN_EN_WORDS = 3
@@ -301,7 +256,7 @@ class Classifier:
         asked = question or (not zh and _TRAILING.sub("", line).endswith(("?", "？")))
         follow_up = _within(recent.answered_at, now, window)
         # 呢 at the end is Chinese's "what about ...?" ("2x2的呢？"), as "and ..." is English's.
-        continues = line.startswith(_ZH_CONTINUE if zh else _EN_CONTINUE) or (
+        continues = line.startswith(zh_words.CONTINUE if zh else _EN_CONTINUE) or (
             zh and _EDGE.sub("", _TRAILING.sub("", line)).endswith("呢")
         )
         if follow_up and (asked or continues) and not (_bare_reaction(line, zh) and not continues):
@@ -435,30 +390,28 @@ def _is_en_question(line: str) -> bool:
     return bool(words) and words[0] in _EN_QUESTION_START and len(words) >= _MIN_EN_WORDS
 
 
-_EN_SPEAKING_OF_US = frozenset(
-    "i im i'm ima we u you ur my our want wanna lets let's gonna".split()
-)
+_EN_SPEAKING_OF_US = frozenset("i im i'm ima we u you ur my our want wanna lets let's".split())
 
 
 def _is_zh_question(line: str) -> bool:
-    if any(word in line for word in _ZH_RHETORICAL):
+    if any(word in line for word in zh_words.RHETORICAL):
         return False  # "怎么又卡了", "什么鬼": complaints
     bare = _TRAILING.sub("", line)
-    if bare.endswith(("?", "？")) or bare.endswith(_ZH_QUESTION_ENDS):
+    if bare.endswith(("?", "？")) or bare.endswith(zh_words.QUESTION_ENDS):
         return True
-    for word in _ZH_NOT_ASKING:
+    for word in zh_words.NOT_ASKING:
         line = line.replace(word, " ")
     return (
-        any(word in line for word in _ZH_QUESTION_WORDS)
-        or bool(_ZH_CHOICE.match(bare))
-        or bool(_ZH_HOW_MANY.search(line))
+        any(word in line for word in zh_words.QUESTION_WORDS)
+        or bool(zh_words.CHOICE.match(bare))
+        or bool(zh_words.HOW_MANY.search(line))
     )
 
 
 def _bare_reaction(line: str, zh: bool) -> bool:
     """One word of surprise even from a player just answered: "really?", "真的？", "是吗"."""
     if zh:
-        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(_ZH_PARTICLES)
+        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(zh_words.PARTICLES)
         return len(_CJK.findall(core)) + len(_words(core)) < _MIN_ZH_CHARS - 1
     return len(_words(line)) < _MIN_EN_WORDS - 1
 
@@ -482,30 +435,32 @@ _EN_DEICTIC = frozenset(
 
 def _too_short(line: str, zh: bool) -> bool:
     if zh:
-        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(_ZH_PARTICLES)
+        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(zh_words.PARTICLES)
         return len(_CJK.findall(core)) + len(_words(core)) < _MIN_ZH_CHARS
     return len(_words(line)) < _MIN_EN_WORDS
 
 
 def _zh_addresses_group(line: str) -> bool:
-    if any(word in line for word in _ZH_GROUP):
+    if any(word in line for word in zh_words.GROUP):
         return True
-    return _ZH_WHO in line and not any(word in line for word in _ZH_WHO_KNOWLEDGE)
+    return zh_words.WHO in line and not any(word in line for word in zh_words.WHO_KNOWLEDGE)
 
 
 def _zh_to_a_person(line: str) -> bool:
     """A Chinese question to a person: about "it"/"him" said before, or with a 你 that is not
     the general one (``你要怎么拿到三叉戟`` is anyone; ``你在哪`` is a person)."""
     bare = _EDGE.sub("", _TRAILING.sub("", line))
-    if bare.startswith(_ZH_THIRD_PERSON) or bare.rstrip(_ZH_PARTICLES).endswith(_ZH_WHAT_HAPPENED):
+    if bare.startswith(zh_words.THIRD_PERSON) or bare.rstrip(zh_words.PARTICLES).endswith(
+        zh_words.WHAT_HAPPENED
+    ):
         return True
-    if _ZH_PAST_EVENT.search(bare):
+    if zh_words.PAST_EVENT.search(bare):
         return True
-    at = min((found for you in _ZH_YOU if (found := line.find(you)) >= 0), default=-1)
-    if at < 0 or any(word in line for word in _ZH_CONDITION):
+    at = min((found for you in zh_words.YOU if (found := line.find(you)) >= 0), default=-1)
+    if at < 0 or any(word in line for word in zh_words.CONDITION):
         return False
     after = line[at + 1 :]
-    return after.startswith("的") or not any(word in after for word in _ZH_GENERAL_YOU)
+    return after.startswith("的") or not any(word in after for word in zh_words.GENERAL_YOU)
 
 
 def _addresses_group(line: str) -> bool:
@@ -565,9 +520,12 @@ def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]
     said = _words(line.lower())
     # "how do i kill a blaze" names a mob, not the player Blaze.
     words = {w for i, w in enumerate(said) if not (i and said[i - 1] in _EN_ARTICLES)}
-    # A line may open with a player's name cut short: "mossy u still at shop?" to mossyboots,
-    # "sunny sell me one?" to Sunny_D.
-    first = said[0] if said and len(said[0]) >= 4 and said[0] not in _COMMON_FIRST else None
+    # A line may open with a player's name cut short, said to them: "mossy u still at shop?"
+    # to mossyboots, "sunny sell me one?" to Sunny_D (not "diamond pickaxe?" to DiamondDan).
+    first = None
+    if len(said) > 1 and len(said[0]) >= 4 and said[0] not in _COMMON_FIRST:
+        set_off = line.lstrip(" @").lower().removeprefix(said[0]).startswith((",", ":"))
+        first = said[0] if set_off or said[1] in _SAID_AFTER_A_NAME else None
     own = speaker.lower()
     return [
         name
@@ -579,6 +537,10 @@ def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]
 
 
 _EN_ARTICLES = frozenset("a an the some my this that these those".split())
+_SAID_AFTER_A_NAME = frozenset(
+    "i im i'm pls plz sell give come lend send bring tp help wanna want lets let's ty thx "
+    "thanks".split()
+) | (_EN_YOU | _EN_QUESTION_START)
 _COMMON_FIRST = (
     _EN_QUESTION_START | _EN_LEAD | _EN_REQUESTS | _EN_GROUP | _EN_YOU | _EN_GROUP_NOUNS
     | _EN_ABOUT_AFTER | _EN_ABOUT_BEFORE

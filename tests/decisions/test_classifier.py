@@ -282,7 +282,7 @@ def test_a_reaction_or_a_conclusion_is_no_follow_up() -> None:
 
 
 def test_a_player_named_like_a_mob_or_by_a_short_name() -> None:
-    online = ("Steve", "Blaze", "Sunny_D")
+    online = ("Steve", "Blaze", "Sunny_D", "DiamondDan")
 
     def said(text: str) -> tuple[bool, Reason]:
         found = CLASSIFIER.classify(text, speaker="Steve", online=online, now=100.0)
@@ -291,3 +291,6 @@ def test_a_player_named_like_a_mob_or_by_a_short_name() -> None:
     assert said("how do i kill a blaze") == (True, "question")
     assert said("blaze where are you") == (False, "other_player")
     assert said("sunny can i borrow a pick?") == (False, "other_player")
+    assert said("diamond, you there?") == (False, "other_player")
+    # A short name only as said to someone: "diamond pickaxe" is a pickaxe.
+    assert said("diamond pickaxe, what enchants are best?") == (True, "question")
