@@ -58,6 +58,7 @@ Reason = Literal[
     "not_a_question",
     "said_to_it",
     "about_it",
+    "happened",
 ]
 """Why the classifier decided as it did; `REASON_TEXT` says it in words."""
 
@@ -72,6 +73,7 @@ REASON_TEXT: dict[Reason, str] = {
     "not_a_question": "not a question and not addressed to the assistant",
     "said_to_it": "thanks, a greeting or a reaction to the assistant, asking nothing",
     "about_it": "it talks about the assistant, not to it",
+    "happened": "it asks about what was just said or done, for the players who saw it",
 }
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -266,12 +268,14 @@ class Classifier:
         if _too_short(line, zh):
             return Classification(False, "reaction")
         if zh:
+            if _zh_asks_what_happened(line):
+                return Classification(False, "happened")
             if _zh_to_a_person(line):
                 return Classification(False, "to_a_person")
         elif _says_you(line) and (_within(recent.addressed_at, now, window) or _personal_you(line)):
             return Classification(False, "to_a_person")
         elif _asks_what_happened(line):
-            return Classification(False, "to_a_person")
+            return Classification(False, "happened")
         return Classification(True, "question")
 
 
@@ -446,16 +450,19 @@ def _zh_addresses_group(line: str) -> bool:
     return zh_words.WHO in line and not any(word in line for word in zh_words.WHO_KNOWLEDGE)
 
 
-def _zh_to_a_person(line: str) -> bool:
-    """A Chinese question to a person: about "it"/"him" said before, or with a 你 that is not
-    the general one (``你要怎么拿到三叉戟`` is anyone; ``你在哪`` is a person)."""
+def _zh_asks_what_happened(line: str) -> bool:
+    """About "it"/"him" said before, or what happened: ``它说什么了``, ``在哪死的``."""
     bare = _EDGE.sub("", _TRAILING.sub("", line))
-    if bare.startswith(zh_words.THIRD_PERSON) or bare.rstrip(zh_words.PARTICLES).endswith(
-        zh_words.WHAT_HAPPENED
-    ):
-        return True
-    if zh_words.PAST_EVENT.search(bare):
-        return True
+    return (
+        bare.startswith(zh_words.THIRD_PERSON)
+        or bare.rstrip(zh_words.PARTICLES).endswith(zh_words.WHAT_HAPPENED)
+        or zh_words.PAST_EVENT.search(bare) is not None
+    )
+
+
+def _zh_to_a_person(line: str) -> bool:
+    """A 你 that is not the general one (``你要怎么拿到三叉戟`` is anyone; ``你在哪`` is a
+    person)."""
     at = min((found for you in zh_words.YOU if (found := line.find(you)) >= 0), default=-1)
     if at < 0 or any(word in line for word in zh_words.CONDITION):
         return False

@@ -230,8 +230,8 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         ("want some of mine?", (False, "not_a_question")),
         ("villagers need beds to breed?", (True, "question")),
         # What happened, and "it" said before, are for the players who were there.
-        ("did it explode?", (False, "to_a_person")),
-        ("where is it", (False, "to_a_person")),
+        ("did it explode?", (False, "happened")),
+        ("where is it", (False, "happened")),
         ("whats going on", (False, "to_players")),
     ],
 )
@@ -256,9 +256,9 @@ def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> No
         ("如果你掉进虚空东西还在吗", (True, "question")),
         ("你怎么有这么多金子", (False, "to_a_person")),
         # "It" said before, and what happened: for the players who saw it.
-        ("它刚才说什么了", (False, "to_a_person")),
-        ("刚才挖到什么了", (False, "to_a_person")),
-        ("在哪找到的", (False, "to_a_person")),
+        ("它刚才说什么了", (False, "happened")),
+        ("刚才挖到什么了", (False, "happened")),
+        ("在哪找到的", (False, "happened")),
         ("信标是用什么做的", (True, "question")),
         # A choice, and 几 with a measure word, ask without a question word.
         ("剑还是斧头好", (True, "question")),
