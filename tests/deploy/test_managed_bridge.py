@@ -25,14 +25,23 @@ INSTALL_TIMEOUT_S = 900
 async def test_the_plugin_installs_its_bridge_offline_runs_it_and_stops_it(
     wheel: Path, tmp_path: Path
 ) -> None:
+    await managed_bridge_answers(tmp_path, wheel.name.split("-")[1], "--managed-wheel", str(wheel))
+
+
+async def managed_bridge_answers(
+    tmp_path: Path, version: str, *wheel_args: str, core_from: Path | None = None
+) -> None:
+    """The testkit's core (or ``core_from``'s) runs a managed bridge of ``version`` from the
+    wheel ``wheel_args`` name, offline; a question is answered, the status line read, and the
+    server's stop ends the child."""
     data = tmp_path / "plugins" / "Mineclaw"
     data.mkdir(parents=True)
     (data / "wheelhouse").symlink_to(dependency_wheelhouse(), target_is_directory=True)
     url = f"ws://127.0.0.1:{free_port()}/link"
     testkit = await TestkitProcess.start(
         url, data / "link.token",
-        "--managed-data", str(data), "--managed-wheel", str(wheel),
-        "--managed-python", str(oldest_python()),
+        "--managed-data", str(data), *wheel_args,
+        "--managed-python", str(oldest_python()), core_from=core_from,
     )  # fmt: skip
     try:
         await testkit.wait_event(lambda e: e.get("event") == "link.up", timeout=INSTALL_TIMEOUT_S)
@@ -53,7 +62,6 @@ async def test_the_plugin_installs_its_bridge_offline_runs_it_and_stops_it(
             lambda e: e.get("event") == "message" and e.get("to") == "console"
             and "managed bridge" in e.get("text", "")
         )  # fmt: skip
-        version = wheel.name.split("-")[1]
         found = re.fullmatch(
             rf"managed bridge {re.escape(version)}: running \(pid (\d+)\), up .+, 0 restarts",
             status["text"],

@@ -215,6 +215,19 @@ async def test_the_released_wheel_serves_and_the_released_jar_links_to_it(
         await bridge.kill()
 
 
+@pytest.mark.jvm
+async def test_the_released_jar_installs_and_runs_the_bridge_it_carries(
+    builds: Builds, tmp_path: Path
+) -> None:
+    """bridge.managed as an owner meets it: the plugin core from the released jar reads the
+    wheel that jar carries (as MineclawPlugin does) and runs it; the bridge of the tag's
+    version answers."""
+    from .test_managed_bridge import managed_bridge_answers
+
+    jar = _named(builds.first)[f"Mineclaw-{VERSION}.jar"]
+    await managed_bridge_answers(tmp_path, VERSION, "--managed-wheel", "classpath", core_from=jar)
+
+
 def test_the_release_workflow_builds_with_make_release_and_names_each_stores_secret() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text("utf-8"))
     # PyYAML reads the key `on` as True (YAML 1.1).

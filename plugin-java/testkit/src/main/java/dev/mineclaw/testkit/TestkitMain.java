@@ -62,13 +62,17 @@ public final class TestkitMain {
                 .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId())
                 .withMessages(options.locale(), Map.of());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));
-        if (options.managedData() != null) {  // as the plugin's bridge.managed, the wheel given as a file
+        if (options.managedData() != null) {  // as the plugin's bridge.managed
             URI first = options.urls().get(0);
             ManagedSettings managed = ManagedSettings.of(options.managedPython(), ManagedSettings.systemPath(),
                     options.managedData(), options.managedData().resolve("wheelhouse"), first.getHost(), first.getPort());
-            BridgeWheel wheel = new BridgeWheel(options.managedWheel().getFileName().toString(),
-                    Files.readAllBytes(options.managedWheel()));
-            core.manage(new ManagedBridge(managed, Optional.of(wheel), platform.logger()));
+            // The wheel a plugin jar put on the class path carries (read as MineclawPlugin reads its own
+            // jar), or one given as a file.
+            Optional<BridgeWheel> wheel = options.managedWheel().toString().equals(TestkitOptions.WHEEL_FROM_CLASS_PATH)
+                    ? BridgeWheel.fromResources(TestkitMain.class.getClassLoader())
+                    : Optional.of(new BridgeWheel(options.managedWheel().getFileName().toString(),
+                            Files.readAllBytes(options.managedWheel())));
+            core.manage(new ManagedBridge(managed, wheel, platform.logger()));
         }
         ControlLoop loop = new ControlLoop(platform, core, out);
 

@@ -15,7 +15,10 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
             + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN] [--link-timeout-ms MS]"
-            + " [--managed-data DIR --managed-wheel WHEEL [--managed-python PATH]]";
+            + " [--managed-data DIR --managed-wheel WHEEL|" + TestkitOptions.WHEEL_FROM_CLASS_PATH
+            + " [--managed-python PATH]]";
+    /** {@code --managed-wheel classpath}: the wheel a plugin jar on the class path carries, read as the plugin does. */
+    static final String WHEEL_FROM_CLASS_PATH = "classpath";
 
     /** Parses {@code args}; throws IllegalArgumentException with a message naming the bad option. */
     static TestkitOptions parse(String[] args) {
