@@ -401,8 +401,12 @@ def _is_zh_question(line: str) -> bool:
     if any(word in line for word in zh_words.RHETORICAL):
         return False  # "怎么又卡了", "什么鬼": complaints
     bare = _TRAILING.sub("", line)
-    if bare.endswith(("?", "？")) or bare.endswith(zh_words.QUESTION_ENDS):
+    if bare.endswith(("?", "？")) or (
+        bare.endswith(zh_words.QUESTION_ENDS) and not bare.endswith(zh_words.NOT_PARTICLE_ME)
+    ):
         return True
+    if any(word in line for word in zh_words.NOT_KNOWING):
+        return False
     for word in zh_words.NOT_ASKING:
         line = line.replace(word, " ")
     return (
@@ -497,13 +501,13 @@ def _personal_you(line: str) -> bool:
     the words around it say a person (``are you``, ``did you``, ``can you give me``, ``you
     there``, ``your``)."""
     words = _unled(_words(line))
-    if not words or words[0] not in _EN_GENERAL_START:
-        return True  # "u coming?", "you there?": said to someone
     # "if you fall in the void", "when you die": anyone, "your items" too.
     condition = any(
         word in _EN_CONDITION and after in _EN_YOU
         for word, after in zip(words, words[1:], strict=False)
     )
+    if not words or (words[0] not in _EN_GENERAL_START and not condition):
+        return True  # "u coming?", "you there?": said to someone
     for index, word in enumerate(words):
         if word in _EN_PERSONAL_FORMS and not condition:
             return True

@@ -11,6 +11,8 @@ QUESTION_WORDS = (
     "能不能", "可不可以", "有没有", "会不会", "要不要", "咋", "啥",
 )  # fmt: skip
 QUESTION_ENDS = ("吗", "呢", "么")
+# ...but a final 么 of 什么, 怎么, 这么 is no particle ("不知道为什么").
+NOT_PARTICLE_ME = ("什么", "怎么", "这么", "那么", "多么", "要么", "干么")
 # 几 and a measure word asks how many: "要几层", "几个村民", "延迟几刻".
 HOW_MANY = re.compile(r"几[个张层刻块次天格组秒分级只颗根本把条种号件瓶片桶堆轮下]")
 # What happened, asked with the perfective 了: "钓到什么了", "它说什么了", "去哪了", "怎么了":
@@ -21,7 +23,9 @@ PAST_EVENT = re.compile(r"(在哪|哪里|哪儿|什么时候|啥时候|几点|�
 # Particles at the end of a line, not counted in its length: "苦力怕吗" is a three-character echo.
 PARTICLES = "吗呢么吧啊呀嘛哦"
 GROUP = (
-    "大家", "有人", "你们", "各位", "兄弟们", "一起", "大佬", "老铁", "家人们", "朋友们", "小伙伴",
+    "大家", "有人", "你们", "各位", "兄弟们", "大佬", "老铁", "家人们", "朋友们", "小伙伴",
+    # 一起 as a proposal ("一起去打凋零"), not "能一起附魔吗" (both at once).
+    "一起去", "一起来", "一起玩", "一起打", "一起挖", "一起建", "一起刷",
     "咱们",
     # What is going on here, and a price: asked of the players here, the sellers.
     "怎么回事", "发生了什么", "我错过了", "多少钱", "怎么卖", "咋卖",
@@ -35,10 +39,13 @@ NOT_ASKING = (
     "没怎么", "不怎么", "没什么", "不是什么", "什么的", "什么都", "啥都", "怎么都", "哪都",
     "哪儿都", "哪里都", "没啥",
 )  # fmt: skip
+# Not knowing tells, it does not ask: "不知道为什么", "我也不知道怎么弄" (unless a 吗 or "?" asks).
+NOT_KNOWING = ("不知道", "不清楚", "不晓得", "不确定")
 # Complaints shaped like questions: "怎么又卡了", "服务器怎么这么卡", "什么鬼".
 RHETORICAL = (
     "怎么又", "为什么又", "为啥又", "咋又", "怎么这么", "为什么这么", "为啥这么", "咋这么",
     "怎么那么", "怎么老是", "怎么总是", "什么鬼", "搞什么", "什么情况", "啥情况", "凭什么",
+    "真的假的", "不会吧",
 )  # fmt: skip
 YOU = ("你", "您")
 # 你 is anyone in a general how-question: "你怎么才能在下界找到要塞", "你要怎么拿到三叉戟",

@@ -214,6 +214,7 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         # A condition or a mob acting on it makes "you" and "your" anyone.
         ("do you lose your armor if you die in lava", (True, "question")),
         ("how does a wither skeleton find you", (True, "question")),
+        ("if you fall in lava do you lose your stuff?", (True, "question")),
         # "all" and "people" address the players only as a vocative.
         ("does all the xp drop when you die", (True, "question")),
         ("can i sleep if other people are still mining", (True, "question")),
@@ -265,6 +266,12 @@ def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> No
         ("刷怪笼要几格高", (True, "question")),
         # A particle does not make a reaction long enough.
         ("苦力怕吗", (False, "reaction")),
+        # 一起 proposes only with a verb of doing together; not knowing tells, it does not ask.
+        ("精准采集和时运能一起附魔吗", (True, "question")),
+        ("要不要一起去打凋零", (False, "to_players")),
+        ("不知道为什么", (False, "not_a_question")),
+        ("我也不知道怎么弄", (False, "not_a_question")),
+        ("真的假的？", (False, "not_a_question")),
     ],
 )
 def test_chinese_classes_of_line(text: str, expected: tuple[bool, Reason]) -> None:
