@@ -74,6 +74,23 @@ def run_try(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
+async def unanswered_providers(playground: Playground) -> list[str]:
+    """A line for each provider the default model may call that the status probe does not
+    reach, with what to do: the first answer told the player only that the provider was
+    "busy" (`bridge.app.serving.provider_probes`, bounded and cached as for the status)."""
+    runtime = playground.network.default.runtime
+    in_use = runtime.plane.providers.providers_in_use()
+    lines = []
+    for provider_id, state in await runtime.served.provider_states():
+        if provider_id in in_use and state != "reachable":
+            lines.append(
+                f"provider {provider_id}: {state}; start its server or fix providers.yml, then "
+                "/mineclaw reload as an operator (/as Steve op), or start again with --offline "
+                "for the scripted model"
+            )
+    return lines
+
+
 async def _play(config_dir: Path, scripted: bool, screen: Screen) -> int:
     # As `serve` does: the process holds the owner's provider keys when they are set, and
     # /mineclaw status then shows the layer as a served bridge has it (it said "not set").
@@ -91,6 +108,9 @@ async def _play(config_dir: Path, scripted: bool, screen: Screen) -> int:
         f"({playground.folder}; the bridge's log: {playground.scratch / LOG_FILE}), "
         f"answering with {model}"
     )
+    if not scripted:
+        for line in await unanswered_providers(playground):
+            screen.say(line)
     if playground.demos:
         screen.say(
             "for the scripted model's demos the copy also has "

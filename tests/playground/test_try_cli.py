@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import socket
 import subprocess
 import sys
 import threading
@@ -225,6 +226,7 @@ def test_with_a_key_the_owners_own_model_answers(folder: Path) -> None:
         p.expect(r"┊ bridge: turn\.start .*model=\"owner/own-model\"")
         p.expect(r"┊ bridge: turn\.end .*outcome=\"completed\"")
         assert not any("no provider key" in line for line in p.lines)
+        assert not any("provider owner:" in line for line in p.lines)  # it answers
         p.type("/quit")
         assert p.wait() == 0
     finally:
@@ -233,3 +235,27 @@ def test_with_a_key_the_owners_own_model_answers(folder: Path) -> None:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(WAIT_S)
         loop.close()
+
+
+def test_a_default_model_whose_server_does_not_answer_is_said_at_start(folder: Path) -> None:
+    """The owner pointed providers.yml at a local server that is not running: the first
+    question was answered "the model provider is busy" and nothing said why."""
+    closed = socket.socket()  # bound, never listening: a connection to it is refused
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    (folder / "providers.yml").write_text(
+        "schema: 1\ndefault: ollama/llama3\nproviders:\n  ollama:\n    api:\n"
+        f"      type: openai_chat_completions\n      base_url: http://127.0.0.1:{port}/v1\n"
+        "models:\n  ollama/llama3:\n    limits: {context_window: 8192, max_output_tokens: 500}\n"
+    )
+    p = TryProcess(folder.parent)
+    try:
+        p.expect(
+            r"^» provider ollama: unreachable: connection refused; start its server or fix "
+            r"providers\.yml, then /mineclaw reload .* --offline for the scripted model$"
+        )
+        p.type("/quit")
+        assert p.wait() == 0
+    finally:
+        p.kill()
+        closed.close()
