@@ -540,6 +540,9 @@ class TurnEngine:
         # public conversation index: `bridge.memory.conversations`).
         askers_own = self._lane_id == PUBLIC_LANE and holds_personal(items)
         published = not askers_own and self._session.publish(turn, session_id=context.session_id)
+        if askers_own:
+            # Never in the session: the public lines it overheard are the next turn's to hear.
+            self._hand_on(progress)
         limits = snapshot.limits
         # Redacted whole, then cut and laid out: a cut can leave a piece of a secret that no
         # rule recognises any more.

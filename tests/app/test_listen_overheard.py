@@ -179,3 +179,23 @@ def test_the_opt_out_file_refuses_other_shapes() -> None:
     for text in ("[]", "{}", '{"version": 2, "players": []}', "\xff", '{"version": 1}'):
         with pytest.raises(ValueError):
             parse_file(text.encode(errors="surrogateescape"))
+
+
+async def test_what_a_turn_answered_to_its_asker_alone_overheard_waits_for_the_next(
+    app: App,
+) -> None:
+    # A public turn that took a personal result stays out of the public session (issue 44):
+    # the lines it overheard would then be in no later request at all.
+    await app.command("listen", "on")
+    release = await _busy(app)
+    await app.chat("the portal is behind spawn", player=ALEX, granted=CHAT)
+    release.set()
+    await app.turn_done()
+    app.provider.call_tools(("recall", {"query": "my base"}))
+    app.provider.answer("Nothing kept, Steve.")
+    await app.chat("@ai look up my base")
+    await app.turn_done()
+    app.provider.answer("Behind spawn.")
+    await app.chat("@ai where is the portal?", player=ALEX, granted=CHAT)
+    await app.turn_done()
+    assert ("Alex", "the portal is behind spawn") in users(app.provider.bodies()[-1])
