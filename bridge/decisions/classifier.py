@@ -175,8 +175,12 @@ _EN_REQUESTS = frozenset(
 )
 _ZH_REQUESTS = (
     "帮", "告诉", "给我", "解释", "请", "说说", "讲讲", "讲个", "教", "推荐", "算", "介绍", "来个",
-    "查", "讲一下", "说一下", "看看", "想知道", "问一下", "问你",
+    "查", "讲一下", "说一下", "看看", "想知道", "问一下", "问你", "我想要", "我需要", "我想问",
+    "求个", "求一个",
 )  # fmt: skip
+# "bot, i need help with my farm", "claw i want a name for my cat": a request in the first person.
+_EN_I_REQUEST = frozenset("need want wanna would'd like have".split())
+_EN_TO_LEARN = frozenset("know learn make build find get craft understand ask".split())
 
 
 # A question shorter than this is a reaction to someone ("what?", "why", "真的吗").
@@ -364,6 +368,10 @@ def _asks(rest: str, zh: bool) -> bool:
         return False
     if words[0] in _EN_QUESTION_START and len(words) >= 2:
         return True
+    if words[0] in ("i", "id", "i'd") and len(words) > 2 and words[1] in _EN_I_REQUEST:
+        if words[2] == "to":  # "i want to know ...", not "i need to go"
+            return len(words) > 3 and words[3] in _EN_TO_LEARN
+        return words[1] != "have" or words[2] in ("a", "one")  # "i have a question"
     return words[0] in _EN_REQUESTS or (words[0] in ("can", "could", "would", "will"))
 
 

@@ -47,6 +47,10 @@ def decide(
         ("Mineclaw, I am back: what did I miss?", (True, "named")),
         ("hello again, Mineclaw: what did I miss?", (True, "named")),
         ("hello again, Mineclaw", (False, "said_to_it")),
+        # A request in the first person asks too; "i need to go" does not.
+        ("bot, i need help with my farm", (True, "named")),
+        ("mineclaw i have a question", (True, "named")),
+        ("bot i need to go", (False, "said_to_it")),
         # Said to it but asking nothing: thanks, greetings, reactions.
         ("thanks bot", (False, "said_to_it")),
         ("gg mineclaw", (False, "said_to_it")),
@@ -268,6 +272,10 @@ def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> No
         ("苦力怕吗", (False, "reaction")),
         # 一起 proposes only with a verb of doing together; not knowing tells, it does not ask.
         ("精准采集和时运能一起附魔吗", (True, "question")),
+        # How long, how big: 多久, 多大.
+        ("海龟蛋多久孵化", (True, "question")),
+        ("下界传送门最小多大", (True, "question")),
+        ("小爪 我想要个建筑灵感", (True, "named")),
         ("要不要一起去打凋零", (False, "to_players")),
         ("不知道为什么", (False, "not_a_question")),
         ("我也不知道怎么弄", (False, "not_a_question")),
