@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
+import net.kyori.adventure.text.serializer.plain.PlainTextComponentSerializer;
 import org.bukkit.permissions.Permission;
 import org.bukkit.permissions.PermissionDefault;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,34 @@ class PluginLifecycleTest {
             harness.server.getPluginManager().disablePlugin(harness.plugin);
             assertFalse(harness.plugin.isEnabled());
             harness.bridge.nextClose();
+        }
+    }
+
+    /**
+     * bridge.managed: enabling starts the plugin's bridge manager; a step that fails is one console
+     * line and the plugin stays enabled, unlinked; {@code /mineclaw bridge status} shows the state.
+     * Which step fails depends on the build (a jar without the wheel, or here a Python that is not
+     * there): both are the one line the owner reads.
+     */
+    @Test
+    void aManagedBridgeThatCannotStartIsOneLineAndThePluginRunsOn() throws Exception {
+        try (PluginHarness harness = PluginHarness.unlinked("bridge-url: ws://127.0.0.1:9/link\ntoken: t\n"
+                + "bridge:\n  managed: true\n  python: /nonexistent/mineclaw-test/python3\n")) {
+            assertTrue(harness.plugin.isEnabled());
+            String line = harness.awaitLog("managed bridge not started: ");
+            assertTrue(line.endsWith("; Mineclaw runs unlinked"), line);
+            assertFalse(line.contains("\n"), line);
+            PlayerMock owner = harness.server.addPlayer("Owner");
+            owner.setOp(true);
+            harness.server.dispatchCommand(owner, "mineclaw bridge status");
+            harness.server.getScheduler().performTicks(2);
+            String status = PlainTextComponentSerializer.plainText().serialize(owner.nextComponentMessage());
+            assertTrue(status.matches("managed bridge \\S+: failed, 0 restarts"), status);
+            String problem = PlainTextComponentSerializer.plainText().serialize(owner.nextComponentMessage());
+            String said = "managed bridge not started: ";
+            assertEquals("last problem: " + line.substring(line.indexOf(said) + said.length(),
+                    line.length() - "; Mineclaw runs unlinked".length()), problem);
+            assertTrue(harness.plugin.isEnabled());
         }
     }
 
