@@ -147,7 +147,7 @@ _EN_FOR_ME = frozenset("me us".split())
 # Greetings and fillers before a name said to the assistant: "hey bot", "ok claw".
 _EN_LEAD = frozenset(
     "hey hi hello yo oi ok okay so and but also then pls please plz um uh hmm dear sup hiya "
-    "o oh yes yeah ey".split()
+    "o oh yes yeah ey umm ummm uhh uhm hm hmmm erm well wait btw ah".split()
 )
 _ZH_LEAD = ("嘿", "喂", "哎", "诶", "请问", "那个", "你好", "hi", "hey")
 # A name followed by these is talked about ("bot said ...", "bot was wrong"), not to.
@@ -391,7 +391,7 @@ def _is_en_question(line: str) -> bool:
     """A question word or auxiliary starts the line or one of its clauses (``ok but i have no
     rods, where i can get them?``); a line ending in ``?`` without one is not enough."""
     starts = [_unled(_words(clause)) for clause in re.split(r"[,;.!?:，。]+", line)]
-    asks = any(words and words[0] in _EN_QUESTION_START for words in starts)
+    asks = any(_en_asks(words, 1) for words in starts)
     words = _unled(_words(line))
     if _TRAILING.sub("", line).endswith(("?", "？")):
         # "villagers need beds to breed?" asks; "milk?", "5 dia?", "want some of mine?" and
@@ -399,7 +399,27 @@ def _is_en_question(line: str) -> bool:
         return asks or (
             len(words) >= 4 and words[0] not in _EN_SPEAKING_OF_US and "or" not in words
         )
-    return bool(words) and words[0] in _EN_QUESTION_START and len(words) >= _MIN_EN_WORDS
+    # Without "?", the first clause that says something must ask ("what?? no way" does not).
+    first = next((w for w in starts if w and not (len(w) == 1 and w[0] in _EN_LEAD)), [])
+    return len(words) >= _MIN_EN_WORDS and _en_asks(first, 2)
+
+
+def _en_asks(words: list[str], least: int) -> bool:
+    """A question word first, or a request for knowledge put to nobody: "explain redstone
+    repeaters pls", "tell me how to make a beacon pyramid"."""
+    if len(words) < least or not words:
+        return False
+    if words[0] in _EN_QUESTION_START:
+        return True
+    return len(words) >= _MIN_EN_WORDS and (
+        words[0] in _EN_ASK_VERBS or (words[:2] == ["tell", "me"] and words[2] in _EN_WH)
+    )
+
+
+_EN_ASK_VERBS = frozenset(
+    "explain teach recommend suggest define calculate translate describe summarize".split()
+)
+_EN_WH = frozenset("how what why where when which who about if whether".split())
 
 
 _EN_SPEAKING_OF_US = frozenset("i im i'm ima we u you ur my our want wanna lets let's".split())
@@ -439,6 +459,8 @@ def _asks_what_happened(line: str) -> bool:
     words = _unled(_words(line))
     if len(words) > 1 and words[0] in ("did", "didnt") and words[1] not in ("mojang", "they"):
         return True
+    if len(words) > 1 and words[0] in ("how", "hows") and words[1] in ("was", "were"):
+        return True  # "how was the raid"
     # "where is it", "what was that": nothing but a pronoun to ask about, said before.
     return all(word in _EN_QUESTION_START or word in _EN_DEICTIC for word in words)
 
@@ -459,7 +481,9 @@ def _too_short(line: str, zh: bool) -> bool:
 def _zh_addresses_group(line: str) -> bool:
     if any(word in line for word in zh_words.GROUP):
         return True
-    return zh_words.WHO in line and not any(word in line for word in zh_words.WHO_KNOWLEDGE)
+    # "末影龙是谁" asks who someone is; "这是谁的房子" asks the players.
+    bare = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(zh_words.PARTICLES)
+    return zh_words.WHO in line and not bare.startswith("谁是") and not bare.endswith("是谁")
 
 
 def _zh_asks_what_happened(line: str) -> bool:
@@ -514,7 +538,7 @@ def _personal_you(line: str) -> bool:
         word in _EN_CONDITION and after in _EN_YOU
         for word, after in zip(words, words[1:], strict=False)
     )
-    if not words or (words[0] not in _EN_GENERAL_START and not condition):
+    if not words or (words[0] not in _EN_GENERAL_START and words[0] not in _EN_CONDITION):
         return True  # "u coming?", "you there?": said to someone
     for index, word in enumerate(words):
         if word in _EN_PERSONAL_FORMS and not condition:

@@ -33,7 +33,7 @@ GROUP = (
 )  # fmt: skip
 # 谁 asks which of the players ("谁在下界", "谁收钻石", "谁拿了我的钻石"), unless it asks who
 # someone is ("谁是...", "...是谁").
-WHO, WHO_KNOWLEDGE = "谁", ("谁是", "是谁")
+WHO = "谁"
 # Question words that ask nothing here: "没怎么卡" (not very), "没什么", "什么的" (and so on),
 # "怎么都找不到" (however hard), "哪都" (anywhere).
 NOT_ASKING = (

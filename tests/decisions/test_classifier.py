@@ -227,6 +227,13 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         # Fillers before the question word, and question words as players type them.
         ("pls how to get rid of phantoms", (True, "question")),
         ("wats the best food", (True, "question")),
+        ("umm where do pandas spawn", (True, "question")),
+        # A request for knowledge put to nobody asks too; one to a person does not.
+        ("explain redstone repeaters pls", (True, "question")),
+        ("tell me how to make a beacon pyramid", (True, "question")),
+        ("tell me when you're ready", (False, "to_a_person")),
+        ("how was the raid", (False, "happened")),
+        ("what?? no way", (False, "not_a_question")),
         # "who" asks the players, unless it asks who someone is.
         ("who stole my bed", (False, "to_players")),
         ("who invented redstone", (True, "question")),
@@ -250,6 +257,8 @@ def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> No
         # 谁 asks which of the players; 咱们, 大佬, a price are said to players too.
         ("谁去挖矿", (False, "to_players")),
         ("咱们去哪", (False, "to_players")),
+        ("这是谁的房子", (False, "to_players")),
+        ("末影龙是谁", (True, "question")),
         ("有大佬知道怎么做刷铁机吗", (False, "to_players")),
         ("附魔书多少钱", (False, "to_players")),
         # Complaints and question words that ask nothing.
