@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from charset_normalizer import from_bytes
-
 from bridge.web.errors import FetchRefused
 
 Kind = Literal["html", "plain", "markdown", "json"]
@@ -196,6 +194,9 @@ def _candidates(body: bytes, media: MediaType, kind: Kind) -> list[str]:
     if kind == "json":
         found.append("utf-8")  # RFC 8259: JSON exchanged between systems is UTF-8
     if not found:
+        # Imported here: 2.5 MB of tables a bridge with the web tools off never needs.
+        from charset_normalizer import from_bytes
+
         guess = from_bytes(body[:65_536]).best()
         # A guess is the bridge's, not the page's: one off the list is no charset to report.
         if guess is not None and text_encoding(guess.encoding) is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Top-level packages that only an enabled section may import.
+# Packages (and the bridge's own modules) that only an enabled section may import.
 OPTIONAL = {
     "mcp": "the MCP SDK (mcp:)",
     "mcp_types": "the MCP SDK's types (mcp:)",
@@ -27,6 +27,9 @@ OPTIONAL = {
     "multipart": "the console's forms (console:)",
     "trafilatura": "the web tools' extraction (web:)",
     "lxml": "the web tools' HTML parsing (web:)",
+    "charset_normalizer": "the web tools' charset guess for a page that names none (web:)",
+    "bridge.web.fetch": "the web tools' fetcher (web:)",
+    "bridge.web.extraction_pool": "the web tools' extraction workers (web:)",
     "py_mini_racer": "V8, which runs in the Function workers and the syntax-check child only",
     "click": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",
     "pygments": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",

@@ -26,6 +26,7 @@ import functools
 import logging
 from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -61,10 +62,12 @@ from bridge.tools.memory_tools import MemoryTools
 from bridge.tools.plugin_access import offered
 from bridge.tools.registry import ExtraTool, HandlerFn, ToolRegistry
 from bridge.tools.skill_index import instructions_with_skills
-from bridge.tools.web_tools import WebOutcome
 from bridge.turns.ports import ModelRoute, TurnLimits, TurnSnapshot
 from bridge.turns.wake import WakeRules
 from bridge.web.seam import TestNetwork
+
+if TYPE_CHECKING:
+    from bridge.tools.web_tools import WebOutcome  # the web stack loads only when web is on
 
 log = logging.getLogger(__name__)
 

@@ -2,22 +2,23 @@
 
 The handlers are built per published version (a reload that changes a limit, the shield's
 exceptions or the search backend applies to the next call) and only while ``web.enabled`` is
-true; otherwise ``tools.yml``'s web entries are catalogued ``not_built`` and offered to nobody.
+true; otherwise ``tools.yml``'s web entries are catalogued ``not_built`` and offered to nobody,
+and the web stack (`bridge.web`'s fetcher, search and extraction pool) is not even imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from bridge.control import ControlPlane
 from bridge.errors import ConfigError
 from bridge.store.audit_sink import AuditSink
 from bridge.tools.registry import HandlerFn
-from bridge.tools.web_tools import WebOutcome, WebTools
-from bridge.web.fetch import FetchSettings, WebFetcher
-from bridge.web.seam import TestNetwork
-from bridge.web.search import DEFAULT_URLS, SearchSettings, WebSearch
-from bridge.web.shield import ShieldPolicy
+
+if TYPE_CHECKING:
+    from bridge.tools.web_tools import WebOutcome
+    from bridge.web.seam import TestNetwork
 
 
 def web_handlers(
@@ -31,6 +32,13 @@ def web_handlers(
     config = plane.config.web
     if not config.enabled:
         return {}
+    # Imported once the section is on: the fetcher's HTTP stack and the extraction pool are
+    # memory a bridge with the web tools off never uses (tests/app/test_lazy_imports.py).
+    from bridge.tools.web_tools import WebTools
+    from bridge.web.fetch import FetchSettings, WebFetcher
+    from bridge.web.search import DEFAULT_URLS, SearchSettings, WebSearch
+    from bridge.web.shield import ShieldPolicy
+
     policy = ShieldPolicy(
         allow_ports=frozenset(config.allow_ports),
         allow_private_hosts=tuple(config.allow_private_hosts),
