@@ -34,7 +34,8 @@ A follow-up needs more than one word of surprise (``really?``, ``是吗``) unles
 
 A line addressed to the players as a group stays theirs even from a player in their reply
 window. Everything else is banter and stays overheard. English and Simplified Chinese (the
-locales the bridge ships) are told apart per line, by the script it is written in. Pure: the
+locales the bridge ships) are told apart per line, by the script it is written in; the words
+each language is read by are in `en_words` and `zh_words`. Pure: the
 caller passes the time, the players online and what it remembers of the speaker (`Recent`).
 """
 
@@ -45,7 +46,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bridge.decisions import zh_words
+from bridge.decisions import en_words, zh_words
 
 Reason = Literal[
     "named",
@@ -83,105 +84,7 @@ _TRAILING = re.compile(r"[\s!.~)(:;>\-<3xdp]*$")
 # What may stand between the start of a line and a name said to the assistant, or after it.
 _EDGE = re.compile(r"^[\s@,，、.。:：;；!！~\-—*()（）]+|[\s,，、.。:：;；!！?？~\-—*()（）]+$")
 
-_EN_QUESTION_START = frozenset(
-    "how what what's whats where where's wheres when why who who's whos which whose can could "
-    "does do did is are was were should would will shall may might any anyone's hows wat wut "
-    "whats' wats hw hwo wht wher whr wen wich whch howto".split()
-)
-_EN_GROUP = frozenset(
-    "anyone anybody anyon any1 someone somebody everyone everybody guys yall y'all team "
-    "folks".split()
-)
-# "all" and "people" address the players only as a vocative ("hi all", "you all", "redstone
-# ppl: ..."), not as words of the sentence ("all your xp", "if other people are awake").
-_EN_GROUP_NOUNS = frozenset("ppl people".split())
-_EN_DETERMINERS = frozenset(
-    "other others most some many few the these those all more no any two three new real".split()
-)
-# "who took my diamonds", "who do i trust": "who" asks the players; "who is herobrine" asks
-# something of the world.
-_EN_WHO, _EN_WHO_KNOWLEDGE = (
-    {"who", "whoever"},
-    set("is was were are made invented created".split()),
-)
-_EN_GROUP_PHRASES = (
-    "who wants", "who's on", "who is on", "who has", "who's got", "who got",
-    # What is going on here and now is asked of the players who are here.
-    "what i missed", "what did i miss", "what'd i miss", "what is happening", "what's happening",
-    "whats happening", "what is going on", "what's going on", "whats going on",
-)  # fmt: skip
-_EN_YOU = frozenset("you u ya your ur you're youre yours yourself you've you'll you'd".split())
-_EN_CONTINUE = ("and ", "but ", "what about", "how about", "also ", "then ", "so ", "ok and")
-# "you" in a general how/can/does question is anyone ("how do you make a smoker")...
-_EN_GENERAL_START = frozenset(
-    "how what what's whats where when why which can could do does is should would hw hwo wat "
-    "wats wut wht wher".split()
-)
-# "if you fall in the void", "when you die": a condition makes "you" and "your" anyone.
-_EN_CONDITION = frozenset("if when once after before while whenever until".split())
-# "how does the warden detect you": "you" as what a mob or block acts on is anyone.
-_EN_ACTS_ON = frozenset(
-    "detect detects hear hears see sees attack attacks hit hits hurt hurts kill kills damage "
-    "damages chase chases target targets notice notices spot spots aggro bite bites poison "
-    "poisons push pushes follow follows find finds".split()
-)
-# ...unless the words around it make it a person: "are you", "did you", "you there", "your".
-_EN_PERSONAL_BEFORE = frozenset(
-    "are r were did have has will would could wont won't".split()
-)  # fmt: skip
-_EN_PERSONAL_AFTER = frozenset(
-    "there online here still coming going doing building making mining got have want wanna "
-    "know remember think mean like guys all two at in on up busy ok alright sure free "
-    "already just".split()
-)
-_EN_PERSONAL_FORMS = frozenset("your ur you're youre yours yourself you've you'll you'd".split())
-# "can you come", "could you say that again": asking a person to do something...
-_EN_ASKED_OF_A_PERSON = frozenset(
-    "help give lend send bring come tp show sell trade pass throw drop say tell repeat explain "
-    "wait stop move follow join invite open hold check".split()
-)
-# ...and "can you make me one" (but "can you make a farm for skulls" asks what is possible).
-_EN_FAVOURS = frozenset("get make craft build find grab buy".split())
-_EN_FOR_ME = frozenset("me us".split())
-
-# Greetings and fillers before a name said to the assistant: "hey bot", "ok claw".
-_EN_LEAD = frozenset(
-    "hey hi hello yo oi ok okay so and but also then pls please plz um uh hmm dear sup hiya "
-    "o oh yes yeah ey umm ummm uhh uhm hm hmmm erm well wait btw ah".split()
-)
-_ZH_LEAD = ("嘿", "喂", "哎", "诶", "请问", "那个", "你好", "hi", "hey")
-# A name followed by these is talked about ("bot said ...", "bot was wrong"), not to.
-_EN_ABOUT_AFTER = frozenset(
-    "is isnt isn't was wasnt wasn't said says doesnt doesn't dont don't cant can't didnt didn't "
-    "knows thinks just always never sucks got gave told answered keeps lies has had seems looks "
-    "really actually literally too > < 's is's".split()
-)
-_EN_ABOUT_BEFORE = frozenset(
-    "the a an this that ur your our my his her their ask asked asking tell told trust than like "
-    "to at about of from with by for use using called name named it".split()
-)
 _SET_OFF = (",", ":", "，", "：")
-_EN_QUESTION_AFTER_IS = frozenset("there it this that".split())
-_ZH_ABOUT_AFTER = (
-    "说", "又", "也", "都", "好", "真", "太", "比", "还", "是", "有时候", "今天", "不", "就", "的",
-    "答", "回答", "乱", "刚", "居然", "竟然", "挺",
-)  # fmt: skip
-# What asks something of the assistant besides a question: a request.
-_EN_REQUESTS = frozenset(
-    "tell explain give show help make list find calculate calc translate roast rate write say "
-    "describe recommend suggest teach remind check compare define summarize summarise name "
-    "pick choose guess convert count build design plan draw spell read sing search look "
-    "please pls plz i'd need".split()
-)
-_ZH_REQUESTS = (
-    "帮", "告诉", "给我", "解释", "请", "说说", "讲讲", "讲个", "教", "推荐", "算", "介绍", "来个",
-    "查", "讲一下", "说一下", "看看", "想知道", "问一下", "问你", "我想要", "我需要", "我想问",
-    "求个", "求一个",
-)  # fmt: skip
-# "bot, i need help with my farm", "claw i want a name for my cat": a request in the first person.
-_EN_I_REQUEST = frozenset("need want wanna would'd like have".split())
-_EN_TO_LEARN = frozenset("know learn make build find get craft understand ask".split())
-
 
 # A question shorter than this is a reaction to someone ("what?", "why", "真的吗").
 _MIN_EN_WORDS = 3
@@ -262,7 +165,7 @@ class Classifier:
         asked = question or (not zh and _TRAILING.sub("", line).endswith(("?", "？")))
         follow_up = _within(recent.answered_at, now, window)
         # 呢 at the end is Chinese's "what about ...?" ("2x2的呢？"), as "and ..." is English's.
-        continues = line.startswith(zh_words.CONTINUE if zh else _EN_CONTINUE) or (
+        continues = line.startswith(zh_words.CONTINUE if zh else en_words.CONTINUE) or (
             zh and _EDGE.sub("", _TRAILING.sub("", line)).endswith("呢")
         )
         if follow_up and (asked or continues) and not (_bare_reaction(line, zh) and not continues):
@@ -321,17 +224,17 @@ def _said_to_en(before: str, after: str) -> bool:
     """``bot how ...``, ``hey bot ...``, ``how do i ..., bot?``: said to it; ``the bot``,
     ``bot said ...``, ``ask bot ...``: about it."""
     words_before, words_after = _words(before), _words(after)
-    if words_before and words_before[-1] in _EN_ABOUT_BEFORE:
+    if words_before and words_before[-1] in en_words.ABOUT_BEFORE:
         return False
     if words_after:
         first = words_after[0]
-        if first in _EN_ABOUT_AFTER and not (
-            first == "is" and len(words_after) > 1 and words_after[1] in _EN_QUESTION_AFTER_IS
+        if first in en_words.ABOUT_AFTER and not (
+            first == "is" and len(words_after) > 1 and words_after[1] in en_words.QUESTION_AFTER_IS
         ):
             return False
     if after.lstrip().startswith(("'s", ">", "<")):
         return False
-    at_start = all(word in _EN_LEAD for word in words_before)
+    at_start = all(word in en_words.LEAD for word in words_before)
     at_end = not _EDGE.sub("", after) or not words_after
     # Set off by commas or a colon, a name is said to someone: "hello again, bot: ...".
     set_off = before.rstrip().endswith((",", "，")) or after.lstrip().startswith(_SET_OFF)
@@ -340,13 +243,13 @@ def _said_to_en(before: str, after: str) -> bool:
 
 def _said_to_zh(before: str, after: str) -> bool:
     lead = _EDGE.sub("", before)
-    for word in _ZH_LEAD:
+    for word in zh_words.LEAD:
         lead = lead.removeprefix(word)
     lead = _EDGE.sub("", lead)
     tail = _EDGE.sub("", after)
     if lead and tail:
         return False  # in the middle of a sentence: talked about
-    if not lead and after.lstrip().startswith(_ZH_ABOUT_AFTER):
+    if not lead and after.lstrip().startswith(zh_words.ABOUT_AFTER):
         return False  # "小爪说…", "机器人又答错了"
     return True
 
@@ -359,20 +262,20 @@ def _asks(rest: str, zh: bool) -> bool:
     if not rest:
         return False
     if zh or _CJK.search(rest):
-        for word in _ZH_LEAD:
+        for word in zh_words.LEAD:
             rest = rest.removeprefix(word)
         rest = _EDGE.sub("", rest)
-        return bool(rest) and (_is_zh_question(rest) or any(w in rest for w in _ZH_REQUESTS))
-    words = [word for word in _words(rest) if word not in _EN_LEAD]
+        return bool(rest) and (_is_zh_question(rest) or any(w in rest for w in zh_words.REQUESTS))
+    words = [word for word in _words(rest) if word not in en_words.LEAD]
     if not words:
         return False
-    if words[0] in _EN_QUESTION_START and len(words) >= 2:
+    if words[0] in en_words.QUESTION_START and len(words) >= 2:
         return True
-    if words[0] in ("i", "id", "i'd") and len(words) > 2 and words[1] in _EN_I_REQUEST:
+    if words[0] in ("i", "id", "i'd") and len(words) > 2 and words[1] in en_words.I_REQUEST:
         if words[2] == "to":  # "i want to know ...", not "i need to go"
-            return len(words) > 3 and words[3] in _EN_TO_LEARN
+            return len(words) > 3 and words[3] in en_words.TO_LEARN
         return words[1] != "have" or words[2] in ("a", "one")  # "i have a question"
-    return words[0] in _EN_REQUESTS or (words[0] in ("can", "could", "would", "will"))
+    return words[0] in en_words.REQUESTS or (words[0] in ("can", "could", "would", "will"))
 
 
 def _words(line: str) -> list[str]:
@@ -382,7 +285,7 @@ def _words(line: str) -> list[str]:
 def _unled(words: list[str]) -> list[str]:
     """The words after leading greetings and fillers ("please how to ...", "ok who ...")."""
     at = 0
-    while at < len(words) - 1 and words[at] in _EN_LEAD:
+    while at < len(words) - 1 and words[at] in en_words.LEAD:
         at += 1
     return words[at:]
 
@@ -397,10 +300,10 @@ def _is_en_question(line: str) -> bool:
         # "villagers need beds to breed?" asks; "milk?", "5 dia?", "want some of mine?" and
         # a poll ("sword or axe for pvp?") lean on the conversation.
         return asks or (
-            len(words) >= 4 and words[0] not in _EN_SPEAKING_OF_US and "or" not in words
+            len(words) >= 4 and words[0] not in en_words.SPEAKING_OF_US and "or" not in words
         )
     # Without "?", the first clause that says something must ask ("what?? no way" does not).
-    first = next((w for w in starts if w and not (len(w) == 1 and w[0] in _EN_LEAD)), [])
+    first = next((w for w in starts if w and not (len(w) == 1 and w[0] in en_words.LEAD)), [])
     return len(words) >= _MIN_EN_WORDS and _en_asks(first, 2)
 
 
@@ -409,20 +312,11 @@ def _en_asks(words: list[str], least: int) -> bool:
     repeaters pls", "tell me how to make a beacon pyramid"."""
     if len(words) < least or not words:
         return False
-    if words[0] in _EN_QUESTION_START:
+    if words[0] in en_words.QUESTION_START:
         return True
     return len(words) >= _MIN_EN_WORDS and (
-        words[0] in _EN_ASK_VERBS or (words[:2] == ["tell", "me"] and words[2] in _EN_WH)
+        words[0] in en_words.ASK_VERBS or (words[:2] == ["tell", "me"] and words[2] in en_words.WH)
     )
-
-
-_EN_ASK_VERBS = frozenset(
-    "explain teach recommend suggest define calculate translate describe summarize".split()
-)
-_EN_WH = frozenset("how what why where when which who about if whether".split())
-
-
-_EN_SPEAKING_OF_US = frozenset("i im i'm ima we u you ur my our want wanna lets let's".split())
 
 
 def _is_zh_question(line: str) -> bool:
@@ -462,13 +356,7 @@ def _asks_what_happened(line: str) -> bool:
     if len(words) > 1 and words[0] in ("how", "hows") and words[1] in ("was", "were"):
         return True  # "how was the raid"
     # "where is it", "what was that": nothing but a pronoun to ask about, said before.
-    return all(word in _EN_QUESTION_START or word in _EN_DEICTIC for word in words)
-
-
-_EN_DEICTIC = frozenset(
-    "it that this he she they them him her there those these is was are were it's that's "
-    "thats its".split()
-)
+    return all(word in en_words.QUESTION_START or word in en_words.DEICTIC for word in words)
 
 
 def _too_short(line: str, zh: bool) -> bool:
@@ -511,20 +399,22 @@ def _addresses_group(line: str) -> bool:
     for index, word in enumerate(words):
         before = words[index - 1] if index else ""
         after = words[index + 1] if index + 1 < len(words) else ""
-        if word in _EN_GROUP:
+        if word in en_words.GROUP:
             return True
-        if word in _EN_GROUP_NOUNS and before not in _EN_DETERMINERS:
+        if word in en_words.GROUP_NOUNS and before not in en_words.DETERMINERS:
             return True
-        if word == "all" and (before in _EN_YOU or before in _EN_LEAD or after in ("of", "you")):
+        if word == "all" and (
+            before in en_words.YOU or before in en_words.LEAD or after in ("of", "you")
+        ):
             return True
     unled = _unled(words)
-    if len(unled) > 1 and unled[0] in _EN_WHO and unled[1] not in _EN_WHO_KNOWLEDGE:
+    if len(unled) > 1 and unled[0] in en_words.WHO and unled[1] not in en_words.WHO_KNOWLEDGE:
         return True  # "who took my diamonds", "ok who wants to raid"
-    return any(phrase in line for phrase in _EN_GROUP_PHRASES)
+    return any(phrase in line for phrase in en_words.GROUP_PHRASES)
 
 
 def _says_you(line: str) -> bool:
-    return any(word in _EN_YOU for word in _words(line))
+    return any(word in en_words.YOU for word in _words(line))
 
 
 def _personal_you(line: str) -> bool:
@@ -535,25 +425,25 @@ def _personal_you(line: str) -> bool:
     words = _unled(_words(line))
     # "if you fall in the void", "when you die": anyone, "your items" too.
     condition = any(
-        word in _EN_CONDITION and after in _EN_YOU
+        word in en_words.CONDITION and after in en_words.YOU
         for word, after in zip(words, words[1:], strict=False)
     )
-    if not words or (words[0] not in _EN_GENERAL_START and words[0] not in _EN_CONDITION):
+    if not words or (words[0] not in en_words.GENERAL_START and words[0] not in en_words.CONDITION):
         return True  # "u coming?", "you there?": said to someone
     for index, word in enumerate(words):
-        if word in _EN_PERSONAL_FORMS and not condition:
+        if word in en_words.PERSONAL_FORMS and not condition:
             return True
         if word not in ("you", "u", "ya"):
             continue
         before = words[index - 1] if index else ""
         after = words[index + 1] if index + 1 < len(words) else ""
-        if not after and before in _EN_ACTS_ON:
+        if not after and before in en_words.ACTS_ON:
             continue  # "how does the warden detect you"
-        if before in _EN_PERSONAL_BEFORE or after in _EN_PERSONAL_AFTER or not after:
+        if before in en_words.PERSONAL_BEFORE or after in en_words.PERSONAL_AFTER or not after:
             return True
-        if after in _EN_ASKED_OF_A_PERSON:
+        if after in en_words.ASKED_OF_A_PERSON:
             return True
-        if after in _EN_FAVOURS and any(w in _EN_FOR_ME for w in words[index + 2 :]):
+        if after in en_words.FAVOURS and any(w in en_words.FOR_ME for w in words[index + 2 :]):
             return True  # "can you give me some food", "could you help us"
     return False
 
@@ -562,13 +452,13 @@ def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]
     """The online players other than the speaker whom a line names (as whole words)."""
     said = _words(line.lower())
     # "how do i kill a blaze" names a mob, not the player Blaze.
-    words = {w for i, w in enumerate(said) if not (i and said[i - 1] in _EN_ARTICLES)}
+    words = {w for i, w in enumerate(said) if not (i and said[i - 1] in en_words.ARTICLES)}
     # A line may open with a player's name cut short, said to them: "mossy u still at shop?"
     # to mossyboots, "sunny sell me one?" to Sunny_D (not "diamond pickaxe?" to DiamondDan).
     first = None
-    if len(said) > 1 and len(said[0]) >= 4 and said[0] not in _COMMON_FIRST:
+    if len(said) > 1 and len(said[0]) >= 4 and said[0] not in en_words.COMMON_FIRST:
         set_off = line.lstrip(" @").lower().removeprefix(said[0]).startswith((",", ":"))
-        first = said[0] if set_off or said[1] in _SAID_AFTER_A_NAME else None
+        first = said[0] if set_off or said[1] in en_words.SAID_AFTER_A_NAME else None
     own = speaker.lower()
     return [
         name
@@ -577,17 +467,6 @@ def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]
         and len(lowered) >= 3
         and (lowered in words or (first is not None and lowered.startswith(first)))
     ]
-
-
-_EN_ARTICLES = frozenset("a an the some my this that these those".split())
-_SAID_AFTER_A_NAME = frozenset(
-    "i im i'm pls plz sell give come lend send bring tp help wanna want lets let's ty thx "
-    "thanks".split()
-) | (_EN_YOU | _EN_QUESTION_START)
-_COMMON_FIRST = (
-    _EN_QUESTION_START | _EN_LEAD | _EN_REQUESTS | _EN_GROUP | _EN_YOU | _EN_GROUP_NOUNS
-    | _EN_ABOUT_AFTER | _EN_ABOUT_BEFORE
-)  # fmt: skip
 
 
 def _names_other_player(line: str, speaker: str, online: Collection[str]) -> bool:
