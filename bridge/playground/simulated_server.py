@@ -245,7 +245,11 @@ class SimulatedServer:
     async def chat(self, player: Player, text: str) -> ChatVerdict:
         request = ChatRequest(player=player.ref, granted=self.granted(player), text=text)
         verdict: ChatVerdict = await self.request("chat", request)
-        if verdict.decision != "refuse":
+        if verdict.decision != "refuse" and verdict.ai_prefix:
+            # A line listen mode took without the wake prefix: the plugin's AI prefix before it,
+            # as players see it (`chat.ai-prefix`).
+            self._show("public", "", f"[AI] <{player.name}> {text}")
+        elif verdict.decision != "refuse":
             self._show("public", player.name, text)
         if verdict.notice is not None:
             self._show("notice", player.name, plain(verdict.notice))

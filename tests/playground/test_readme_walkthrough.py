@@ -115,6 +115,21 @@ def _status(p: TryProcess) -> None:
     p.expect(r"^\[private → Alex\] Function sandbox: .*; not_dumpable on$")
 
 
+def _listen_on(p: TryProcess) -> None:
+    p.expect(r"^\[chat\] Mineclaw is now listening to public chat\.$")
+
+
+def _listened(p: TryProcess) -> None:
+    # The plugin's AI prefix marks a line listen mode took (it was shown as a plain line).
+    p.expect(r"^\[chat\] \[AI\] <Alex> how do I tame a wolf$")
+    p.expect(r"┊ bridge: turn\.start .*implicit=true")
+    p.expect(r"┊ bridge: turn\.end")
+
+
+def _still_listening(p: TryProcess) -> None:
+    p.expect(r"^\[private → Alex\] Listen mode is on\.$")
+
+
 def _disconnect(p: TryProcess) -> None:
     p.expect(r"┊ bridge: link\.down")
 
@@ -142,8 +157,11 @@ STEPS: dict[str, Callable[[TryProcess], None]] = {
     "/ai persona playground-pirate": _persona,
     "/ai hello": _hello,
     "/mineclaw status": _status,
+    "/mineclaw listen on": _listen_on,
+    "how do I tame a wolf": _listened,
     "/disconnect": _disconnect,
     "/connect": _connect,
+    "/mineclaw listen status": _still_listening,
     "/quit": _quit,
 }
 
