@@ -25,6 +25,7 @@ from tests.storage_choice import kept_storage
 
 from .conftest import (
     ALEX,
+    EVERY_NODE,
     NO_COOLDOWNS,
     STEVE,
     App,
@@ -317,7 +318,7 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         "|forget all [player]]",
         "/mineclaw listen ignore-me|include-me",
     ]
-    operator = " | ".join(await app.command("help"))
+    operator = " | ".join(await app.command("help", granted=[*EVERY_NODE, "mineclaw.persona"]))
     for usage in (
         "listen on|off|status|why",
         "reload",
@@ -335,6 +336,13 @@ async def test_help_lists_only_what_the_sender_may_use(app: App) -> None:
         assert f"/mineclaw {usage}</gold>" in operator, usage
     console = " | ".join(await app.command("help", player=None, granted=[]))
     assert "/mineclaw status" in console and "ignore-me" not in console
+    # A player who may ask privately but not choose a persona (everyone, by default): the
+    # list says "you may use", so ai persona is not in it.
+    private = " | ".join(
+        await app.command("help", granted=["mineclaw.command.chat", "mineclaw.command.private"])
+    )
+    assert "/mineclaw ai <question> | ai clear | ai stop | ai history [id] | ai new" in private
+    assert "persona" not in private
 
 
 async def test_model_list_marks_the_current_one_and_default_returns_to_it(app: App) -> None:

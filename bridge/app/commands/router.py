@@ -38,8 +38,12 @@ from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError
 from bridge.link.messages import CommandReply, CommandRequest, Text
 from bridge.turns.gates import PRIVATE_PERMISSION
+from bridge.turns.persona import PERSONA_NODE
 
 log = logging.getLogger(__name__)
+
+PERSONA_USAGE = " | ai persona [name]"
+"""Left out of ``help`` for a sender without ``mineclaw.persona``."""
 
 MAX_LINES = 64
 """The protocol's bound on one command reply."""
@@ -113,8 +117,9 @@ class CommandRouter:
             ),
             "ai": _Subcommand(
                 PRIVATE_PERMISSION,
-                "ai <question> | ai clear | ai stop | ai history [id] | ai persona [name]"
-                " | ai new [title] | ai list | ai switch|rename|delete <id>",
+                "ai <question> | ai clear | ai stop | ai history [id]"
+                + PERSONA_USAGE
+                + " | ai new [title] | ai list | ai switch|rename|delete <id>",
                 self._ai,
                 "help.ai",
             ),
@@ -202,7 +207,10 @@ class CommandRouter:
             # turn), but are an owner's commands for the public lane.
             listed = subcommand.permission is None or subcommand.permission in granted
             if key is not None and listed:
-                lines.append(runtime.text(key, {**values, "usage": subcommand.usage}))
+                usage = subcommand.usage
+                if PERSONA_NODE not in granted:  # the list says "you may use"
+                    usage = usage.replace(PERSONA_USAGE, "")
+                lines.append(runtime.text(key, {**values, "usage": usage}))
         if request.sender.player is not None:
             usage = "listen ignore-me|include-me"
             lines.append(runtime.text("help.ignore_me", {**values, "usage": usage}))
