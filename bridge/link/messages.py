@@ -219,15 +219,28 @@ class LinkState(WireModelWithOptionals):
     ) = None
     """Other nodes the plugin reports when a sender holds them (sent only to a plugin
     announcing the ``report_nodes`` feature)."""
+    asks: Literal[True] | None = None
+    """The bridge takes ``ask`` ids on ``chat`` and ``command`` (sent only to a plugin
+    announcing the ``asks`` feature)."""
 
 
 # ---- plugin to bridge
 
 
-class ChatRequest(WireModel):
+class ChatRequest(WireModelWithOptionals):
     player: PlayerRef
     granted: Granted
     text: Annotated[str, Field(min_length=1, max_length=4096)]
+    ask: Id | None = None
+    """The wake's own id (since 1.5, feature ``asks``): the plugin keeps the question until
+    the bridge ends it, and sends it again under the same id to the bridge it links to next."""
+    resent: bool | None = None
+    """True on a question sent again after a relink (only with ``ask``)."""
+
+    @model_validator(mode="after")
+    def _resent_only_with_ask(self) -> ChatRequest:
+        _resent_only_with_ask(self.ask, self.resent)
+        return self
 
 
 class ChatVerdict(WireModel):
@@ -247,9 +260,22 @@ class CommandSender(WireModelWithOptionals):
         return self
 
 
-class CommandRequest(WireModel):
+class CommandRequest(WireModelWithOptionals):
     sender: CommandSender
     args: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(max_length=16)]
+    ask: Id | None = None
+    """An ``/ai`` question's own id (since 1.5, feature ``asks``), as on ``chat``."""
+    resent: bool | None = None
+
+    @model_validator(mode="after")
+    def _resent_only_with_ask(self) -> CommandRequest:
+        _resent_only_with_ask(self.ask, self.resent)
+        return self
+
+
+def _resent_only_with_ask(ask: str | None, resent: bool | None) -> None:
+    if resent is not None and ask is None:
+        raise ValueError("resent is only allowed with ask")
 
 
 class CommandReply(WireModel):
@@ -275,10 +301,20 @@ class ChatExpired(WireModel):
 # ---- bridge to plugin
 
 
+class AskDone(WireModel):
+    """The data of ``ask.done`` (since 1.5, feature ``asks``): the question with this id ended
+    (answered, its asker told, or stopped); the plugin forgets it."""
+
+    ask: Id
+
+
 class OutputChat(WireModelWithOptionals):
     target: Literal["broadcast", "player"]
     player: Uuid | None = None
     text: Text
+    ask: Id | None = None
+    """The question this line answers or ends (since 1.5, feature ``asks``): the plugin
+    forgets the question it kept under that id, so it is never sent again."""
 
     @model_validator(mode="after")
     def _player_only_for_player_target(self) -> OutputChat:
@@ -811,6 +847,7 @@ MESSAGE_TYPES: dict[Direction, dict[str, MessageType]] = {
         [
             ("hello.challenge", _E, HelloChallenge),
             ("link.state", _E, LinkState),
+            ("ask.done", _E, AskDone),
             ("output.chat", _R, OutputChat),
             ("output.actionbar", _E, OutputActionbar),
             ("players.list", _R, PlayersList),

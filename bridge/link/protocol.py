@@ -37,6 +37,10 @@ from bridge.link.messages import (
 
 DEFAULT_SERVER_ID = "default"
 """The server a ``hello`` without ``server_id`` is: the one of ``link.token``."""
+ASKS_FEATURE = "asks"
+"""The plugin feature of questions with ids (since 1.5): every ``link.state`` to such a plugin
+says ``asks``, the first one included (the plugin decides on it what to do with the questions
+it kept)."""
 
 TokenLookup = Callable[[str], str | None]
 """A server id to its token, ``None`` for an id the bridge does not know."""
@@ -300,6 +304,10 @@ class LinkProtocol:
             result = HelloResult(bridge_version=self._bridge_version, session_id=self._session_id)
             self._queue(self._new_id(), "hello.result", result, re=re)
             first_state = state if isinstance(state, LinkState) else state(server_id)
+            if ASKS_FEATURE in hello.features and first_state.asks is None:
+                # The plugin decides what to do with the questions it kept on this first
+                # state: it must already say that this bridge takes their ids.
+                first_state = first_state.model_copy(update={"asks": True})
             self._queue(self._new_id(), "link.state", first_state)
             self._events.append(HandshakeCompleted(hello, self._session_id, server_id))
             return

@@ -91,6 +91,8 @@ class TurnRequest:
     player: PlayerRef
     question: str
     implicit: bool = False
+    ask: str | None = None
+    """The plugin's id of this question (protocol 1.5, ``asks``): its turn's lines carry it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@ the database while a turn streams.
 Before (issue 39): the link was dropped with "another bridge serves this server now" although
 there was no other bridge, the default server's turn streamed on to its end, and its asker was
 told nothing. Now the close reason says the database was lost, the turn stops, and once the
-bridge holds the server again and the plugin relinks, the asker gets the failure line.
+bridge holds the server again and the plugin relinks, the question is answered: the plugin kept
+it and sends it again (protocol 1.5, asks), and the bridge owes no failure line for it (a
+plugin without that feature gets the line).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class MidTurn:
     world: Server
     held: HeldReply
     database: str
+    provider: ScriptedProvider
 
 
 @contextlib.asynccontextmanager
@@ -67,7 +70,7 @@ async def bridge_mid_turn(
         held = provider.held("Never ", "shown.")
         assert (await world.chat("Steve", "@ai a long one"))["outcome"] == "public"
         await held.streaming.wait()
-        yield MidTurn(bridge, world, held, database)
+        yield MidTurn(bridge, world, held, database, provider)
     finally:
         if held is not None:
             held.release.set()
@@ -79,10 +82,11 @@ async def bridge_mid_turn(
         postgres_server.drop_database(database)
 
 
-async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_relink(
+async def test_a_turn_cut_by_a_lost_database_stops_and_its_question_is_answered_on_relink(
     tmp_path: Path, postgres_server: PostgresServer
 ) -> None:
     async with bridge_mid_turn(tmp_path / "a", postgres_server) as cut:
+        cut.provider.answer("Answered after the cut.")
         since = cut.world.mark()
         with postgres_server.admin() as conn:  # as when the database restarts or cuts us off
             ended = conn.execute(
@@ -98,20 +102,27 @@ async def test_a_turn_cut_by_a_lost_database_stops_and_its_asker_is_told_on_reli
         )
         assert "database lost" in down["reason"], down
         await cut.bridge.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
-        # The bridge reaches its database again, takes the free lease, the plugin relinks.
+        await cut.bridge.stderr.wait_for(r"the plugin sends the question again", timeout=WAIT)
+        # The bridge reaches its database again, takes the free lease, the plugin relinks and
+        # sends the question again: answered once, and nobody told it failed.
         await testkit.wait_event(lambda e: e.get("event") == "link.up", since=since, timeout=WAIT)
-        await cut.world.message("Steve", "the bridge lost its database", since)
+        await cut.world.message("*", "Answered after the cut.", since)
+        lines = [e.get("text", "") for e in testkit.events[since:] if e.get("event") == "message"]
+        assert sum("Answered after the cut." in line for line in lines) == 1, lines
+        assert not any("lost its database" in line for line in lines), lines
 
 
-async def test_a_cut_turns_line_is_told_by_the_bridge_the_server_links_to_next(
+async def test_a_cut_turns_question_is_answered_by_the_bridge_the_server_links_to_next(
     tmp_path: Path, postgres_server: PostgresServer
 ) -> None:
     # Issue 50: the line was kept in the cutting bridge's memory, so a plugin that moved on to
-    # another bridge (or a bridge that exited first) left its asker in silence.
+    # another bridge (or a bridge that exited first) left its asker in silence. Now the plugin
+    # keeps the question and sends it again to the next bridge, which answers it.
     async with two_bridges(tmp_path, postgres_server) as (first, second, servers, provider, db):
         lobby = servers["lobby"]
         await lobby.add("Steve", OP)
         held = provider.held("Never ", "shown.")
+        provider.answer("Answered by the next bridge.")
         assert (await lobby.chat("Steve", "@ai a long one"))["outcome"] == "public"
         await held.streaming.wait()
         since = lobby.mark()
@@ -123,11 +134,14 @@ async def test_a_cut_turns_line_is_told_by_the_bridge_the_server_links_to_next(
                 (db,),
             ).fetchall()
         assert ended
-        await first.stderr.wait_for(r"stopped \(the bridge lost its database\)", timeout=WAIT)
-        await first.stderr.wait_for(r"askers owed a line in the store", timeout=WAIT)
-        await first.kill()  # the first bridge is gone for good: only the store knows the line
+        await first.stderr.wait_for(r"the plugin sends the question again", timeout=WAIT)
+        await first.kill()  # the first bridge is gone for good: only the plugin kept it
         held.release.set()
         await lobby.testkit.wait_event(
             lambda e: e.get("event") == "link.up", since=since, timeout=WAIT
         )
-        await lobby.message("Steve", "the bridge lost its database", since)
+        await lobby.message("*", "Answered by the next bridge.", since)
+        events = lobby.testkit.events[since:]
+        lines = [e.get("text", "") for e in events if e.get("event") == "message"]
+        assert sum("Answered by the next bridge." in line for line in lines) == 1, lines
+        assert not any("lost its database" in line for line in lines), lines

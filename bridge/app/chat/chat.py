@@ -85,6 +85,15 @@ class ChatPath:
         if request_id is not None and request_id in self._expired:
             # The plugin has already given up on this message: nothing may answer it.
             return PASS
+        if request.ask is not None:
+            lanes = self._runtime.lanes
+            known = lanes.asks.get(request.ask)
+            if known is not None:
+                # Sent again after a relink and taken here before: never a second turn (an
+                # ended one's lines are sent again). Accepted: it was, and it is being answered.
+                if known.state == "ended":
+                    lanes.answer_again(known, self._output)
+                return ChatVerdict(decision="accept", ai_prefix=False, notice=None)
         public = self._runtime.lanes.public
         before = public.task
         verdict = self._decide(request, request_id)
@@ -237,6 +246,7 @@ class ChatPath:
             player=PlayerRef(request.player.uuid, request.player.name),
             question=question,
             implicit=implicit,
+            ask=None if implicit else request.ask,
         )
         try:
             admission = lanes.admit(public, turn, request.granted, snapshot, request_id=request_id)

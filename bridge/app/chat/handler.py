@@ -9,11 +9,13 @@ and after every change of listen mode, the prefix or the wake pattern.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from bridge.app.chat.chat import ChatPath
 from bridge.app.chat.operator_notices import OperatorNotices
 from bridge.app.chat.reported_nodes import REPORT_NODES_FEATURE, reported_nodes
 from bridge.app.commands.router import CommandRouter
+from bridge.app.lanes.asks import ASKS_FEATURE
 from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.players.conversation_state import ConversationState
 from bridge.app.players.listen_optouts import ListenOptOuts
@@ -127,11 +129,13 @@ class AppHandler:
         # The plugin reports a tier's node, or another node the bridge decides by, only once
         # it is named here (and again after a reload that changes them). Each field goes only
         # to a plugin announcing it: an older plugin refuses fields it does not know.
-        named: dict[str, list[str]] = {}
+        named: dict[str, Any] = {}
         if BUDGETS_FEATURE in features:
             named["budget_tiers"] = list(runtime.plane.config.budgets.tiers)
         if REPORT_NODES_FEATURE in features:
             named["report_nodes"] = reported_nodes(runtime.plane)
+        if ASKS_FEATURE in features:  # its questions carry ids (bridge.app.lanes.asks)
+            named["asks"] = True
         return LinkState(forward=forward, public_prefix=prefix, **named)
 
     async def send_link_state(self) -> None:
@@ -193,13 +197,19 @@ class AppHandler:
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         self.notices.seen(request.player, request.granted)
         self.runtime.listen_decisions.seen(request.player.name)
-        return await self.chat.on_chat(request)
+        verdict = await self.chat.on_chat(request)
+        if request.ask is not None:  # a question that started no turn is ended first
+            await self.runtime.lanes.end_not_taken(request.ask)
+        return verdict
 
     async def on_command(self, request: CommandRequest) -> CommandReply:
         sender = request.sender
         if sender.player is not None:
             self.notices.seen(sender.player, sender.granted)
-        return await self.commands.on_command(request)
+        reply = await self.commands.on_command(request)
+        if request.ask is not None:  # a question that started no turn is ended first
+            await self.runtime.lanes.end_not_taken(request.ask)
+        return reply
 
     async def on_player_join(self, player: PlayerRef) -> None:
         # Who is online: a question naming another player is theirs, not the assistant's.

@@ -26,6 +26,7 @@ from typing import Any
 from bridge.app.commands.ai_line import read_ai_line
 from bridge.app.commands.conversations import CONVERSATION_COMMANDS, ConversationPath
 from bridge.app.commands.history import HistoryPath
+from bridge.app.lanes.private_output import PrivateLinkOutput
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import MineclawError, StoreError
@@ -77,6 +78,13 @@ class PrivatePath:
         player = {"player": sender.name}
         if not question:
             return [runtime.text("private.usage", player)]
+        if request.ask is not None:
+            known = runtime.lanes.asks.get(request.ask)
+            if known is not None:
+                # Sent again after a relink and taken here before: never a second turn.
+                if known.state == "ended":
+                    runtime.lanes.answer_again(known, PrivateLinkOutput(runtime))
+                return []
         line = read_ai_line(question)
         if line.kind == "ambiguous":  # only `new` with a long unquoted title, for now
             title = " ".join(line.rest)
@@ -96,15 +104,17 @@ class PrivatePath:
                 return await self.persona(sender, request.sender.granted, line.rest)
         conversations = runtime.conversations
         if conversations is None:
-            return self._ask(sender, request.sender.granted, question)
+            return self._ask(sender, request.sender.granted, question, request.ask)
         before = conversations.shelf(sender.uuid).active.last_active
-        lines = self._ask(sender, request.sender.granted, question)
+        lines = self._ask(sender, request.sender.granted, question, request.ask)
         after = conversations.shelf(sender.uuid).active.last_active
         if after is not None and after != before:  # the question was taken
             self._conversations.asked_soon(sender, after)
         return lines
 
-    def _ask(self, sender: PlayerRef, granted: Collection[str], question: str) -> list[Text]:
+    def _ask(
+        self, sender: PlayerRef, granted: Collection[str], question: str, ask: str | None = None
+    ) -> list[Text]:
         runtime = self._runtime
         player = {"player": sender.name}
         refusal = runtime.gates.check(
@@ -140,7 +150,7 @@ class PrivatePath:
         who = TurnPlayer(sender.uuid, sender.name)
         lane = lanes.lanes.private(who)
         asked = runtime.text("private.asked", {**player, "question": question})
-        turn = TurnRequest(player=who, question=question)
+        turn = TurnRequest(player=who, question=question, ask=ask)
         try:
             admission = lanes.admit(lane, turn, granted, snapshot)
         except BusyError:

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from bridge.app.lanes import asks
 from bridge.errors import LinkError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, OutputChat, Text
@@ -79,7 +80,7 @@ class LinkTurnOutput:
             )
             for index, line in enumerate(lines)
         ]
-        self.send_soon(*frames)
+        self.send_soon(*asks.tag(tuple(frames)))
 
     async def reply_to_asker(self, player: PlayerRef, lines: Sequence[str]) -> None:
         # A public turn that took a personal result: the answer is the asker's alone.
@@ -91,11 +92,11 @@ class LinkTurnOutput:
             )
             for line in lines
         ]
-        self.send_soon(*frames)
+        self.send_soon(*asks.tag(tuple(frames)))
 
     async def failure(self, player: PlayerRef, message_key: str, values: dict[str, str]) -> None:
         line = self._host.text(message_key, {"player": player.name, **values})
-        self.send_soon(OutputChat(target="player", player=player.uuid, text=line))
+        self.send_soon(*asks.tag((OutputChat(target="player", player=player.uuid, text=line),)))
 
     def send_soon(self, *chats: OutputChat) -> None:
         """Send ``chats`` in order without waiting for the plugin's answers; raises
@@ -111,6 +112,7 @@ class LinkTurnOutput:
                 log.warning("turn output not delivered: %s", exc)
 
         task = asyncio.create_task(send())
+        asks.sending(task)  # a question's ask.done goes after its lines
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 

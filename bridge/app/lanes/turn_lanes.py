@@ -21,13 +21,14 @@ import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any, Protocol
 
+from bridge.app.lanes.asks import TURN_ASK, Ask, AskBook
 from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.lanes.private_output import PrivateLinkOutput
 from bridge.app.serving.served import NotConfiguredError
 from bridge.control import ControlPlane
 from bridge.errors import LinkError, MineclawError
 from bridge.link.handler import Link
-from bridge.link.messages import OutputActionbar, Text
+from bridge.link.messages import AskDone, OutputActionbar, Text
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S
 from bridge.store.audit_sink import AuditSink
@@ -102,6 +103,10 @@ class TurnLanes:
         self._after_turn: list[TurnListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._refresher: asyncio.Task[None] | None = None
+        self.asks = AskBook()
+        """The plugin's questions taken here (`bridge.app.lanes.asks`)."""
+        self._running_asks: dict[str, Ask] = {}
+        """The question of each lane's running turn, by lane id."""
         self.cap = TurnCap(lambda: host.plane.config.concurrency.max_concurrent_turns)
         self.queue = TurnQueue(
             cap=self.cap,
@@ -219,8 +224,11 @@ class TurnLanes:
         start raises (``BusyError``, an audit failure) to the caller."""
         deferred = False
         taken = [snapshot]
+        ask = None if request.ask is None else self.asks.take(request.ask)
 
         def start() -> None:
+            # The turn's task (and the output it calls) sees its question's id.
+            token = TURN_ASK.set(ask)
             try:
                 # A queued turn fixes the configuration in force when it starts, like any turn.
                 fixed = taken.pop() if taken else self._host.snapshot(granted)
@@ -229,21 +237,40 @@ class TurnLanes:
             except MineclawError as exc:
                 if not deferred:
                     raise
-                self._tell_not_started(request.player, exc)
+                self._tell_not_started(request.player, exc, ask)
                 return
-            task.add_done_callback(lambda done: self._turn_done(lane, request, done))
+            finally:
+                TURN_ASK.reset(token)
+            task.add_done_callback(lambda done: self._turn_done(lane, request, done, ask))
+            if ask is not None:
+                self._running_asks[lane.lane_id] = ask
             lane.task = task
             if lane is self.lanes.public:
                 self._host.turn, self._host.turn_player = task, request.player
 
-        admission = self.queue.admit(lane.lane_id, request.player, start, request_id=request_id)
+        try:
+            admission = self.queue.admit(lane.lane_id, request.player, start, request_id=request_id)
+        except BaseException:
+            if request.ask is not None:
+                self.asks.drop(request.ask)
+            raise
+        if request.ask is not None and admission.status in ("busy", "already_waiting"):
+            self.asks.drop(request.ask)
         deferred = True
         taken.clear()
         return admission
 
-    def _turn_done(self, lane: Lane, request: TurnRequest, task: asyncio.Task[TurnOutcome]) -> None:
+    def _turn_done(
+        self, lane: Lane, request: TurnRequest, task: asyncio.Task[TurnOutcome], ask: Ask | None
+    ) -> None:
         """A turn dropped because its model requests failed: ``on_provider_failure`` may offer
-        its question again; the line it answers reaches the asker after the failure line."""
+        its question again; the line it answers reaches the asker after the failure line. A
+        question with an id is ended (``ask.done`` after its lines)."""
+        if ask is not None and self._running_asks.get(lane.lane_id) is ask:
+            del self._running_asks[lane.lane_id]
+        if ask is not None and not ask.cut:
+            self.asks.ended(ask)
+            self._spawn(self._ask_done(ask))
         if task.cancelled() or task.exception() is not None:
             return
         outcome = task.result()
@@ -265,7 +292,51 @@ class TurnLanes:
         if line is not None:
             self._spawn(self._tell(request.player, line))
 
-    def _tell_not_started(self, player: PlayerRef, exc: MineclawError) -> None:
+    def give_up_ask(self, lane_id: str) -> bool:
+        """The running turn of ``lane_id`` is being cut (this bridge gives its server up):
+        whether its question has an id. Then the plugin sends it again to the next bridge (or
+        tells its asker), and this bridge forgets it: no ``ask.done``, no line owed."""
+        ask = self._running_asks.get(lane_id)
+        if ask is None:
+            return False
+        ask.cut = True
+        self.asks.drop(ask.id)
+        return True
+
+    def answer_again(self, ask: Ask, output: LinkTurnOutput) -> None:
+        """A question that ended here, sent again by the plugin (it never saw its end: the link
+        dropped first): its lines again, then ``ask.done``. Never a second turn."""
+        again = Ask(ask.id, state="ended")
+        token = TURN_ASK.set(again)
+        try:
+            if ask.frames:
+                output.send_soon(*ask.frames)
+        except LinkError as exc:
+            log.info("lines of question %s not sent again: %s", ask.id, exc)
+        finally:
+            TURN_ASK.reset(token)
+        self._spawn(self._ask_done(again))
+
+    async def end_not_taken(self, ask_id: str) -> None:
+        """A question with an id that started no turn (a refusal, a subcommand, a failure):
+        ``ask.done`` now, before the request's answer, so the plugin never keeps it (were the
+        link to drop between the two, it would send again a question its asker was told about)."""
+        if self.asks.get(ask_id) is None:
+            await self._ask_done(Ask(ask_id, state="ended"))
+
+    async def _ask_done(self, ask: Ask) -> None:
+        """Tell the plugin the question ended, once the lines its turn sent are on their way."""
+        if ask.sending:
+            await asyncio.gather(*ask.sending, return_exceptions=True)
+        link = self._host.link
+        if link is None or not link.connected:
+            return  # a resend after the relink is answered from the book
+        try:
+            await link.send_event("ask.done", AskDone(ask=ask.id))
+        except LinkError as exc:
+            log.info("ask.done not sent: %s", exc)
+
+    def _tell_not_started(self, player: PlayerRef, exc: MineclawError, ask: Ask | None) -> None:
         log.warning("queued turn of %s not started: %s", player.name, exc)
         if isinstance(exc, NotConfiguredError):
             line = self._host.text(
@@ -275,7 +346,11 @@ class TurnLanes:
             line = self._host.text(
                 "errors.invalid_request", {"player": player.name, "reason": "internal error"}
             )
-        self._spawn(self._tell(player, line))
+        told = self._spawn(self._tell(player, line))
+        if ask is not None:
+            ask.sending.append(told)
+            self.asks.ended(ask)
+            self._spawn(self._ask_done(ask))
 
     async def _tell(self, player: PlayerRef, line: Text) -> None:
         try:
@@ -322,10 +397,11 @@ class TurnLanes:
         finally:
             self._refresher = None
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # ---- leaving, stopping, closing
 

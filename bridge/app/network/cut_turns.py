@@ -56,6 +56,17 @@ class CutTurns:
             if asker is None or not lane.engine.stop():
                 continue
             stopped += 1
+            if runtime.lanes.give_up_ask(lane.lane_id):
+                # The plugin kept the question (protocol 1.5, asks): it sends it again to the
+                # bridge it links to next, which answers it; a line here would say it failed.
+                log.warning(
+                    "server %s: turn %s of %s stopped (%s); the plugin sends the question again",
+                    server_id,
+                    turn_id,
+                    asker.name,
+                    reason,
+                )
+                continue
             line: dict[str, object] = {
                 "player_name": asker.name,
                 "reason": reason,

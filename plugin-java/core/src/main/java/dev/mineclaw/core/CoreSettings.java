@@ -27,6 +27,11 @@ public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceI
         String defaultPrefix, Map<String, String> messages, List<String> features, String serverId, String locale) {
     public static final Duration DEFAULT_VERDICT_TIMEOUT = Duration.ofMillis(250);
     public static final String DEFAULT_PREFIX = "@ai";
+    /**
+     * A question the bridge took and had not ended when the link dropped is sent again after the
+     * relink only when it is not older than this; otherwise its asker is told it was not delivered.
+     */
+    public static final Duration ASK_MAX_AGE = Duration.ofSeconds(60);
     public static final List<String> DEFAULT_FEATURES = List.of(
             "chat", "command", "output.chat", "output.actionbar", "players.list", "command.dispatch", "snapshots",
             "approvals", "gestures", "budgets", "command.resolve", "report_nodes");
@@ -51,6 +56,11 @@ public record CoreSettings(LinkSettings link, TokenSource tokens, UUID instanceI
     public static CoreSettings defaults(LinkSettings link, TokenSource tokens, UUID instanceId) {
         return new CoreSettings(link, tokens, instanceId, DEFAULT_VERDICT_TIMEOUT, DEFAULT_PREFIX, Map.of(),
                 DEFAULT_FEATURES, "", Messages.ENGLISH);
+    }
+
+    /** How old a kept question may be to be sent again after a relink ({@link #ASK_MAX_AGE}). */
+    public Duration askMaxAge() {
+        return ASK_MAX_AGE;
     }
 
     public CoreSettings withVerdictTimeout(Duration timeout) {

@@ -7,6 +7,7 @@ import dev.mineclaw.core.bridge.BookRequests;
 import dev.mineclaw.core.bridge.BridgeRequests;
 import dev.mineclaw.core.chat.ChatOutcome;
 import dev.mineclaw.core.chat.ChatService;
+import dev.mineclaw.core.chat.KeptAsks;
 import dev.mineclaw.core.command.CommandForwarder;
 import dev.mineclaw.core.command.CommandResolution;
 import dev.mineclaw.core.command.CommandSender;
@@ -27,6 +28,7 @@ import dev.mineclaw.core.platform.ServerCatalogue;
 import dev.mineclaw.core.snapshot.SnapshotRequests;
 import dev.mineclaw.core.text.Messages;
 import dev.mineclaw.core.text.TextRenderer;
+import dev.mineclaw.core.wire.MessageTypes;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -48,6 +50,7 @@ public final class MineclawCore {
     private final ChatService chat;
     private final CommandForwarder commands;
     private final GestureAnswers gestures;
+    private final KeptAsks asks;
     private volatile ManagedBridge managed;
 
     /** @param observer told about the link's life too (may be a no-op); must not block */
@@ -66,18 +69,24 @@ public final class MineclawCore {
         if (catalogue != null && !features.contains(ServerKnowledge.FEATURE)) {
             features.add(ServerKnowledge.FEATURE); // announced only where plugins and commands can be listed
         }
+        if (!features.contains(KeptAsks.FEATURE)) {
+            features.add(KeptAsks.FEATURE); // questions carry ids and are kept until they end
+        }
         Handshake.Identity identity = new Handshake.Identity(settings.instanceId(), platform.pluginVersion(),
                 platform.minecraftVersion(), platform.platformName(), features, settings.serverId(),
                 platform.dataVersion());
         ChatService[] chatRef = new ChatService[1];
+        KeptAsks[] askRef = new KeptAsks[1];
         this.link = new LinkClient(settings.link(), identity, settings.tokens(), new LinkListener() {
             @Override
             public void linkUp(String sessionId) {
+                askRef[0].linkUp();
                 observer.linkUp(sessionId);
             }
 
             @Override
             public void linkDown(String reason) {
+                askRef[0].linkDown();
                 observer.linkDown(reason);
             }
 
@@ -86,15 +95,24 @@ public final class MineclawCore {
                 Permissions.budgetTiers(state.budgetTiers());
                 Permissions.reportNodes(state.reportNodes());
                 chatRef[0].linkState(state);
+                askRef[0].linkState(state.asks());
                 observer.linkState(state);
             }
         }, platform.logger());
         this.chat = new ChatService(this.link, this.messages, this.renderer, settings.defaultPrefix(),
                 settings.verdictTimeout(), platform.logger());
         chatRef[0] = this.chat;
+        this.asks = new KeptAsks(this.link, platform, this.messages, this.renderer, settings.askMaxAge(),
+                settings.link().requestTimeout(), System::nanoTime);
+        askRef[0] = this.asks;
+        this.chat.keep(this.asks);
         this.commands = new CommandForwarder(platform, this.link, this.messages, this.renderer,
                 settings.link().requestTimeout());
-        new BridgeRequests(platform, this.renderer, settings.link().requestTimeout()).register(this.link);
+        this.commands.keep(this.asks);
+        BridgeRequests output = new BridgeRequests(platform, this.renderer, settings.link().requestTimeout());
+        output.onAnswered(this.asks::forget);
+        output.register(this.link);
+        this.link.onEvent(MessageTypes.ASK_DONE, data -> this.asks.forget(data.get("ask").getAsString()));
         new SnapshotRequests(platform, settings.link().requestTimeout()).register(this.link);
         if (registry != null) {
             new GameFactsRequests(platform, registry, settings.link().requestTimeout()).register(this.link);
@@ -209,6 +227,7 @@ public final class MineclawCore {
     /** Tells the bridge a player left (dropped while the link is down). */
     public void playerQuit(PlayerRef player) {
         this.gestures.forget(player.uuid());
+        this.asks.playerQuit(player.uuid());
         playerEvent("player.quit", player);
     }
 
@@ -220,6 +239,11 @@ public final class MineclawCore {
 
     public BridgeLink link() {
         return this.link;
+    }
+
+    /** The questions kept until the bridge ends them. */
+    public KeptAsks asks() {
+        return this.asks;
     }
 
     public Messages messages() {

@@ -38,6 +38,8 @@ public final class BridgeRequests {
     private final Duration timeout;
     private final Duration feedbackWindow;
 
+    private volatile java.util.function.Consumer<String> answered = ask -> { };
+
     /** @param timeout how long platform work may take before the request fails (under the bridge's 10 s) */
     public BridgeRequests(Platform platform, TextRenderer renderer, Duration timeout) {
         this(platform, renderer, timeout, FEEDBACK_WINDOW);
@@ -59,7 +61,15 @@ public final class BridgeRequests {
         link.onRequest("command.dispatch", this::dispatch);
     }
 
+    /** Told the id of each question an {@code output.chat} line answers or ends (since 1.5). */
+    public void onAnswered(java.util.function.Consumer<String> listener) {
+        this.answered = listener;
+    }
+
     CompletableFuture<JsonObject> outputChat(JsonObject data) {
+        if (data.has("ask")) {
+            this.answered.accept(data.get("ask").getAsString());
+        }
         Component text = this.renderer.render(Text.fromJson(data.getAsJsonObject("text")));
         if ("broadcast".equals(data.get("target").getAsString())) {
             return Scheduling.onGlobal(this.platform, this.timeout, () -> delivered(this.platform.broadcast(text)));

@@ -33,6 +33,7 @@ public final class ChatService {
     private final Duration verdictTimeout;
     private final Logger logger;
     private volatile LinkState state;
+    private volatile KeptAsks kept;
 
     /**
      * @param defaultPrefix the wake prefix used until the bridge names one (and while down, the
@@ -47,6 +48,11 @@ public final class ChatService {
         this.verdictTimeout = verdictTimeout;
         this.logger = logger;
         this.state = new LinkState(false, defaultPrefix);
+    }
+
+    /** Where wakes are kept until the bridge ends them (protocol 1.5); none by default. */
+    public void keep(KeptAsks asks) {
+        this.kept = asks;
     }
 
     /** The bridge's latest {@code link.state}. */
@@ -78,16 +84,31 @@ public final class ChatService {
         // The link's own timer ends the wait at the verdict timeout (and then tells the bridge the
         // chat expired), so a verdict is either used or reported late, never both. The margin
         // here only bounds the wait should a link never complete its future.
-        return this.link.request("chat", chatData(player, granted, text), this.verdictTimeout)
+        JsonObject data = chatData(player, granted, text);
+        KeptAsks asks = this.kept;
+        // A wake the bridge takes is kept until it ends, and sent again after a relink.
+        String ask = asks != null && prefixed ? asks.open(player.uuid(), KeptAsks.Kind.CHAT, data) : null;
+        return this.link.request("chat", data, this.verdictTimeout)
                 .completeOnTimeout(null, this.verdictTimeout.toMillis() + SAFETY_MARGIN_MS, TimeUnit.MILLISECONDS)
                 .handle((answer, error) -> {
                     if (error != null || answer == null) {
                         if (error != null) {
                             this.logger.fine("chat: no verdict for " + player.name() + ": " + error.getMessage());
                         }
+                        if (ask != null) {
+                            asks.forget(ask); // the asker is told it was not sent
+                        }
                         return noVerdict(prefixed);
                     }
-                    return verdict(answer);
+                    ChatOutcome outcome = verdict(answer);
+                    if (ask != null) {
+                        if (outcome.reason() == ChatOutcome.Reason.ACCEPTED) {
+                            asks.accepted(ask);
+                        } else {
+                            asks.forget(ask);
+                        }
+                    }
+                    return outcome;
                 });
     }
 

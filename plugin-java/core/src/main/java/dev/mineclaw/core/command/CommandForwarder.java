@@ -3,6 +3,7 @@ package dev.mineclaw.core.command;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.chat.KeptAsks;
 import dev.mineclaw.core.link.BridgeLink;
 import dev.mineclaw.core.link.LinkException;
 import dev.mineclaw.core.platform.PermissionFacts;
@@ -29,6 +30,8 @@ import net.kyori.adventure.text.Component;
  */
 public final class CommandForwarder {
     private static final int MAX_ARGS = 16;
+    /** The subcommand {@code /ai question} travels as. */
+    private static final String AI_SUBCOMMAND = "ai";
     private static final int MAX_ARG_CHARS = 256;
 
     private final Platform platform;
@@ -36,6 +39,7 @@ public final class CommandForwarder {
     private final Messages messages;
     private final TextRenderer renderer;
     private final Duration timeout;
+    private volatile KeptAsks kept;
 
     /** @param timeout how long to wait for the bridge's reply (10 s by default) */
     public CommandForwarder(Platform platform, BridgeLink link, Messages messages, TextRenderer renderer,
@@ -45,6 +49,11 @@ public final class CommandForwarder {
         this.messages = messages;
         this.renderer = renderer;
         this.timeout = timeout;
+    }
+
+    /** Where {@code /ai} questions are kept until the bridge ends them (protocol 1.5); none by default. */
+    public void keep(KeptAsks asks) {
+        this.kept = asks;
     }
 
     /**
@@ -62,7 +71,21 @@ public final class CommandForwarder {
                 return reply(sender, List.of(
                         this.messages.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", node.get()))));
             }
-            return this.link.request("command", commandData(sender, granted, args), this.timeout)
+            JsonObject data = commandData(sender, granted, args);
+            KeptAsks asks = this.kept;
+            // An /ai question the bridge takes is kept until it ends, and sent again after a relink.
+            String ask = asks != null && !sender.isConsole() && args.size() == 2
+                    && AI_SUBCOMMAND.equalsIgnoreCase(args.get(0))
+                    ? asks.open(sender.player().uuid(), KeptAsks.Kind.COMMAND, data)
+                    : null;
+            return this.link.request("command", data, this.timeout)
+                    .whenComplete((answer, error) -> {
+                        if (ask != null && error == null) {
+                            asks.accepted(ask); // the bridge ends it with ask.done when it took no turn
+                        } else if (ask != null) {
+                            asks.forget(ask); // the asker is told here
+                        }
+                    })
                     .handle((answer, error) -> error == null ? lines(answer) : failureLines(error))
                     .thenCompose(lines -> reply(sender, lines));
         }).exceptionally(error -> {

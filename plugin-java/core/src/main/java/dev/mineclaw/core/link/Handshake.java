@@ -75,9 +75,9 @@ public final class Handshake {
 
     /**
      * The protocol minor version this plugin speaks (1.1: snapshots and approval prompts; 1.2: /ai;
-     * 1.3: game facts; 1.4: server knowledge).
+     * 1.3: game facts; 1.4: server knowledge; 1.5: questions kept until they end).
      */
-    public static final int PROTOCOL_MINOR = 4;
+    public static final int PROTOCOL_MINOR = 5;
 
     /** The data of the {@code hello} request answering a challenge's nonce. */
     public static JsonObject helloData(Identity identity, String token, String nonce) {

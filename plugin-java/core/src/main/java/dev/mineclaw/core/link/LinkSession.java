@@ -365,7 +365,8 @@ final class LinkSession implements WebSocket.Listener {
                     data.getAsJsonArray("report_nodes").forEach(node -> nodes.add(node.getAsString()));
                 }
                 this.client.listener().linkState(new LinkState("all".equals(data.get("forward").getAsString()),
-                        data.get("public_prefix").getAsString(), tiers, nodes));
+                        data.get("public_prefix").getAsString(), tiers, nodes,
+                        data.has("asks") && data.get("asks").getAsBoolean()));
             }
             default -> {
                 if (this.phase != Phase.UP) {

@@ -21,6 +21,11 @@ public final class Messages {
     public static final String AI_PREFIX = "chat.ai-prefix";
     /** Private line for a wake while the assistant cannot be reached. */
     public static final String OFFLINE = "assistant.offline";
+    /**
+     * Private line for a question the plugin kept after its bridge's link dropped and could not
+     * send again (too old, sent again once already, or a bridge that does not take question ids).
+     */
+    public static final String NOT_DELIVERED = "assistant.not-delivered";
     /** {@code /mineclaw} while the link is down. */
     public static final String COMMAND_OFFLINE = "command.offline";
     /** {@code /mineclaw} refused by the plugin's own permission check; {@code <node>}. */
@@ -42,6 +47,8 @@ public final class Messages {
     private static final Map<String, String> EN = Map.of(
             AI_PREFIX, "<dark_aqua>[AI]</dark_aqua> ",
             OFFLINE, "<gray>The assistant is offline right now; your message was not sent.</gray>",
+            NOT_DELIVERED, "<gray>Your question was not delivered: the assistant's connection dropped"
+                    + " before it answered. Please ask again.</gray>",
             COMMAND_OFFLINE, "<red>The assistant is offline right now.</red>",
             COMMAND_NO_PERMISSION, "<red>You do not have permission to do that (<node>).</red>",
             COMMAND_TOO_MANY_ARGS, "<red>That command is too long: at most <max> arguments.</red>",
@@ -52,6 +59,7 @@ public final class Messages {
     private static final Map<String, String> ZH_CN = Map.of(
             AI_PREFIX, "<dark_aqua>[AI]</dark_aqua> ",
             OFFLINE, "<gray>助手当前离线，你的消息没有发送。</gray>",
+            NOT_DELIVERED, "<gray>你的问题没有送达：助手在回答前断开了连接。请重新提问。</gray>",
             COMMAND_OFFLINE, "<red>助手当前离线。</red>",
             COMMAND_NO_PERMISSION, "<red>你没有权限执行此操作（<node>）。</red>",
             COMMAND_TOO_MANY_ARGS, "<red>命令太长：最多 <max> 个参数。</red>",

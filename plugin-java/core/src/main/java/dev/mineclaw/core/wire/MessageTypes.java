@@ -17,6 +17,11 @@ public final class MessageTypes {
      * The message was already treated as unanswered, so the bridge drops it.
      */
     public static final String CHAT_EXPIRED = "chat.expired";
+    /**
+     * The question with this id ended (since 1.5, feature {@code asks}): {@code {"ask": "<id>"}}.
+     * The plugin forgets the question it kept.
+     */
+    public static final String ASK_DONE = "ask.done";
 
     /** The suffix of an answer's type. */
     public static final String RESULT_SUFFIX = ".result";
@@ -37,10 +42,11 @@ public final class MessageTypes {
             data.string("session_id", 1, 64, FrameCodec.ID);
         });
         request(toBridge, "chat", data -> {
-            data.only(Set.of("player", "granted", "text"), Set.of("player", "granted", "text"));
+            data.only(Set.of("player", "granted", "text", "ask", "resent"), Set.of("player", "granted", "text"));
             Shapes.playerRef(data.object("player"));
             Shapes.granted(data, "granted");
             data.string("text", 1, 4096, null);
+            askFields(data);
         }, data -> {
             data.only(Set.of("decision", "ai_prefix", "notice"), Set.of("decision", "ai_prefix", "notice"));
             data.oneOf("decision", Set.of("pass", "accept", "refuse"));
@@ -67,9 +73,16 @@ public final class MessageTypes {
             data.integer("protocol", 0, 65535);
             data.string("bridge_version", 1, 64, null);
         });
+        event(toPlugin, ASK_DONE, data -> {
+            data.only(Set.of("ask"), Set.of("ask"));
+            data.string("ask", 1, 64, FrameCodec.ID);
+        });
         event(toPlugin, "link.state", data -> {
-            data.only(Set.of("forward", "public_prefix", "budget_tiers", "report_nodes"),
+            data.only(Set.of("forward", "public_prefix", "budget_tiers", "report_nodes", "asks"),
                     Set.of("forward", "public_prefix"));
+            if (data.has("asks") && !data.bool("asks")) {
+                throw data.fail("asks", "must be true or left out");
+            }
             data.oneOf("forward", Set.of("all", "prefixed"));
             data.string("public_prefix", 1, 32, null);
             if (data.has("budget_tiers")) {
@@ -80,9 +93,13 @@ public final class MessageTypes {
             }
         });
         request(toPlugin, "output.chat", data -> {
-            String target = targetOrExecutor(data, "target", Set.of("broadcast", "player"), "text");
+            data.only(Set.of("target", "player", "text", "ask"), Set.of("target", "text"));
+            String target = data.oneOf("target", Set.of("broadcast", "player"));
             playerIff(data, "player".equals(target));
             Shapes.text(data.object("text"));
+            if (data.has("ask")) {
+                data.string("ask", 1, 64, FrameCodec.ID);
+            }
         }, data -> {
             data.only(Set.of("delivered"), Set.of("delivered"));
             data.integer("delivered", 0, Integer.MAX_VALUE);
@@ -201,8 +218,22 @@ public final class MessageTypes {
         }
     }
 
+    /** The optional {@code ask} id of a question and its {@code resent} flag (since 1.5). */
+    private static void askFields(Fields data) {
+        if (data.has("ask")) {
+            data.string("ask", 1, 64, FrameCodec.ID);
+        }
+        if (data.has("resent")) {
+            if (!data.has("ask")) {
+                throw data.fail("resent", "is only allowed with ask");
+            }
+            data.bool("resent");
+        }
+    }
+
     private static void command(Fields data) {
-        data.only(Set.of("sender", "args"), Set.of("sender", "args"));
+        data.only(Set.of("sender", "args", "ask", "resent"), Set.of("sender", "args"));
+        askFields(data);
         Fields sender = data.object("sender");
         String kind = targetOrExecutor(sender, "kind", Set.of("player", "console"), "granted");
         if ("player".equals(kind)) {

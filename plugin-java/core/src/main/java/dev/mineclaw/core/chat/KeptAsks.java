@@ -1,0 +1,261 @@
+package dev.mineclaw.core.chat;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.link.BridgeLink;
+import dev.mineclaw.core.platform.Platform;
+import dev.mineclaw.core.text.Messages;
+import dev.mineclaw.core.text.Text;
+import dev.mineclaw.core.text.TextRenderer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import net.kyori.adventure.text.Component;
+
+/**
+ * Questions the plugin keeps until the bridge ends them (protocol 1.5, feature {@code asks}).
+ *
+ * <p>Each wake (a prefixed chat line, an {@code /ai} question) sent to a bridge that takes ids
+ * carries an id of its own. The bridge ends a question with an {@code output.chat} carrying the
+ * id (its answer, or the line telling its asker why not) or the event {@code ask.done}; a
+ * question it did not take (a refusal, a subcommand) it ends at once. A question the bridge took
+ * and had not ended when the link dropped is sent again, once, with {@code resent}, when the link
+ * is next up, if it is not older than the bounded age; otherwise its asker is told it was not
+ * delivered. So a bridge killed or hung while a question is in flight loses no question without a
+ * word, and the bridge's own book keeps a question sent again from being answered twice.
+ *
+ * <p>Thread-safe: called from chat threads, command threads and the link's threads.
+ */
+public final class KeptAsks {
+    /** The feature announcing that the plugin gives its questions ids. */
+    public static final String FEATURE = "asks";
+    /** The most questions kept at once (the oldest are told and dropped past it). */
+    static final int MAX_KEPT = 1024;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What a question travelled as. */
+    public enum Kind {
+        CHAT("chat"),
+        COMMAND("command");
+
+        private final String type;
+
+        Kind(String type) {
+            this.type = type;
+        }
+    }
+
+    private static final class Kept {
+        final String id;
+        final UUID player;
+        final Kind kind;
+        final JsonObject data;
+        final long sentAt;
+        boolean accepted;
+        boolean resent;
+
+        Kept(String id, UUID player, Kind kind, JsonObject data, long sentAt) {
+            this.id = id;
+            this.player = player;
+            this.kind = kind;
+            this.data = data;
+            this.sentAt = sentAt;
+        }
+    }
+
+    private final BridgeLink link;
+    private final Platform platform;
+    private final Messages messages;
+    private final TextRenderer renderer;
+    private final Duration maxAge;
+    private final Duration requestTimeout;
+    private final LongSupplier nanos;
+    private final Map<String, Kept> kept = new LinkedHashMap<>();
+    private boolean bridgeTakesIds;
+    private boolean relinked;
+
+    /**
+     * @param maxAge a question older than this when the link is back is not sent again; its asker
+     *     is told (also when the link stays down that long)
+     * @param requestTimeout how long a question sent again waits for its answer
+     */
+    public KeptAsks(BridgeLink link, Platform platform, Messages messages, TextRenderer renderer, Duration maxAge,
+            Duration requestTimeout, LongSupplier nanos) {
+        this.link = link;
+        this.platform = platform;
+        this.messages = messages;
+        this.renderer = renderer;
+        this.maxAge = maxAge;
+        this.requestTimeout = requestTimeout;
+        this.nanos = nanos;
+    }
+
+    /**
+     * Gives the question in {@code data} an id and keeps it until it is {@link #accepted} or
+     * forgotten; returns the id, or null (nothing added) when the bridge linked now does not take
+     * ids.
+     */
+    public String open(UUID player, Kind kind, JsonObject data) {
+        List<Kept> overflow = new ArrayList<>();
+        String id;
+        synchronized (this) {
+            if (!this.bridgeTakesIds || !this.link.isUp()) {
+                return null;
+            }
+            byte[] raw = new byte[16];
+            RANDOM.nextBytes(raw);
+            id = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+            data.addProperty("ask", id);
+            this.kept.put(id, new Kept(id, player, kind, data.deepCopy(), this.nanos.getAsLong()));
+            while (this.kept.size() > MAX_KEPT) {
+                String oldest = this.kept.keySet().iterator().next();
+                Kept dropped = this.kept.remove(oldest);
+                if (dropped.accepted) {
+                    overflow.add(dropped);
+                }
+            }
+        }
+        overflow.forEach(this::tell);
+        return id;
+    }
+
+    /** The bridge took the question (an accepted wake, an answered {@code /ai}): kept until it ends. */
+    public synchronized void accepted(String id) {
+        Kept entry = this.kept.get(id);
+        if (entry != null) {
+            entry.accepted = true;
+        }
+    }
+
+    /** The question ended, or never reached the bridge (the plugin told its asker itself). */
+    public synchronized void forget(String id) {
+        this.kept.remove(id);
+    }
+
+    /** The player left: nobody to answer or tell. */
+    public synchronized void playerQuit(UUID player) {
+        this.kept.values().removeIf(entry -> entry.player.equals(player));
+    }
+
+    /** How many questions are kept now (tests, status). */
+    public synchronized int size() {
+        return this.kept.size();
+    }
+
+    /** A new link is up: the next {@code link.state} decides what happens to the kept questions. */
+    public synchronized void linkUp() {
+        this.relinked = true;
+    }
+
+    /** The link dropped: a question still kept once the bounded age passed is told. */
+    public void linkDown() {
+        synchronized (this) {
+            this.bridgeTakesIds = false;
+        }
+        CompletableFuture.delayedExecutor(this.maxAge.toMillis() + 50, TimeUnit.MILLISECONDS).execute(this::sweep);
+    }
+
+    /**
+     * The bridge's {@code link.state}: whether it takes ids. The first one after a relink sends each
+     * question the last link took and did not end again, or tells its asker.
+     */
+    public void linkState(boolean takesIds) {
+        List<Kept> again = new ArrayList<>();
+        List<Kept> told = new ArrayList<>();
+        synchronized (this) {
+            this.bridgeTakesIds = takesIds;
+            if (!this.relinked) {
+                return;
+            }
+            this.relinked = false;
+            long now = this.nanos.getAsLong();
+            for (var it = this.kept.values().iterator(); it.hasNext();) {
+                Kept entry = it.next();
+                if (!entry.accepted) {
+                    continue; // still waiting for its first answer, which decides it
+                }
+                if (!takesIds || entry.resent || now - entry.sentAt > this.maxAge.toNanos()) {
+                    it.remove();
+                    told.add(entry);
+                } else {
+                    entry.resent = true;
+                    again.add(entry);
+                }
+            }
+        }
+        told.forEach(this::tell);
+        again.forEach(this::resend);
+    }
+
+    private void resend(Kept entry) {
+        JsonObject data = entry.data.deepCopy();
+        data.addProperty("resent", true);
+        this.link.request(entry.kind.type, data, this.requestTimeout).whenComplete((answer, error) -> {
+            if (error != null || answer == null) {
+                if (remove(entry.id)) {
+                    tell(entry); // the bridge will not answer it now
+                }
+                return;
+            }
+            if (entry.kind == Kind.CHAT) {
+                String decision = answer.get("decision").getAsString();
+                show(entry.player, answer.get("notice"));
+                if (!"accept".equals(decision) && remove(entry.id) && isNull(answer.get("notice"))) {
+                    tell(entry); // not a wake for this bridge: nobody will answer it
+                }
+            } else {
+                for (JsonElement line : answer.getAsJsonArray("lines")) {
+                    show(entry.player, line);
+                }
+            }
+        });
+    }
+
+    /** A question still kept when the link stayed down past the bounded age is told. */
+    void sweep() {
+        List<Kept> told = new ArrayList<>();
+        synchronized (this) {
+            if (this.link.isUp()) {
+                return; // the link.state of the new link decides
+            }
+            long now = this.nanos.getAsLong();
+            for (var it = this.kept.values().iterator(); it.hasNext();) {
+                Kept entry = it.next();
+                if (entry.accepted && now - entry.sentAt > this.maxAge.toNanos()) {
+                    it.remove();
+                    told.add(entry);
+                }
+            }
+        }
+        told.forEach(this::tell);
+    }
+
+    private synchronized boolean remove(String id) {
+        return this.kept.remove(id) != null;
+    }
+
+    private void tell(Kept entry) {
+        Component line = this.messages.line(Messages.NOT_DELIVERED);
+        this.platform.runForPlayer(entry.player, () -> this.platform.sendMessage(entry.player, line), () -> { });
+    }
+
+    private void show(UUID player, JsonElement text) {
+        if (isNull(text)) {
+            return;
+        }
+        Component line = this.renderer.render(Text.fromJson(text.getAsJsonObject()));
+        this.platform.runForPlayer(player, () -> this.platform.sendMessage(player, line), () -> { });
+    }
+
+    private static boolean isNull(JsonElement element) {
+        return element == null || element.isJsonNull();
+    }
+}

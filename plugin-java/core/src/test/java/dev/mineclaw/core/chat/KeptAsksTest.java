@@ -1,0 +1,188 @@
+package dev.mineclaw.core.chat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import dev.mineclaw.core.platform.PlayerRef;
+import dev.mineclaw.core.support.FakeLink;
+import dev.mineclaw.core.support.FakePlatform;
+import dev.mineclaw.core.text.Messages;
+import dev.mineclaw.core.text.TextRenderer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A wake the bridge took and had not ended when the link dropped is sent again, once, to the
+ * bridge linked next (with {@code resent} and the same id), or its asker is told it was not
+ * delivered; a question the bridge ended is never sent again.
+ */
+class KeptAsksTest {
+    private static final List<String> GRANTED = List.of("mineclaw.command.chat");
+    private static final Duration MAX_AGE = Duration.ofSeconds(60);
+    private static final String NOT_DELIVERED = "Your question was not delivered";
+
+    private final FakeLink link = new FakeLink();
+    private final FakePlatform platform = new FakePlatform();
+    private final TextRenderer renderer = new TextRenderer();
+    private final AtomicLong now = new AtomicLong();
+    private final KeptAsks asks = new KeptAsks(this.link, this.platform, Messages.defaults(this.renderer),
+            this.renderer, MAX_AGE, Duration.ofSeconds(10), this.now::get);
+    private final ChatService chat = new ChatService(this.link, Messages.defaults(this.renderer), this.renderer, "@ai",
+            Duration.ofSeconds(5), Logger.getLogger("test"));
+    private final PlayerRef steve = this.platform.join("Steve");
+
+    KeptAsksTest() {
+        this.chat.keep(this.asks);
+    }
+
+    @AfterEach
+    void shutdown() {
+        this.platform.shutdown();
+    }
+
+    private static CompletableFuture<JsonObject> verdict(String decision) {
+        JsonObject answer = new JsonObject();
+        answer.addProperty("decision", decision);
+        answer.addProperty("ai_prefix", false);
+        answer.add("notice", JsonNull.INSTANCE);
+        return CompletableFuture.completedFuture(answer);
+    }
+
+    /** A wake sent to a bridge that takes ids and accepted by it; returns its id. */
+    private String acceptedWake(String text) throws Exception {
+        this.asks.linkUp();
+        this.asks.linkState(true);
+        this.link.answer(request -> verdict("accept"));
+        int before = this.link.sent().size();
+        this.chat.decide(this.steve, GRANTED, text).get(10, TimeUnit.SECONDS);
+        JsonObject sent = this.link.sent().get(before).data();
+        assertNotNull(sent.get("ask"), "a wake to a bridge taking ids carries one");
+        return sent.get("ask").getAsString();
+    }
+
+    private void relink(boolean takesIds) {
+        this.link.setUp(false);
+        this.asks.linkDown();
+        this.link.setUp(true);
+        this.asks.linkUp();
+        this.asks.linkState(takesIds);
+    }
+
+    private List<String> shown() throws Exception {
+        // The lines go through the platform's executor: wait for it to drain.
+        CompletableFuture<Void> drained = new CompletableFuture<>();
+        this.platform.runGlobal(() -> drained.complete(null));
+        drained.get(10, TimeUnit.SECONDS);
+        return this.platform.shown().stream().map(FakePlatform.Shown::text).toList();
+    }
+
+    @Test
+    void aWakeStillOpenWhenTheLinkDroppedIsSentAgainOnceWithItsId() throws Exception {
+        String id = acceptedWake("@ai where is the village?");
+        this.link.answer(request -> verdict("accept"));
+        relink(true);
+        FakeLink.Sent again = this.link.sent().get(this.link.sent().size() - 1);
+        assertEquals("chat", again.type());
+        assertEquals(id, again.data().get("ask").getAsString());
+        assertTrue(again.data().get("resent").getAsBoolean());
+        assertEquals("@ai where is the village?", again.data().get("text").getAsString());
+        assertEquals(1, this.asks.size(), "kept until the bridge ends it");
+        // The second bridge dies too: sent once only, so now its asker is told.
+        int sent = this.link.sent().size();
+        relink(true);
+        assertEquals(sent, this.link.sent().size(), "never sent a second time");
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
+    void aWakeTheBridgeEndedIsNeverSentAgain() throws Exception {
+        String id = acceptedWake("@ai hi");
+        this.asks.forget(id); // its answer line carried the id (or ask.done came)
+        int sent = this.link.sent().size();
+        relink(true);
+        assertEquals(sent, this.link.sent().size());
+        assertTrue(shown().isEmpty(), "nobody is told anything");
+    }
+
+    @Test
+    void anEndBeforeTheVerdictIsProcessedIsNotUndone() throws Exception {
+        this.asks.linkUp();
+        this.asks.linkState(true);
+        this.link.answer(request -> {
+            // The answer line overtakes the verdict on its way through the plugin.
+            this.asks.forget(request.data().get("ask").getAsString());
+            return verdict("accept");
+        });
+        this.chat.decide(this.steve, GRANTED, "@ai quick").get(10, TimeUnit.SECONDS);
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
+    void aRefusedOrUnansweredWakeIsNotKept() throws Exception {
+        this.asks.linkUp();
+        this.asks.linkState(true);
+        this.link.answer(request -> verdict("refuse"));
+        this.chat.decide(this.steve, GRANTED, "@ai refused").get(10, TimeUnit.SECONDS);
+        this.link.answer(request -> CompletableFuture.failedFuture(
+                dev.mineclaw.core.link.LinkException.disconnected("gone")));
+        this.chat.decide(this.steve, GRANTED, "@ai lost before its verdict").get(10, TimeUnit.SECONDS);
+        assertEquals(0, this.asks.size(), "the plugin told the asker itself (offline line)");
+    }
+
+    @Test
+    void aWakeOlderThanTheBoundIsToldNotSent() throws Exception {
+        acceptedWake("@ai old question");
+        this.now.addAndGet(MAX_AGE.toNanos() + 1);
+        int sent = this.link.sent().size();
+        relink(true);
+        assertEquals(sent, this.link.sent().size());
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+    }
+
+    @Test
+    void aBridgeThatTakesNoIdsMeansTheAskerIsTold() throws Exception {
+        acceptedWake("@ai hello");
+        relink(false);
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
+    void aResentWakeTheBridgeNoLongerTakesIsTold() throws Exception {
+        acceptedWake("@ai hello");
+        this.link.answer(request -> verdict("pass"));
+        relink(true);
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
+    void aLinkThatStaysDownPastTheBoundTellsTheAsker() throws Exception {
+        acceptedWake("@ai hello");
+        this.link.setUp(false);
+        this.now.addAndGet(MAX_AGE.toNanos() + 1);
+        this.asks.sweep();
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
+    void noIdBeforeTheBridgeSaysItTakesThem() throws Exception {
+        this.link.answer(request -> verdict("accept"));
+        this.chat.decide(this.steve, GRANTED, "@ai hi").get(10, TimeUnit.SECONDS);
+        assertNull(this.link.sent().get(0).data().get("ask"), "an older bridge refuses unknown fields");
+        assertFalse(this.asks.size() > 0);
+    }
+}

@@ -1,0 +1,130 @@
+"""Questions with ids (protocol 1.5, ``asks``): a question the plugin sends again after a relink
+is never answered twice by the bridge that took it, and every question that starts no turn is
+ended at once (the plugin would otherwise keep it and send it again)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bridge.app.network.cut_turns import CutTurns
+from bridge.link.messages import ChatRequest, CommandRequest, CommandSender
+
+from .conftest import EVERY_NODE, STEVE, App, app_link, hello
+
+ASK = "k7Qm2xYp0aZ-b_c9LrT4sw"
+
+
+def _chat(text: str, *, ask: str = ASK, resent: bool | None = None) -> ChatRequest:
+    fields: dict[str, object] = {"ask": ask} if resent is None else {"ask": ask, "resent": resent}
+    return ChatRequest(player=STEVE, granted=EVERY_NODE, text=text, **fields)  # type: ignore[arg-type]
+
+
+def _ai(question: str, *, ask: str = ASK, resent: bool | None = None) -> CommandRequest:
+    sender = CommandSender.model_validate(
+        {"kind": "player", "player": STEVE, "granted": EVERY_NODE}
+    )
+    extra: dict[str, object] = {"ask": ask} if resent is None else {"ask": ask, "resent": resent}
+    return CommandRequest(sender=sender, args=["ai", question], **extra)  # type: ignore[arg-type]
+
+
+async def _relink(app: App) -> None:
+    """The link dropped and the plugin linked again (a new link object, as in the network)."""
+    app.link.connected = False
+    await app.handler.on_disconnected()
+    app.link = app_link()
+    await app.handler.on_connected(app.link, hello(features=("asks",)))
+
+
+async def test_the_link_state_says_the_bridge_takes_ids_only_to_a_plugin_asking(app: App) -> None:
+    assert app.handler.link_state().asks is None
+    await _relink(app)
+    assert app.link.of("link.state")[-1].asks is True
+
+
+async def test_a_wake_sent_again_while_its_turn_runs_starts_no_second_turn(app: App) -> None:
+    held = app.provider.held("Slow ", "answer")
+    verdict = await app.handler.on_chat(_chat("@ai one"))
+    assert verdict.decision == "accept"
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    await _relink(app)
+    again = await app.handler.on_chat(_chat("@ai one", resent=True))
+    assert again.decision == "accept"
+    assert app.runtime.lanes.queue.waiting() == []  # not queued behind itself either
+    held.release.set()
+    await app.turn_done()
+    reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
+    assert reply.ask == ASK  # the answer names the question: the plugin forgets it
+    await app.link.wait_for(lambda n, d: n == "ask.done" and d.ask == ASK)
+    assert len(app.provider.requests) == 1  # one turn, answered once
+    assert [turn.player for turn in app.runtime.archive.all_turns()] == ["Steve"]
+
+
+async def test_a_wake_that_ended_while_the_link_was_down_gets_its_lines_again(app: App) -> None:
+    held = app.provider.held("the ", "answer")
+    await app.handler.on_chat(_chat("@ai one"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    app.link.connected = False  # the answer has nowhere to go
+    await app.handler.on_disconnected()
+    held.release.set()
+    await app.turn_done()
+    app.link = app_link()
+    await app.handler.on_connected(app.link, hello(features=("asks",)))
+    verdict = await app.handler.on_chat(_chat("@ai one", resent=True))
+    turn = app.runtime.turn
+    assert verdict.decision == "accept" and turn is not None and turn.done()  # nothing new
+    reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
+    assert reply.ask == ASK and reply.text.model == {"message": "the answer"}
+    done = await app.link.wait_for(lambda n, d: n == "ask.done")
+    assert done.ask == ASK
+    names = [name for name, _ in app.link.sent]
+    assert names.index("ask.done") > names.index("output.chat")  # the end after the lines
+    assert len(app.provider.requests) == 1
+
+
+async def test_a_private_question_sent_again_is_not_asked_twice(app: App) -> None:
+    held = app.provider.held("private ", "answer")
+    await app.handler.on_command(_ai("where are my diamonds?"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    await _relink(app)
+    reply = await app.handler.on_command(_ai("where are my diamonds?", resent=True))
+    assert reply.lines == []  # no second echo, no second turn
+    held.release.set()
+    answer = await app.link.wait_for(
+        lambda n, d: n == "output.chat" and d.target == "player" and d.ask == ASK
+    )
+    assert answer.text.model == {"message": "private answer"}
+    await app.link.wait_for(lambda n, d: n == "ask.done" and d.ask == ASK)
+    assert len(app.provider.requests) == 1
+
+
+async def test_a_question_that_starts_no_turn_is_ended_at_once(app: App) -> None:
+    # Ended before the answer is returned: were the link to drop between the two, the plugin
+    # would send again a question its asker was already told about (seen in the soak).
+    refused = await app.handler.on_chat(_chat("@ai ", ask="empty-question"))
+    assert refused.decision == "refuse"
+    assert [d.ask for d in app.link.of("ask.done")] == ["empty-question"]
+    await app.handler.on_command(_ai("list", ask="a-subcommand"))  # /ai list: no turn
+    assert [d.ask for d in app.link.of("ask.done")] == ["empty-question", "a-subcommand"]
+    assert app.provider.requests == []
+
+
+async def test_a_cut_question_with_an_id_owes_no_line_one_without_does(app: App) -> None:
+    # The bridge gives its server up mid-turn: the plugin sends a question it kept again to the
+    # next bridge, so a "lost its database" line too would both answer and fail it.
+    cuts = CutTurns()
+    held = app.provider.held("never ", "shown")
+    await app.handler.on_chat(_chat("@ai kept"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    assert cuts.cut("default", app.runtime, "the bridge lost its database") == 1
+    held.release.set()
+    await app.turn_done()
+    assert cuts.owed("default") == 0
+    assert app.runtime.lanes.asks.get(ASK) is None  # a resend here runs it again
+    assert not [d for n, d in app.link.sent if n == "ask.done"]  # nor is it ended
+    held = app.provider.held("never ", "shown")
+    await app.chat("@ai not kept")  # an older plugin: no id
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    assert cuts.cut("default", app.runtime, "the bridge lost its database") == 1
+    held.release.set()
+    await app.turn_done()
+    assert cuts.owed("default") == 1

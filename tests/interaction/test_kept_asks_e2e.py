@@ -1,0 +1,103 @@
+"""A question in flight when its bridge dies or hangs is answered by the next bridge, once
+(issue 50, part 2), end to end: two ``python -m bridge serve`` processes on one PostgreSQL
+database, a testkit server (the real plugin core) listing both, and the holder killed or
+paused while it streams an answer.
+
+Before: the wake had its verdict from the holder, so the plugin forgot it; the holder's turn
+died with it (or, paused, lost its lease), and the player was never answered nor told. Now the
+plugin keeps each question until the bridge ends it and sends it again, once, with its id, to
+the bridge it links to next; a paused holder that resumes cannot answer it a second time.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+from tests.postgres_server import PostgresServer
+
+from .test_hung_holder_e2e import WAIT, holder_and_standby
+from .test_network_e2e import Server
+from .test_takeover_e2e import _archived
+from .test_turns_e2e import OP
+
+NOT_DELIVERED = "was not delivered"
+
+
+def _lines(lobby: Server, since: int, contains: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in lobby.testkit.events[since:]
+        if e.get("event") == "message" and contains in e.get("text", "")
+    ]
+
+
+async def test_a_question_in_flight_when_its_bridge_is_killed_is_answered_by_the_next_once(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    async with holder_and_standby(tmp_path, postgres_server) as (
+        first,
+        second,
+        lobby,
+        provider,
+        db,
+    ):
+        await lobby.add("Steve", OP)
+        since = lobby.mark()
+        held = provider.held("Never ", "seen.")
+        provider.answer("Answered by the standby.")
+        assert (await lobby.chat("Steve", "@ai lobby kept"))["outcome"] == "public"
+        await held.streaming.wait()
+        first.process.send_signal(signal.SIGKILL)
+
+        await lobby.message("*", "Answered by the standby.", since)
+        await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
+        # The standby ended the question: a later relink sends nothing again.
+        provider.answer("A second question.")
+        mark = lobby.mark()
+        assert (await lobby.chat("Steve", "@ai lobby next"))["outcome"] == "public"
+        await lobby.message("*", "A second question.", mark)
+        assert len(_lines(lobby, since, "Answered by the standby.")) == 1
+        assert _lines(lobby, since, NOT_DELIVERED) == []
+        assert _lines(lobby, since, "seen.") == []
+        asked = [text for _, texts in _archived(postgres_server, db) for text in texts]
+        assert sum("lobby kept" in t for t in asked) == 1, asked
+
+
+async def test_a_question_in_flight_when_its_bridge_hangs_is_answered_once_though_it_resumes(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    async with holder_and_standby(tmp_path, postgres_server) as (
+        first,
+        second,
+        lobby,
+        provider,
+        db,
+    ):
+        await lobby.add("Steve", OP)
+        since = lobby.mark()
+        held = provider.held("Late ", "answer.")
+        provider.answer("Answered by the standby.")
+        assert (await lobby.chat("Steve", "@ai lobby paused"))["outcome"] == "public"
+        await held.streaming.wait()
+        first.process.send_signal(signal.SIGSTOP)
+
+        # The plugin gives the silent holder up, links to the standby once the lease expired,
+        # and sends the question again: the standby answers it.
+        await lobby.message("*", "Answered by the standby.", since)
+        await second.stderr.wait_for(r"server lobby: lease taken \(epoch 2\)", timeout=WAIT)
+
+        # The holder resumes and finishes its turn: nobody sees it, nothing archives it.
+        held.release.set()
+        first.process.send_signal(signal.SIGCONT)
+        await first.stderr.wait_for(r"server lobby: context retired", timeout=WAIT)
+        provider.answer("After the resume.")
+        mark = lobby.mark()
+        assert (await lobby.chat("Steve", "@ai lobby after"))["outcome"] == "public"
+        await lobby.message("*", "After the resume.", mark)
+        assert len(_lines(lobby, since, "Answered by the standby.")) == 1
+        assert _lines(lobby, since, "Late answer.") == []
+        assert _lines(lobby, since, NOT_DELIVERED) == []
+        asked = [text for _, texts in _archived(postgres_server, db) for text in texts]
+        assert sum("lobby paused" in t for t in asked) == 1, asked
