@@ -36,12 +36,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.deploy.compose_podman import Project, translate  # noqa: E402
+from tests.deploy.compose_podman import Project, Service, translate  # noqa: E402
 from tests.interaction.processes import (  # noqa: E402
     TestkitProcess,
     java_executable,
@@ -66,7 +67,7 @@ OVERRIDES = {
         "build": {"context": ".", "dockerfile": "postgres-debian.Dockerfile"},
     },
 }
-LINK_TIMEOUT_S = 300  # a hang guard: the bridge restarts until PostgreSQL accepts connections
+LINK_TIMEOUT_S = 300  # a hang guard only
 
 
 def step(what: str, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -122,9 +123,27 @@ def up(project: Project) -> None:
     podman("network", "create", project.network)
     for volume in project.volumes:
         podman("volume", "create", volume)
+    by_name = {service.name: service for service in project.services}
     for service in project.services:
+        for needed in service.healthy_first:
+            wait_healthy(by_name[needed])
         run = [*PODMAN, service.run[0], *LIMITS, *service.run[1:]]
         step(f"the {service.name} service", run, capture_output=True)
+
+
+def wait_healthy(service: Service) -> None:
+    """As Compose waits on ``condition: service_healthy``: the healthcheck's test, run in the
+    container every interval until it passes, at most ``retries`` times."""
+    health = service.health
+    if health is None:
+        raise RuntimeError(f"{service.name} has no healthcheck to wait on")
+    for attempt in range(1, health.retries + 1):
+        done = subprocess.run([*PODMAN, "exec", service.container, *health.test])
+        if done.returncode == 0:
+            print(f"   {service.name} is healthy (check {attempt})", flush=True)
+            return
+        time.sleep(health.interval_s)  # the healthcheck's own interval, as Compose spaces them
+    raise RuntimeError(f"{service.name} was not healthy after {health.retries} checks")
 
 
 async def link_and_ask(project: Project, shared: Path) -> None:

@@ -8,7 +8,9 @@ reads the compose file itself and makes one ``podman run`` per service the way C
 network ``<project>_default`` on which each service is reachable by its name, ``service:X`` as
 X's container's namespace, named volumes ``<project>_<name>``, bind sources relative to the
 project folder, ``${VAR:?message}``/``${VAR:-default}``/``${VAR}`` from the variables given,
-services started after what they depend on. A key it does not translate is refused, never
+services started after what they depend on, and after a dependency is healthy when the
+condition says so (its ``healthcheck`` test run in it with ``podman exec`` until it passes:
+podman's own health timers need systemd). A key it does not translate is refused, never
 ignored, so the run is of the file as written. ``overrides`` replace a service's keys (what
 cannot be had here: an image from a registry).
 """
@@ -27,7 +29,9 @@ import yaml
 TRANSLATED = {
     "image", "build", "network_mode", "depends_on", "user", "entrypoint", "command",
     "environment", "env_file", "volumes", "ports", "restart", "stdin_open", "tty", "profiles",
+    "healthcheck",
 }  # fmt: skip
+CONDITIONS = {"service_started", "service_healthy"}
 _VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:[?-])(?P<arg>[^}]*))?\}")
 
 
@@ -57,12 +61,23 @@ def interpolate(value: Any, variables: Mapping[str, str]) -> Any:
 
 
 @dataclass(frozen=True)
+class Health:
+    """A service's ``healthcheck``: ``test`` run in its container, tried ``retries`` times."""
+
+    test: list[str]
+    interval_s: float
+    retries: int
+
+
+@dataclass(frozen=True)
 class Service:
     name: str
     container: str
     image: str
     build: list[str] | None  # podman build's arguments, or None to use the image as it is
     run: list[str]  # podman run's arguments
+    health: Health | None = None
+    healthy_first: tuple[str, ...] = ()  # services that must be healthy before this one starts
 
 
 @dataclass(frozen=True)
@@ -110,7 +125,7 @@ def _start_order(services: dict[str, dict[str, Any]]) -> list[str]:
             raise ComposeError(f"depends_on has a cycle: {' -> '.join((*path, name))}")
         if name not in services:
             raise ComposeError(f"{path[-1]} depends on {name}, which is not started")
-        for needed in services[name].get("depends_on", []):
+        for needed in _depends_on(services[name]):
             visit(needed, (*path, name))
         order.append(name)
 
@@ -130,8 +145,12 @@ def _service(
     unknown = sorted(set(service) - TRANSLATED)
     if unknown:
         raise ComposeError(f"service {name}: not translated: {', '.join(unknown)}")
-    if isinstance(service.get("depends_on"), dict):
-        raise ComposeError(f"service {name}: depends_on with conditions is not translated")
+    depends = _depends_on(service)
+    for needed, condition in depends.items():
+        if condition not in CONDITIONS:
+            raise ComposeError(
+                f"service {name}: depends_on {needed}: {condition} is not translated"
+            )
     container = f"{project.name}-{name}-1"
     image = str(service.get("image") or f"localhost/{project.name}-{name}")
     build = None
@@ -201,4 +220,37 @@ def _service(
     run.append(image)
     command = service.get("command", [])
     run += command if isinstance(command, list) else str(command).split()
-    return Service(name, container, image, build, run)
+    healthy_first = tuple(n for n, condition in depends.items() if condition == "service_healthy")
+    return Service(name, container, image, build, run, _health(name, service), healthy_first)
+
+
+def _depends_on(service: dict[str, Any]) -> dict[str, str]:
+    """Each service depended on, with its condition (a plain list: started)."""
+    depends = service.get("depends_on", [])
+    if isinstance(depends, list):
+        return {needed: "service_started" for needed in depends}
+    return {
+        needed: (spec or {}).get("condition", "service_started") for needed, spec in depends.items()
+    }
+
+
+def _health(name: str, service: dict[str, Any]) -> Health | None:
+    check = service.get("healthcheck")
+    if check is None:
+        return None
+    test = check.get("test")
+    if not isinstance(test, list) or not test or test[0] not in ("CMD", "CMD-SHELL"):
+        raise ComposeError(
+            f"service {name}: healthcheck test must be [CMD, ...] or [CMD-SHELL, ...]"
+        )
+    command = test[1:] if test[0] == "CMD" else ["/bin/sh", "-c", " ".join(test[1:])]
+    return Health(
+        command, _seconds(str(check.get("interval", "30s"))), int(check.get("retries", 3))
+    )
+
+
+def _seconds(duration: str) -> float:
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", duration)
+    if found is None:
+        raise ComposeError(f"a duration this translation does not read: {duration}")
+    return float(found.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0}[found.group(2)]

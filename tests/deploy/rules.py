@@ -113,8 +113,13 @@ def _postgres_problems(
         )
     if postgres.get("profiles"):
         problems.append("postgres: must start with the others (no profile)")
-    if "postgres" not in bridge.get("depends_on", []):
+    depends = bridge.get("depends_on", [])
+    if "postgres" not in depends:
         problems.append("bridge: must depend on postgres")
+    elif not isinstance(depends, dict) or depends["postgres"].get("condition") != "service_healthy":
+        problems.append("bridge: must wait for postgres to be healthy (condition: service_healthy)")
+    if "pg_isready" not in (postgres.get("healthcheck") or {}).get("test", []):
+        problems.append("postgres: needs a healthcheck (pg_isready) for the bridge to wait on")
     data = [source for source, target in _volumes(postgres) if target == PG_DATA]
     if not data or data[0] not in named:
         problems.append(f"postgres: {PG_DATA} must be a named volume declared under volumes")

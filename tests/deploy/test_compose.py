@@ -80,6 +80,14 @@ BROKEN = {
         _set(["services", "bridge", "depends_on"], ["minecraft"]),
         "depend on postgres",
     ),
+    "bridge not waiting for postgres": (
+        _set(["services", "bridge", "depends_on"], ["minecraft", "postgres"]),
+        "healthy",
+    ),
+    "postgres without a healthcheck": (
+        _drop(["services", "postgres", "healthcheck"]),
+        "pg_isready",
+    ),
     "postgres data in a bind mount": (
         _set(["services", "postgres", "volumes"], ["./pg:/var/lib/postgresql/data"]),
         "named volume",
@@ -137,6 +145,11 @@ def test_podman_runs_each_service_as_compose_would() -> None:
     assert json.loads(entry) == ["/bin/sh", "/opt/mineclaw/first-start.sh"]
     assert services["bridge"].build is not None
     assert services["bridge"].build[-1] == str(DOCKER.parent)
+    # The bridge starts once PostgreSQL answers its healthcheck, run in its container.
+    assert services["bridge"].healthy_first == ("postgres",)
+    health = services["postgres"].health
+    assert health is not None and health.test[0] == "pg_isready" and health.retries == 60
+    assert health.interval_s == 2.0
 
 
 def test_the_translation_refuses_what_it_cannot_do(tmp_path: Path) -> None:
@@ -146,10 +159,15 @@ def test_the_translation_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     ):
         _translated({})
     doc = load_yaml(COMPOSE)
-    doc["services"]["bridge"]["healthcheck"] = {"test": ["CMD", "true"]}
+    doc["services"]["bridge"]["cap_add"] = ["NET_ADMIN"]
     changed = tmp_path / "compose.yaml"
     changed.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    with pytest.raises(ComposeError, match="service bridge: not translated: healthcheck"):
+    with pytest.raises(ComposeError, match="service bridge: not translated: cap_add"):
+        translate(changed, tmp_path, {"MINECLAW_DB_PASSWORD": "x"}, project="p")
+    del doc["services"]["bridge"]["cap_add"]
+    doc["services"]["bridge"]["depends_on"]["postgres"]["condition"] = "service_completed"
+    changed.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ComposeError, match="depends_on postgres: service_completed is not"):
         translate(changed, tmp_path, {"MINECLAW_DB_PASSWORD": "x"}, project="p")
 
 
