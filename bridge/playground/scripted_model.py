@@ -75,8 +75,8 @@ HELP = (
     f"{LABEL} I answer from a fixed set. Try: where am I · what am I holding · what block is "
     "that · who is online · make it day · ask me first · make Alex wave · remember my base is "
     "at the river · what do you remember about my base · roll a die · fetch the test page · "
-    "ask the demo server · provider 429 · provider 500. Operators: /ai persona "
-    "playground-pirate, then /ai hello."
+    "ask the demo server · provider 429 · provider 500. As an operator (/as Steve op): /ai "
+    "persona playground-pirate, then /ai hello."
 )
 """What to type, short enough for the reply's eight chat lines (`chat.reply_max_lines`), also
 after a persona's opening: a longer list was cut with "…" before its last demos. The bridge

@@ -190,7 +190,9 @@ def test_the_readme_walkthrough_typed_into_the_real_command(tmp_path: Path) -> N
         p.type("@ai help")
         p.expect(r"\[scripted offline model\] I answer from a fixed set\. Try:")
         # All of it reaches the chat: a longer list was cut at the reply's eighth line.
-        p.expect_said("Operators: /ai persona playground-pirate, then /ai hello.")
+        p.expect_said(
+            "As an operator (/as Steve op): /ai persona playground-pirate, then /ai hello."
+        )
         p.expect(r"┊ bridge: turn\.end")
         for typed in walkthrough():
             p.type(typed)
