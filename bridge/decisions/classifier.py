@@ -339,11 +339,18 @@ def _is_zh_question(line: str) -> bool:
 
 
 def _bare_reaction(line: str, zh: bool) -> bool:
-    """One word of surprise even from a player just answered: "really?", "真的？", "是吗"."""
+    """One word of surprise even from a player just answered: "really?", "真的？", "是吗"; but
+    "why?", "how?", "为什么？" ask the answer to go on."""
+    core = _EDGE.sub("", _TRAILING.sub("", line))
+    if core in _GO_ON:
+        return False
+    core = core.rstrip(zh_words.PARTICLES)
     if zh:
-        core = _EDGE.sub("", _TRAILING.sub("", line)).rstrip(zh_words.PARTICLES)
         return len(_CJK.findall(core)) + len(_words(core)) < _MIN_ZH_CHARS - 1
     return len(_words(line)) < _MIN_EN_WORDS - 1
+
+
+_GO_ON = frozenset("why how 为什么 为啥 怎么 咋 怎么说".split())
 
 
 def _asks_what_happened(line: str) -> bool:

@@ -303,6 +303,9 @@ def test_a_reaction_or_a_conclusion_is_no_follow_up() -> None:
     # 呢 is Chinese's "what about ...?": short, still a follow-up.
     assert decide("下界的呢？", recent=answered) == (True, "follow_up")
     assert decide("and beds?", recent=answered) == (True, "follow_up")
+    # "why?" asks the answer to go on.
+    assert decide("why?", recent=answered) == (True, "follow_up")
+    assert decide("为什么？", recent=answered) == (True, "follow_up")
 
 
 def test_a_player_named_like_a_mob_or_by_a_short_name() -> None:
