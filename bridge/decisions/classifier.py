@@ -205,7 +205,7 @@ def _named(line: str, found: list[re.Match[str]], zh: bool) -> Classification:
     if not said_to:
         return Classification(False, "about_it")
     rest = "".join(_without_names(line, found))
-    if _asks(rest, zh):
+    if _asks(rest):
         return Classification(True, "named")
     return Classification(False, "said_to_it")
 
@@ -254,14 +254,14 @@ def _said_to_zh(before: str, after: str) -> bool:
     return True
 
 
-def _asks(rest: str, zh: bool) -> bool:
+def _asks(rest: str) -> bool:
     """Whether what is said to the assistant, its name taken out, asks or requests something."""
     if _TRAILING.sub("", rest).endswith(("?", "？")):
         return True
     rest = _EDGE.sub("", rest)
     if not rest:
         return False
-    if zh or _CJK.search(rest):
+    if _CJK.search(rest):  # by the script of what is asked: "小爪 how do i make a map"
         for word in zh_words.LEAD:
             rest = rest.removeprefix(word)
         rest = _EDGE.sub("", rest)
@@ -398,6 +398,8 @@ def _zh_to_a_person(line: str) -> bool:
     if at < 0 or any(word in line for word in zh_words.CONDITION):
         return False
     after = line[at + 1 :]
+    if after.startswith(zh_words.CAN) and not any(w in line for w in zh_words.TO_A_PERSON):
+        return False  # "你能在水下放火把吗": can one; not "你能来主城吗", "你能帮我吗"
     return after.startswith("的") or not any(word in after for word in zh_words.GENERAL_YOU)
 
 
@@ -446,9 +448,14 @@ def _personal_you(line: str) -> bool:
         after = words[index + 1] if index + 1 < len(words) else ""
         if not after and before in en_words.ACTS_ON:
             continue  # "how does the warden detect you"
+        then = words[index + 2 : index + 4]
+        if after == "know" and then[:1] and then[0] in ("if", "whether", "when", "which"):
+            continue  # "how do you know if a chunk is a slime chunk"
         if before in en_words.PERSONAL_BEFORE or after in en_words.PERSONAL_AFTER or not after:
             return True
-        if after in en_words.ASKED_OF_A_PERSON:
+        if after in en_words.ASKED_OF_A_PERSON and not (
+            then[:1] == ["with"] and then[1:] and then[1] not in en_words.FOR_ME
+        ):  # "can you trade with me", not "can u trade with wandering traders"
             return True
         if after in en_words.FAVOURS and any(w in en_words.FOR_ME for w in words[index + 2 :]):
             return True  # "can you give me some food", "could you help us"

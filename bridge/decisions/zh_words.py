@@ -72,3 +72,6 @@ REQUESTS = (
     "查", "讲一下", "说一下", "看看", "想知道", "问一下", "问你", "我想要", "我需要", "我想问",
     "求个", "求一个",
 )  # fmt: skip
+# 你能, 你可以 ask what anyone can do, unless the line asks a person to come, help or give.
+CAN = ("能", "可以", "能不能", "可不可以")
+TO_A_PERSON = ("我", "咱", "来", "去", "帮", "给", "借", "等", "别", "一下")

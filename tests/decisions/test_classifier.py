@@ -107,6 +107,7 @@ def test_english(text: str, expected: tuple[bool, Reason]) -> None:
     [
         ("小爪，信标怎么做？", (True, "named")),
         ("mineclaw怎么附魔", (True, "named")),
+        ("小爪 how do i make a map", (True, "named")),
         ("小爪 帮我算一下64个铁块是多少铁锭", (True, "named")),
         ("谢谢小爪", (False, "said_to_it")),
         ("小爪说得对", (False, "about_it")),
@@ -218,6 +219,9 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         # A condition or a mob acting on it makes "you" and "your" anyone.
         ("do you lose your armor if you die in lava", (True, "question")),
         ("how does a wither skeleton find you", (True, "question")),
+        ("how do you know if a chunk is a slime chunk", (True, "question")),
+        ("can u trade with wandering traders", (True, "question")),
+        ("can you trade with me", (False, "to_a_person")),
         ("if you fall in lava do you lose your stuff?", (True, "question")),
         # "all" and "people" address the players only as a vocative.
         ("does all the xp drop when you die", (True, "question")),
@@ -269,6 +273,8 @@ def test_english_classes_of_line(text: str, expected: tuple[bool, Reason]) -> No
         ("你要怎么才能找到远古城市", (True, "question")),
         ("如果你掉进虚空东西还在吗", (True, "question")),
         ("你怎么有这么多金子", (False, "to_a_person")),
+        ("你能在水下放火把吗", (True, "question")),
+        ("你能来主城吗", (False, "to_a_person")),
         # "It" said before, and what happened: for the players who saw it.
         ("它刚才说什么了", (False, "happened")),
         ("刚才挖到什么了", (False, "happened")),
