@@ -9,8 +9,11 @@ verdict round trip (the control line written to the testkit to its ``chat.outcom
 is the baseline of the same run. The first frame is the time from the provider writing the
 first delta to the testkit reporting the first action-bar frame with the answer's text: the
 provider's HTTP response read and its SSE parsed, the engine, the frame's redaction and layout,
-the link send, the plugin. Both paths cross the link once each way and the testkit's pipes once
-each way. Goal: first frame p50 at most 1.5x the verdict round trip's p50.
+the link send, the plugin. The verdict crosses the testkit's pipes and the link both ways; the
+first frame the provider's connection, the link to the plugin and the testkit's output. The
+figures are of the questions after 100 warm-up ones (the plugin's action-bar path runs
+interpreted in a cold JVM: after 30 the plugin's part was about twice what it is after 150).
+Goal: first frame p50 at most 1.5x the verdict round trip's p50.
 
 ``--steps`` also stamps, in the bridge, when the provider client yields the first text delta
 and when the action-bar frame has been handed to the link, and prints the median of each step.
@@ -134,9 +137,9 @@ async def _timed(
 
 async def _ask(
     testkit: Testkit, runtime: Runtime, number: int, first_deltas: asyncio.Queue[float]
-) -> tuple[float, float, float, float]:
+) -> tuple[float, float, float, float] | None:
     """One plain line and one question: (verdict round trip, first frame, question to frame,
-    when the provider wrote the first delta)."""
+    when the provider wrote the first delta); None for a question that got no reply."""
     plain = {"op": "chat", "player": PLAYER, "text": f"nice day {number}", "ref": f"p{number}"}
     started, outcome = await _timed(
         testkit, plain, lambda e: e.get("event") == "chat.outcome" and e.get("ref") == f"p{number}"
@@ -149,10 +152,18 @@ async def _ask(
         lambda e: e.get("event") == "actionbar" and "word" in e.get("text", ""),
     )
     delta_at = await asyncio.wait_for(first_deltas.get(), 10)
-    # The reply ends the turn; the next question must not find it still running.
-    await testkit.until(lambda e: e.get("event") == "message" and "word" in e.get("text", ""))
+    # The reply (or the line saying why there is none) ends the turn; the next question must
+    # not find it still running.
+    ended = await testkit.until(
+        lambda e: e.get("event") == "message" and e.get("to") in ("*", PLAYER)
+    )
     while runtime.lanes.cap.running:
         await asyncio.sleep(0.001)
+    while not first_deltas.empty():  # a stream the turn tried again: its stamp is not the next's
+        first_deltas.get_nowait()
+    if "word" not in ended.get("text", ""):
+        print(f"question {number} had no reply: {ended.get('text')!r}", file=sys.stderr)
+        return None
     return verdict, frame["at"] - delta_at, frame["at"] - asked, delta_at
 
 
@@ -182,11 +193,11 @@ async def run(questions: int, steps: bool) -> int:
     finally:
         stamps.uninstall()
     verdicts, frames, whole, written = (list(column) for column in zip(*results, strict=True))
-    print(f"first action-bar frame against the chat verdict, {questions} questions")
+    print(f"first action-bar frame against the chat verdict, {len(results)} questions answered")
     print(f"  verdict round trip (plain line)      {_ms(verdicts)}")
     print(f"  first frame (provider's first delta) {_ms(frames)}")
     print(f"  question to first frame              {_ms(whole)}")
-    if steps and stamps.sent:
+    if steps and len(stamps.delta) == len(stamps.sent) == WARMUP + len(results):
         deltas = stamps.delta[WARMUP:]
         provider = [d - w for d, w in zip(deltas, written, strict=False)]
         print(f"    provider write -> client's delta   {_ms(provider)}")
@@ -223,7 +234,7 @@ async def _measure(
             results = []
             for number in range(WARMUP + questions):
                 measured = await _ask(testkit, runtime, number, first_deltas)
-                if number >= WARMUP:
+                if number >= WARMUP and measured is not None:
                     results.append(measured)
             return results
         finally:
