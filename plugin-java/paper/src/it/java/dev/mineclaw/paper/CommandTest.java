@@ -86,6 +86,9 @@ class CommandTest {
             assertEquals(List.of("list", "server", "conversations", "share", "unshare", "forget"),
                     List.copyOf(command.suggest(source(steve), new String[] {"memory", ""})));
             assertEquals(List.of("share"), List.copyOf(command.suggest(source(steve), new String[] {"memory", "sh"})));
+            // /mineclaw ai is /ai: the same first words (it completed nothing).
+            assertEquals(List.of("switch", "stop"), List.copyOf(command.suggest(source(steve), new String[] {"ai", "s"})));
+            assertEquals(List.of(), List.copyOf(command.suggest(source(steve), new String[] {"ai", "switch", ""})));
             assertEquals(List.of("retry", "reload"),
                     List.copyOf(command.suggest(source(alex), new String[] {"re"})));
             assertEquals(List.of("retry"), List.copyOf(command.suggest(source(steve), new String[] {"re"})));

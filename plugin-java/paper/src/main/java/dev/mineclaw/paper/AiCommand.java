@@ -48,19 +48,30 @@ final class AiCommand implements BasicCommand {
 
     @Override
     public Collection<String> suggest(CommandSourceStack source, String[] args) {
-        // Only the first word: after it the line is a title, an id or a question. Nothing for a
-        // player who may not use /ai at all (the core answers them with the permission line).
-        if (args.length > 1 || !source.getSender().hasPermission(Permissions.PRIVATE)) {
+        // Only the first word: after it the line is a title, an id or a question.
+        if (args.length > 1) {
             return List.of();
         }
-        String typed = args.length == 0 ? "" : args[0].toLowerCase(Locale.ROOT);
+        return firstWords(source.getSender(), args.length == 0 ? "" : args[0]);
+    }
+
+    /**
+     * The command words starting with {@code typed} for {@code sender}: also what
+     * {@code /mineclaw ai } completes. Nothing for a player who may not use /ai at all (the core
+     * answers them with the permission line).
+     */
+    static List<String> firstWords(org.bukkit.command.CommandSender sender, String typed) {
+        if (!sender.hasPermission(Permissions.PRIVATE)) {
+            return List.of();
+        }
+        String lower = typed.toLowerCase(Locale.ROOT);
         List<String> words = new ArrayList<>();
         for (String word : WORDS) {
-            if (word.startsWith(typed)) {
+            if (word.startsWith(lower)) {
                 words.add(word);
             }
         }
-        if ("persona".startsWith(typed) && source.getSender().hasPermission(PERSONA_NODE)) {
+        if ("persona".startsWith(lower) && sender.hasPermission(PERSONA_NODE)) {
             words.add("persona");
         }
         return words;

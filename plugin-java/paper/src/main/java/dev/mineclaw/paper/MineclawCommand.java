@@ -67,6 +67,9 @@ final class MineclawCommand implements BasicCommand {
             }
             return names;
         }
+        if (args.length == 2 && "ai".equals(args[0])) {
+            return AiCommand.firstWords(sender, args[1]); // /mineclaw ai is /ai
+        }
         if (args.length == 2) {
             List<String> second = new ArrayList<>();
             if (allowed(sender, args[0])) {
