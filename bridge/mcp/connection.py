@@ -52,7 +52,7 @@ from mcp.types import (
 import bridge
 from bridge.control.mcp_config import McpServerConfig
 from bridge.errors import MineclawError
-from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_tools
+from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_off_loop
 from bridge.mcp.stdio_transport import RESULT_TOO_LARGE, ChildStderr, stdio_transport
 from bridge.unicode_text import name_skeleton
 
@@ -62,6 +62,11 @@ STABLE_S = 60.0
 """A connection up this long was not a crash loop: the failure count starts again."""
 MAX_BACKOFF_S = 60.0
 MAX_LIST_PAGES = 8
+RELIST_MIN_S = 0.25
+RELIST_FACTOR = 4.0
+"""After a listing whose check took c seconds, the next waits until max(RELIST_MIN_S,
+RELIST_FACTOR * c) have passed: a server that says list_changed after every listing, each
+with new schemas, gets at most a fifth of a thread's time, never the loop's."""
 CLIENT_INFO = Implementation(name="mineclaw-bridge", version=bridge.__version__)
 LISTING_LINE_BYTES = 4 * 1024 * 1024
 """The least a stdio server's line may be: room for a page of tools/list (MAX_TOOLS tools with
@@ -179,6 +184,8 @@ class ResultTooLarge(McpCallError):
 class Listing:
     offered: tuple[OfferedTool, ...] = ()
     refused: tuple[RefusedTool, ...] = ()
+    checked_s: float = 0.0
+    """How long checking the tools took (on the listing thread)."""
 
 
 class ServerConnection:
@@ -343,21 +350,29 @@ class ServerConnection:
         """Until stopped (return) or the connection ends or breaks (return too; the caller
         tells them apart by ``_stop``)."""
         watch = asyncio.get_running_loop().create_task(ended.wait())
+        listed_at = asyncio.get_running_loop().time()
         try:
             while True:
                 self._wake.clear()
                 if self._stop.is_set() or self._broken or ended.is_set():
                     return
-                if self._relist:
+                loop = asyncio.get_running_loop()
+                spaced = listed_at + max(RELIST_MIN_S, RELIST_FACTOR * self.listing.checked_s)
+                if self._relist and loop.time() >= spaced:
                     self._relist = False
                     async with asyncio.timeout(self.config.connect_timeout_ms / 1000):
                         self.listing = await _listed(self.name, client)
+                    listed_at = loop.time()
                     self._note_first_listing()
                     self._changed()
                     continue
-                waker = asyncio.get_running_loop().create_task(self._wake.wait())
+                waker = loop.create_task(self._wake.wait())
                 try:
-                    await asyncio.wait({watch, waker}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        {watch, waker},
+                        timeout=spaced - loop.time() if self._relist else None,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
                 finally:
                     waker.cancel()
         finally:
@@ -476,10 +491,10 @@ async def _listed(server: str, client: Client) -> Listing:
         cursor = page.next_cursor
         if not cursor:
             break
-    offered, refused = checked_tools(server, tools)
+    offered, refused, checked_s = await checked_off_loop(server, tools)
     for tool in refused:
         log.warning("MCP server %s: tool %r not offered: %s", server, tool.remote, tool.reason)
-    return Listing(offered, refused)
+    return Listing(offered, refused, checked_s)
 
 
 def _described(exc: BaseException) -> str:

@@ -6,12 +6,20 @@ most ``MAX_SCHEMA_CHARS`` of JSON (it goes into every request of every turn) and
 object; the description is put on visible characters, cut and headed with the
 server's name so the model knows whose words they are. The digest covers exactly what the model
 is shown, so a review approves what will be offered (``mcp.require_review``).
+
+Checking a schema against its draft's meta-schema is pure Python and slow (about 0.1 s for one of
+16,384 characters), so a listing of 128 such tools took seconds: a running bridge checks a
+listing on a thread of its own (``checked_off_loop``), never on the event loop, and the
+connection spaces listings by the time their checks took.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +35,10 @@ MAX_TOOLS = 128
 MAX_SCHEMA_CHARS = 16_384
 MAX_DESCRIPTION_CHARS = 1_500
 HEADING = "[MCP server {server}; the server's own description, third-party text] "
+
+
+_checking = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-listing")
+"""Listings are checked here, one at a time whichever server sent them: never on the loop."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +92,19 @@ def checked_tools(
             )
         )
     return tuple(offered), tuple(refused)
+
+
+async def checked_off_loop(
+    server: str, listed: Sequence[Tool]
+) -> tuple[tuple[OfferedTool, ...], tuple[RefusedTool, ...], float]:
+    """``checked_tools`` on the listing thread, with the seconds the check took there."""
+
+    def timed() -> tuple[tuple[OfferedTool, ...], tuple[RefusedTool, ...], float]:
+        started = time.monotonic()
+        offered, refused = checked_tools(server, listed)
+        return offered, refused, time.monotonic() - started
+
+    return await asyncio.get_running_loop().run_in_executor(_checking, timed)
 
 
 def _problem(server: str, tool: Tool, seen: dict[str, str], index: int) -> str | None:

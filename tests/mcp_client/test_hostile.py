@@ -3,11 +3,16 @@ one, sampling requests."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
 from support.fetch_recorder import fetch_recorder
 
+from bridge.mcp import discovery
 from bridge.mcp.connection import State
+from bridge.schemas import SafeSchema
 
 from .harness import harness, mcp_config, stdio_server
 
@@ -128,3 +133,29 @@ async def test_a_pattern_that_backtracks_is_matched_in_re2(tmp_path: Path) -> No
         outcome = await h.call("mcp__wiki__pattern_bomb", {"x": "a" * 60 + "!"})
         assert outcome.error_code == "invalid_arguments" and "does not match" in str(outcome)
         assert (await h.call("mcp__wiki__pattern_bomb", {"x": "aaa"})).ok
+
+
+async def test_a_listing_is_checked_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking a schema against its draft's meta-schema is slow pure Python (about 0.1 s for one
+    of 16 KiB): a listing of 128 such tools held every player for seconds, and again at every
+    list_changed with new schemas. The first listing and the one list_changed brings are both
+    checked on the listing thread."""
+    threads: list[str] = []
+
+    class Watched:
+        @staticmethod
+        def of(schema: Any, **limits: Any) -> SafeSchema:
+            threads.append(threading.current_thread().name)
+            return SafeSchema.of(schema, **limits)
+
+    monkeypatch.setattr(discovery, "SafeSchema", Watched)
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        first = len(threads)
+        assert (await h.call("mcp__wiki__grow")).ok
+        await h.until(lambda: "mcp__wiki__extra" in {t.name for t in connection.listing.offered})
+    assert 0 < first < len(threads), threads
+    assert all(name.startswith("mcp-listing") for name in threads), set(threads)
+
