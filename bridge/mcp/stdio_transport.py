@@ -13,7 +13,10 @@ shutdown: close stdin, wait, then kill the group), with three differences:
 - **stderr** is a pipe, not the bridge's own stderr (which the playground shows in its chat):
   its first ``STDERR_LINES`` lines are kept, cut, for the log and ``/mineclaw status`` when the
   server fails to start; the rest is read and dropped so the child never blocks on it.
-- the ids of the requests sent are kept, to tell whose answer an oversized line was.
+- only what the bridge asked for or uses reaches the session, and reading is paced to a share
+  of the loop (``bridge.mcp.server_messages``); a large line is parsed only while a request
+  waits for an answer. The ids of the requests sent are kept, also to tell whose answer an
+  oversized line was.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import contextlib
 import json
 import logging
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +39,11 @@ import mcp_types
 from mcp.client._transport import TransportStreams
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp.types import ErrorData, JSONRPCError
 
 from bridge.mcp.child import CONFINEMENT_PREFIX
 from bridge.mcp.line_reader import LineReader, Oversized
+from bridge.mcp.server_messages import HANDED_S, Admission, Pace
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +55,11 @@ THREAD_PARSE_BYTES = 256 * 1024
 """A line at least this long is parsed off the loop."""
 STDERR_LINES = 5
 STDERR_LINE_CHARS = 300
+STDERR_PACE_S = 0.01
+"""Past its first lines, stderr is read and dropped one chunk per this long (at most 6.4 MB/s):
+a child writing stderr for ever costs the loop a hundred wake-ups a second, not all of them."""
+YIELD_S = 0.002
+"""A reader that has held the loop this long through one chunk's lines lets others run."""
 EXIT_GRACE_S = 2.0
 KILL_GRACE_S = 2.0
 WRITER_FLUSH_S = 0.5
@@ -89,21 +99,33 @@ async def stdio_transport(
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    waiting: set[int | str] = set()
+    admission = Admission()
     writer_done = anyio.Event()
     stderr_done = anyio.Event()
 
     async def read_stdout() -> None:
         assert process.stdout is not None
         lines = LineReader(line_limit)
+        pace = Pace()
         try:
             async with read_writer:
                 while True:
                     chunk = await process.stdout.receive(CHUNK_BYTES)
+                    held = time.monotonic()
                     for line in lines.feed(chunk):
-                        message = await _message(line, waiting, line_limit)
+                        started = time.monotonic()
+                        message = await _message(line, admission, line_limit)
+                        spent = time.monotonic() - started
                         if message is not None:
                             await read_writer.send(message)
+                            spent += HANDED_S
+                        wait = pace.spent(spent)
+                        if wait > 0:
+                            await anyio.sleep(wait)
+                            held = time.monotonic()
+                        elif time.monotonic() - held > YIELD_S:
+                            await anyio.lowlevel.checkpoint()
+                            held = time.monotonic()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the child closed stdout, or the session is gone
         except OSError as exc:
@@ -117,8 +139,7 @@ async def stdio_transport(
             async with write_reader:
                 async for sent in write_reader:
                     message = sent.message
-                    if isinstance(message, JSONRPCRequest):
-                        waiting.add(message.id)
+                    admission.sent(message)
                     text = message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((text + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -136,7 +157,10 @@ async def stdio_transport(
             while True:
                 chunk = await process.stderr.receive(CHUNK_BYTES)
                 if len(stderr.lines) >= STDERR_LINES:
-                    continue  # read and dropped: the child must never block on a full pipe
+                    # Read and dropped, so the child does not block on a full pipe for good;
+                    # paced, so a child that writes for ever does not keep the loop busy.
+                    await anyio.sleep(STDERR_PACE_S)
+                    continue
                 for line in lines.feed(chunk):
                     raw = line.head if isinstance(line, Oversized) else line
                     text = raw.decode("utf-8", "replace").strip()
@@ -171,14 +195,18 @@ async def stdio_transport(
 
 
 async def _message(
-    line: bytes | Oversized, waiting: set[int | str], limit: int
+    line: bytes | Oversized, admission: Admission, limit: int
 ) -> SessionMessage | Exception | None:
+    waiting = admission.waiting
     if isinstance(line, Oversized):
-        return _too_large(line, waiting, limit)
+        return _too_large(line, admission, limit)
     if not line.strip():
         return None
     try:
         if len(line) >= THREAD_PARSE_BYTES:
+            if not waiting:  # only an answer may be this long, and nothing was asked
+                admission.dropped += 1
+                return None
             message = await anyio.to_thread.run_sync(_parsed, line, limiter=_parsing)
         else:
             message = _parsed(line)
@@ -186,8 +214,8 @@ async def _message(
         # The parser's text quotes the line: the server's words, kept out of reasons and logs.
         log.debug("an MCP server's line is not JSON-RPC", exc_info=exc)
         return ValueError(f"the server wrote a line of {len(line)} bytes that is not JSON-RPC")
-    if isinstance(message, JSONRPCResponse | JSONRPCError):
-        waiting.discard(message.id)
+    if not admission.admit(message):
+        return None
     return SessionMessage(message)
 
 
@@ -195,7 +223,8 @@ def _parsed(line: bytes) -> Any:
     return mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
 
 
-def _too_large(line: Oversized, waiting: set[int | str], limit: int) -> SessionMessage | None:
+def _too_large(line: Oversized, admission: Admission, limit: int) -> SessionMessage | None:
+    waiting = admission.waiting
     named = line.request_id()
     if named in waiting:
         answered: int | str | None = named
@@ -211,7 +240,7 @@ def _too_large(line: Oversized, waiting: set[int | str], limit: int) -> SessionM
             limit,
         )
         return None
-    waiting.discard(answered)
+    admission.answered(answered)
     error = ErrorData(
         code=RESULT_TOO_LARGE,
         message=f"the server's answer was {line.size} bytes, over the {limit} this server may send",

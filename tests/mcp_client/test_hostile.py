@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from support.fetch_recorder import fetch_recorder
 
+from bridge.mcp import connection as connection_module
 from bridge.mcp import discovery
-from bridge.mcp.connection import State
+from bridge.mcp.connection import ServerConnection, State
 from bridge.schemas import SafeSchema
 
 from .harness import harness, mcp_config, stdio_server
@@ -159,3 +160,33 @@ async def test_a_listing_is_checked_off_the_event_loop(
     assert 0 < first < len(threads), threads
     assert all(name.startswith("mcp-listing") for name in threads), set(threads)
 
+
+async def test_messages_nobody_asked_for_never_reach_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session spends about a millisecond of the loop on each message it is handed: a
+    server writing log lines, answers to requests never sent, progress of no request and
+    list_changed as fast as its pipe took them held every player. 2,000 of each: a list_changed
+    reaches the bridge only when it has listed the tools since the last one, and nothing else
+    does; the session goes on."""
+    seen: list[str] = []
+    listings: list[str] = []
+    original, listed = ServerConnection._message, connection_module._listed
+
+    async def counted(self: ServerConnection, message: Any) -> None:
+        seen.append(type(message).__name__)
+        await original(self, message)
+
+    async def listing(server: str, client: Any) -> Any:
+        listings.append(server)
+        return await listed(server, client)
+
+    monkeypatch.setattr(ServerConnection, "_message", counted)
+    monkeypatch.setattr(connection_module, "_listed", listing)
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        assert (await h.call("mcp__wiki__flood", {"count": 2_000})).ok
+        assert (await h.call("mcp__wiki__echo", {"text": "still here"})).ok
+        assert connection.state is State.READY and connection.starts == 1
+    assert set(seen) == {"ToolListChangedNotification"}, (len(seen), set(seen))
+    assert len(seen) <= len(listings), (len(seen), len(listings))

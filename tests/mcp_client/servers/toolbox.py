@@ -76,6 +76,32 @@ def big(megabytes: int) -> str:
     return "x" * (megabytes * 1024 * 1024)
 
 
+@app.tool(description="Writes count of each message nobody asked for, then answers.")
+async def flood(count: int) -> str:
+    """Log messages, answers to requests never sent, progress of no request and list_changed,
+    written on the wire itself (the SDK serves it from a private copy of fd 1), holding the
+    server's loop so none of its own answers is written in between."""
+    from mcp.server.stdio import _claims
+
+    def line(message: dict[str, object]) -> bytes:
+        return (json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode()
+
+    kinds = [
+        line({"method": "notifications/message", "params": {"level": "info", "data": "x"}}),
+        line({"id": 987654, "result": {"content": []}}),
+        line({"method": "notifications/progress", "params": {"progressToken": 987, "progress": 1}}),
+        line({"method": "notifications/tools/list_changed"}),
+        line({"method": "notifications/resources/list_changed"}),
+    ]
+    wire = _claims[1].private_fd or 1
+    os.set_blocking(wire, True)  # whole lines: a short write would tear one
+    for _ in range(count):
+        block = memoryview(b"".join(kinds))
+        while block:
+            block = block[os.write(wire, block) :]
+    return "flooded"
+
+
 @app.tool(description="The names of the environment variables the server sees.")
 def environment() -> str:
     # LC_CTYPE: Python's own locale coercion (PEP 538) sets it at start when none is set.
