@@ -5,13 +5,16 @@ the official SDK's) run side by side: one behind the bridge's MCP client, called
 one tool path a turn uses (the registry, argument validation against the server's schema, the
 cooldown, the MCP call, the result cut and marked, redaction, both audit records), the other
 called with the SDK's own ``Client`` directly. Rounds alternate between the two so a change in
-the machine's load falls on both; each prints p50 and p99 and the bridge's p50 as a multiple of
-the direct one (goal: at most 1.2x).
+the machine's load falls on both (call by call: in blocks of 50 a change of load between blocks
+moved the ratio from 1.2x to 1.5x); each prints p50 and p99 and the bridge's p50 as a multiple
+of the direct one (goal: at most 1.2x).
 
-The witness row: a player's chat verdict (the application's ``on_chat``, started as its own
+The witness rows: a player's chat verdict (the application's ``on_chat``, started as its own
 task so it waits for whatever the loop is doing) while the same server sends a 32 MiB answer on
 one line, against the same verdict with the server idle, rounds alternating. The answer is cut at
-the pipe (``result_too_large``); the goal is a busy p50 at most 1.5x the idle p50.
+the pipe (``result_too_large``); the goal is a busy p50 at most 1.5x the idle p50. Two more rows
+time the witness while a call writes what nobody asked for: 8 MiB of 100-byte notifications on
+the wire, and 16 MiB on stderr (same goal).
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ WITNESS_GOAL = 1.5
 WITNESS_ROUNDS = 6
 WITNESS_IDLE_SAMPLES = 60
 BIG_MEGABYTES = 32
+HOSTILE = (
+    (f"{BIG_MEGABYTES} MiB answer", "big", {"megabytes": BIG_MEGABYTES}, "result_too_large"),
+    ("8 MiB of notifications", "flood", {"megabytes": 8, "line_bytes": 100}, None),
+    ("16 MiB on stderr", "flood", {"megabytes": 16, "line_bytes": 1000, "fd": 2}, None),
+)
 WITNESS = PlayerRef(uuid="0b6a1c9e-1111-4c6a-9e2f-1a2b3c4d5e6f", name="Alex")
 ROUNDS = 20
 CALLS_PER_ROUND = 50
@@ -114,12 +122,11 @@ async def main() -> None:
                 context = CallContext("bench", f"w{index}", "uuid", "Steve")
                 await invoker.invoke("mcp__bench__echo", text_arguments, context)
             for round_ in range(ROUNDS):
-                for _ in range(CALLS_PER_ROUND):
+                for index in range(CALLS_PER_ROUND):
                     started = time.perf_counter()
                     result = await direct_session.call_tool("echo", arguments)
                     direct.append(time.perf_counter() - started)
                     assert not result.is_error
-                for index in range(CALLS_PER_ROUND):
                     context = CallContext("bench", f"c{round_}-{index}", "uuid", "Steve")
                     started = time.perf_counter()
                     outcome = await invoker.invoke("mcp__bench__echo", text_arguments, context)
@@ -174,31 +181,36 @@ async def witness() -> None:
                     changed.clear()
                     await changed.wait()
             invoker = runtime.served.invoker(frozenset())
-            idle: list[float] = []
-            busy: list[float] = []
-            for round_ in range(WITNESS_ROUNDS):
-                for _ in range(WITNESS_IDLE_SAMPLES):
-                    idle.append(await _verdict_s(handler))
-                    await asyncio.sleep(0.001)
-                context = CallContext("bench", f"big{round_}", "uuid", "Steve")
-                call = asyncio.create_task(
-                    invoker.invoke("mcp__bench__big", {"megabytes": BIG_MEGABYTES}, context)
-                )
-                while not call.done():
-                    busy.append(await _verdict_s(handler))
-                    await asyncio.sleep(0.001)
-                outcome = await call
-                assert outcome.error_code == "result_too_large", outcome
+            for label, tool, arguments, expected in HOSTILE:
+                idle: list[float] = []
+                busy: list[float] = []
+                for round_ in range(WITNESS_ROUNDS):
+                    for _ in range(WITNESS_IDLE_SAMPLES):
+                        idle.append(await _verdict_s(handler))
+                        await asyncio.sleep(0.001)
+                    context = CallContext("bench", f"{tool}{round_}", "uuid", "Steve")
+                    call = asyncio.create_task(
+                        invoker.invoke(f"mcp__bench__{tool}", arguments, context)
+                    )
+                    while not call.done():
+                        busy.append(await _verdict_s(handler))
+                        await asyncio.sleep(0.001)
+                    outcome = await call
+                    assert outcome.error_code == expected, outcome
+                _witnessed(label, idle, busy)
         finally:
             await runtime.aclose()
+
+
+def _witnessed(label: str, idle: list[float], busy: list[float]) -> None:
     ratio = statistics.median(busy) / statistics.median(idle)
-    for label, samples in (("idle server", idle), (f"{BIG_MEGABYTES} MiB answer", busy)):
+    for name, samples in (("idle server", idle), (label, busy)):
         print(
-            f"{'witness verdict, ' + label:>37}: p50 {_quantile(samples, 0.5) * 1e3:6.3f} ms"
+            f"{'witness verdict, ' + name:>41}: p50 {_quantile(samples, 0.5) * 1e3:6.3f} ms"
             f"  p99 {_quantile(samples, 0.99) * 1e3:6.3f} ms  ({len(samples)} verdicts)"
         )
     verdict = "ok" if ratio <= WITNESS_GOAL else "over the goal"
-    print(f"witness p50 busy / idle: {ratio:.2f}x (goal <= {WITNESS_GOAL}x: {verdict})")
+    print(f"witness p50 {label} / idle: {ratio:.2f}x (goal <= {WITNESS_GOAL}x: {verdict})")
 
 
 async def both() -> None:
