@@ -53,6 +53,7 @@ import bridge
 from bridge.control.mcp_config import McpServerConfig
 from bridge.errors import MineclawError
 from bridge.mcp.discovery import OfferedTool, RefusedTool, checked_off_loop
+from bridge.mcp.server_messages import Admission, AdmittedRead, AdmittedWrite
 from bridge.mcp.stdio_transport import RESULT_TOO_LARGE, ChildStderr, stdio_transport
 from bridge.unicode_text import name_skeleton
 
@@ -385,7 +386,7 @@ class ServerConnection:
         async with contextlib.AsyncExitStack() as stack:
             transport = await self._transport(stack)
             client = Client(
-                _Watched(transport, ended),
+                _Watched(transport, ended, admit=self.config.transport == "http"),
                 mode="legacy",
                 message_handler=self._message,
                 client_info=CLIENT_INFO,
@@ -507,14 +508,19 @@ def _described(exc: BaseException) -> str:
 
 class _Watched:
     """The transport with its end seen: ``ended`` is set when the server's side of the read
-    stream ends (a stdio child that exited), so the supervisor need not poll."""
+    stream ends (a stdio child that exited), so the supervisor need not poll. ``admit``: only
+    what the bridge asked for or uses passes (``server_messages``; stdio does it as it reads)."""
 
-    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+    def __init__(self, inner: Any, ended: asyncio.Event, *, admit: bool) -> None:
         self._inner = inner
         self._ended = ended
+        self._admit = admit
 
     async def __aenter__(self) -> Any:
         read, write = await self._inner.__aenter__()
+        if self._admit:
+            admission = Admission()
+            read, write = AdmittedRead(read, admission), AdmittedWrite(write, admission)
         return _WatchedRead(read, self._ended), write
 
     async def __aexit__(self, *exc: Any) -> Any:

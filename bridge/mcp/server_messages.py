@@ -18,6 +18,11 @@ The rest (log messages, resource notifications, answers to nothing, progress of 
 dropped where it is read. Reading itself is paced: ``Pace`` gives the reader a share of the
 loop's time (``SHARE``), and when the lines it parses cost more, the reader waits before the
 next chunk, so the child waits on its full pipe instead of the players waiting on the loop.
+
+The stdio transport applies both where it reads; a streamable HTTP server's streams get the same
+through ``AdmittedRead`` and ``AdmittedWrite`` (its messages were parsed by the SDK's HTTP
+client, so each dropped one is counted as ``DROPPED_S`` of the share, and a reader that waits
+leaves the rest in the connection).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from __future__ import annotations
 import time
 from typing import Any, Final
 
+import anyio
+import anyio.lowlevel
 from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 LIST_CHANGED: Final = "notifications/tools/list_changed"
@@ -40,6 +47,8 @@ BURST_S: Final = 0.05
 HANDED_S: Final = 0.001
 """What the session's handling of one message handed on is counted as (it runs in the
 session's tasks, where the reader cannot time it)."""
+DROPPED_S: Final = 0.0002
+"""What the SDK's HTTP client's parse of one message dropped here is counted as."""
 
 
 class Admission:
@@ -129,3 +138,56 @@ class Pace:
         self._credit = min(BURST_S, self._credit + (now - self._at) * SHARE) - seconds
         self._at = now
         return 0.0 if self._credit >= 0 else -self._credit / SHARE
+
+
+class AdmittedRead:
+    """A transport's read stream with ``Admission`` applied (exceptions pass as they are)."""
+
+    def __init__(self, inner: Any, admission: Admission) -> None:
+        self._inner = inner
+        self._admission = admission
+        self._pace = Pace()
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            message = getattr(item, "message", None)
+            if message is None or self._admission.admit(message):
+                return item
+            wait = self._pace.spent(DROPPED_S)
+            if wait > 0:
+                await anyio.sleep(wait)
+            else:
+                await anyio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class AdmittedWrite:
+    """A transport's write stream that tells ``Admission`` what the bridge sent."""
+
+    def __init__(self, inner: Any, admission: Admission) -> None:
+        self._inner = inner
+        self._admission = admission
+
+    async def send(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if message is not None:
+            self._admission.sent(message)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AdmittedWrite:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

@@ -20,6 +20,7 @@ from typing import Any
 from bridge.control.config_file import ConfigFile
 from bridge.control.mcp_config import McpConfig
 from bridge.control.tools_file import ToolsFile
+from bridge.mcp import connection as connection_module
 from bridge.mcp.clients import McpClients
 from bridge.mcp.connection import ServerConnection, State
 from bridge.mcp.tools import ProgressSink
@@ -97,6 +98,26 @@ class Harness:
     ) -> ToolOutcome:
         context = CallContext("turn-1", "call-1", "uuid-steve", "Steve")
         return await self.invoker(**invoker).invoke(name, json.dumps(arguments or {}), context)
+
+
+def watch_messages(monkeypatch: Any) -> tuple[list[str], list[str]]:
+    """The kinds of message that reach the connections' handler from the session, and the
+    listings made (each a server's name), from now on."""
+    seen: list[str] = []
+    listings: list[str] = []
+    original, listed = ServerConnection._message, connection_module._listed
+
+    async def counted(self: ServerConnection, message: Any) -> None:
+        seen.append(type(message).__name__)
+        await original(self, message)
+
+    async def listing(server: str, client: Any) -> Any:
+        listings.append(server)
+        return await listed(server, client)
+
+    monkeypatch.setattr(ServerConnection, "_message", counted)
+    monkeypatch.setattr(connection_module, "_listed", listing)
+    return seen, listings
 
 
 @contextlib.asynccontextmanager

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 from support.fetch_recorder import fetch_recorder
 
-from bridge.mcp import connection as connection_module
 from bridge.mcp import discovery
-from bridge.mcp.connection import ServerConnection, State
+from bridge.mcp.connection import State
 from bridge.schemas import SafeSchema
 
-from .harness import harness, mcp_config, stdio_server
+from .harness import harness, mcp_config, stdio_server, watch_messages
 
 
 async def test_a_result_of_megabytes_is_cut_to_the_tools_bound(tmp_path: Path) -> None:
@@ -169,20 +168,7 @@ async def test_messages_nobody_asked_for_never_reach_the_session(
     list_changed as fast as its pipe took them held every player. 2,000 of each: a list_changed
     reaches the bridge only when it has listed the tools since the last one, and nothing else
     does; the session goes on."""
-    seen: list[str] = []
-    listings: list[str] = []
-    original, listed = ServerConnection._message, connection_module._listed
-
-    async def counted(self: ServerConnection, message: Any) -> None:
-        seen.append(type(message).__name__)
-        await original(self, message)
-
-    async def listing(server: str, client: Any) -> Any:
-        listings.append(server)
-        return await listed(server, client)
-
-    monkeypatch.setattr(ServerConnection, "_message", counted)
-    monkeypatch.setattr(connection_module, "_listed", listing)
+    seen, listings = watch_messages(monkeypatch)
     async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
         connection = await h.ready("wiki")
         assert (await h.call("mcp__wiki__flood", {"count": 2_000})).ok

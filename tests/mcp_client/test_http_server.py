@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bridge.mcp.connection import State
 from bridge.tools.results import ErrorCode
 from tests.interaction.processes import free_port
 
-from .harness import harness, http_toolbox, mcp_config
+from .harness import harness, http_toolbox, mcp_config, watch_messages
 
 TOKEN = "wiki-token-0123456789"
 
@@ -57,3 +59,22 @@ async def test_a_server_that_went_away_is_unavailable_then_given_up(tmp_path: Pa
             after = await h.call("mcp__wiki__echo", {"text": "anyone?"})
             assert after.error_code is ErrorCode.UNAVAILABLE
             assert "stopped after 2 failures" in str(after.message)
+
+
+async def test_messages_nobody_asked_for_never_reach_the_session_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a stdio server's reader drops, an HTTP server's streams drop too: log lines,
+    progress of no request and resource notifications never reach the session, list_changed
+    only once per listing; the session goes on."""
+    seen, listings = watch_messages(monkeypatch)
+    port = free_port()
+    config = mcp_config({"wiki": http_server(port)}, environ={"WIKI_TOKEN": TOKEN})
+    with http_toolbox(port):
+        async with harness(tmp_path, config) as h:
+            connection = await h.ready("wiki")
+            assert (await h.call("mcp__wiki__chatter", {"count": 300})).ok
+            assert (await h.call("mcp__wiki__echo", {"text": "still here"})).ok
+            assert connection.state is State.READY and connection.starts == 1
+    assert set(seen) <= {"ToolListChangedNotification"}, (len(seen), set(seen))
+    assert len(seen) <= len(listings), (len(seen), len(listings))

@@ -102,6 +102,18 @@ async def flood(count: int) -> str:
     return "flooded"
 
 
+@app.tool(description="Sends count of each message nobody asked for through the SDK.")
+async def chatter(count: int, ctx: Context) -> str:
+    """``flood`` for a server over HTTP: the same kinds, sent the SDK's way."""
+    session = ctx.request_context.session
+    for _ in range(count):
+        await ctx.info("x")
+        await session.send_progress_notification(progress_token=987, progress=1)
+        await session.send_tool_list_changed()
+        await session.send_resource_list_changed()
+    return "chattered"
+
+
 @app.tool(description="The names of the environment variables the server sees.")
 def environment() -> str:
     # LC_CTYPE: Python's own locale coercion (PEP 538) sets it at start when none is set.
