@@ -160,15 +160,7 @@ class Classifier:
         if _zh_addresses_group(line) if zh else _addresses_group(line):
             return Classification(False, "to_players")
         question = _is_zh_question(line) if zh else _is_en_question(line)
-        # An English line ending in "?" with no question word ("sword or axe?", "5 dia?") leans
-        # on the conversation: a follow-up of the assistant's answer, else the players'.
-        asked = question or (not zh and _TRAILING.sub("", line).endswith(("?", "？")))
-        follow_up = _within(recent.answered_at, now, window)
-        # 呢 at the end is Chinese's "what about ...?" ("2x2的呢？"), as "and ..." is English's.
-        continues = line.startswith(zh_words.CONTINUE if zh else en_words.CONTINUE) or (
-            zh and _EDGE.sub("", _TRAILING.sub("", line)).endswith("呢")
-        )
-        if follow_up and (asked or continues) and not (_bare_reaction(line, zh) and not continues):
+        if _within(recent.answered_at, now, window) and _follows_up(line, zh, question):
             return Classification(True, "follow_up")
         if not question:
             return Classification(False, "not_a_question")
@@ -184,6 +176,19 @@ class Classifier:
         elif _asks_what_happened(line):
             return Classification(False, "happened")
         return Classification(True, "question")
+
+
+def _follows_up(line: str, zh: bool, question: bool) -> bool:
+    """From a player just answered: a question, or a line that continues; not one word of
+    surprise."""
+    # An English line ending in "?" with no question word ("sword or axe?", "5 dia?") leans
+    # on the conversation: a follow-up of the assistant's answer, else the players'.
+    asked = question or (not zh and _TRAILING.sub("", line).endswith(("?", "？")))
+    # 呢 at the end is Chinese's "what about ...?" ("2x2的呢？"), as "and ..." is English's.
+    continues = line.startswith(zh_words.CONTINUE if zh else en_words.CONTINUE) or (
+        zh and _EDGE.sub("", _TRAILING.sub("", line)).endswith("呢")
+    )
+    return continues or (asked and not _bare_reaction(line, zh))
 
 
 def _within(at: float | None, now: float, window: float) -> bool:
@@ -465,8 +470,12 @@ def _personal_you(line: str) -> bool:
 def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]:
     """The online players other than the speaker whom a line names (as whole words)."""
     said = _words(line.lower())
-    # "how do i kill a blaze" names a mob, not the player Blaze.
-    words = {w for i, w in enumerate(said) if not (i and said[i - 1] in en_words.ARTICLES)}
+    if not said:
+        return []
+    words = set(said)
+    if not words.isdisjoint(en_words.ARTICLES):
+        # "how do i kill a blaze" names a mob, not the player Blaze.
+        words = {w for i, w in enumerate(said) if not (i and said[i - 1] in en_words.ARTICLES)}
     # A line may open with a player's name cut short, said to them: "mossy u still at shop?"
     # to mossyboots, "sunny sell me one?" to Sunny_D (not "diamond pickaxe?" to DiamondDan).
     first = None
@@ -474,12 +483,18 @@ def players_named(line: str, speaker: str, online: Collection[str]) -> list[str]
         set_off = line.lstrip(" @").lower().removeprefix(said[0]).startswith((",", ":"))
         first = said[0] if set_off or said[1] in en_words.SAID_AFTER_A_NAME else None
     own = speaker.lower()
+    if first is None:
+        return [
+            name
+            for name in online
+            if (lowered := name.lower()) in words and lowered != own and len(lowered) >= 3
+        ]
     return [
         name
         for name in online
-        if (lowered := name.lower()) != own
+        if ((lowered := name.lower()) in words or lowered.startswith(first))
+        and lowered != own
         and len(lowered) >= 3
-        and (lowered in words or (first is not None and lowered.startswith(first)))
     ]
 
 
