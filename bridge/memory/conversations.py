@@ -6,7 +6,9 @@ tool calls, no tool results, no reasoning), as the archive holds it (redacted), 
 turn: a search finds the asker's own private conversations and the public ones, never another
 player's private lane (the same owner filter as every memory). A public turn that took a
 personal tool result was its asker's alone and is not indexed. A player's entries go with
-``/mineclaw memory forget all``, one by its id, and a conversation's with ``/ai delete``.
+``/mineclaw memory forget all``, one by its id, and a conversation's with ``/ai delete``; a
+turn still running when its player forgot what it said is not indexed when it ends
+(`bridge.memory.forgotten`).
 
 `IndexedArchive` stands in for the archive in a lane's turn engine: the turn is archived first
 (that must succeed), then indexed; an index that fails costs the turn its entry, never the turn.
@@ -99,6 +101,13 @@ class IndexedArchive:
             return
         entry = conversation_entry(turn, self._owner_uuid, lane_id=self._lane_id)
         if entry is None:
+            return
+        owner = self._owner_uuid
+        if owner is not None and not self._store.recently_forgotten.allows(
+            owner, entry.text, turn.started_at
+        ):
+            # Its player forgot what it said while it ran: recall must not bring it back.
+            log.info("turn %s not indexed: its player forgot what it said", turn.turn_id)
             return
         try:
             self._store.add(entry)

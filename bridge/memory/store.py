@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from bridge.errors import StoreError
-from bridge.memory.query import fts5_query, terms_of, tsquery, words_of
+from bridge.memory.forgotten import MENTION_SHARE, RecentlyForgotten, mentions
+from bridge.memory.query import fts5_query, terms_of, tsquery
 from bridge.memory.ranking import bm25_scores
 from bridge.memory.records import (
     MEMORY_SCOPES,
@@ -153,6 +154,9 @@ class MemoryStore:
 
     def __init__(self, database: Database) -> None:
         self._db = open_migrated(database, SCHEMA, label="memories")
+        self.recently_forgotten = RecentlyForgotten()
+        """The forgets a turn still running when they happened must honour when it is indexed
+        (`bridge.memory.conversations`)."""
 
     @property
     def database(self) -> Database:
@@ -219,12 +223,14 @@ class MemoryStore:
         if not gone:
             return None
         if gone[0].scope == "personal":
+            self.recently_forgotten.forgot(gone[0].owner_uuid, gone[0].text, datetime.now(UTC))
             self.forget_mentions(gone[0].owner_uuid, gone[0].text)
         return gone[0]
 
     def forget_all(self, owner_uuid: str) -> int:
         """Delete every personal memory of ``owner_uuid`` and every entry of their private
         conversations (the conversation index); how many there were."""
+        self.recently_forgotten.forgot_everything(owner_uuid, datetime.now(UTC))
         return len(self._delete(_OWN, [owner_uuid]))
 
     def forget_conversation(self, owner_uuid: str, lane_id: str) -> int:
@@ -237,12 +243,11 @@ class MemoryStore:
         )
         return len(self._delete(where, [owner_uuid, lane_id, len(lane_id) + 1, f"{lane_id}."]))
 
-    def forget_mentions(self, owner_uuid: str, text: str, *, share: float = 0.5) -> int:
+    def forget_mentions(self, owner_uuid: str, text: str, *, share: float = MENTION_SHARE) -> int:
         """Delete ``owner_uuid``'s conversation entries that hold at least ``share`` of the
         words of ``text`` (a forgotten memory: the turns that said it); how many there were.
         Only their own private conversations' entries are looked at."""
-        terms = terms_of(text)
-        if not terms:
+        if not terms_of(text):
             return 0
         found = self.search(
             text, asker_uuid=owner_uuid, limit=MAX_CANDIDATES, scopes=("conversation",)
@@ -252,8 +257,7 @@ class MemoryStore:
             entry = hit.memory
             if entry.owner_uuid != owner_uuid:
                 continue  # a public turn: nobody's to forget
-            words = set(words_of(entry.text))
-            if sum(1 for term in terms if term in words) / len(terms) >= share:
+            if mentions(text, entry.text, share):
                 gone += self.forget(entry.memory_id, owner_uuid=owner_uuid) is not None
         return gone
 

@@ -295,3 +295,35 @@ async def test_a_public_answer_for_its_asker_alone_stays_out_after_a_restart_and
         assert "Hello everyone" in shown and "4711" not in shown
     finally:
         await again.runtime.aclose()
+
+
+async def test_what_is_forgotten_while_the_turn_that_said_it_runs_is_not_indexed_after(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    app = await opened(tmp_path, provider)
+    try:
+        tools = app.runtime.memory_tools
+        assert tools is not None
+        await tools.remember({"text": "Steve's locker code is quokka 4711"}, _context())
+        [memory] = store_of(app).personal(STEVE.uuid)
+        # Each forget lands while a private turn that says the words is still being answered:
+        # the turn is indexed when it ends, after the forget.
+        for word, question, forget in (
+            ("quokka", "my locker code is quokka 4711", ("memory", "forget", memory.memory_id)),
+            ("wombat", "the wombat farm is east", ("memory", "forget", "all")),
+        ):
+            held = provider.held("noted ", question.split()[-2])
+            await app.command("ai", *question.split(), player=STEVE)
+            await asyncio.wait_for(held.streaming.wait(), WAIT)
+            lane = app.runtime.lanes.lanes.find_private(STEVE.uuid)
+            assert lane is not None and lane.task is not None
+            running = lane.task
+            await app.command(*forget, player=STEVE)
+            held.release.set()
+            await asyncio.wait_for(asyncio.shield(running), WAIT)
+            assert found(app, word) == [], forget
+        # A turn that begins after the forget is indexed as ever.
+        await asked_privately(app, "the wombat farm is west now", "noted wombat")
+        assert found(app, "wombat")
+    finally:
+        await app.runtime.aclose()
