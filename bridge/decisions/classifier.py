@@ -302,10 +302,14 @@ def _is_en_question(line: str) -> bool:
     asks = any(_en_asks(words, 1) for words in starts)
     words = _unled(_words(line))
     if _TRAILING.sub("", line).endswith(("?", "？")):
-        # "villagers need beds to breed?" asks; "milk?", "5 dia?", "want some of mine?" and
-        # a poll ("sword or axe for pvp?") lean on the conversation.
+        # "best food for horses?", "villagers need beds to breed?" ask about the game; "milk?",
+        # "5 dia?", "want some of mine?", "lag is crazy today?", a poll ("sword or axe for
+        # pvp?") lean on the conversation.
         return asks or (
-            len(words) >= 4 and words[0] not in en_words.SPEAKING_OF_US and "or" not in words
+            len(words) >= 3
+            and words[0] not in en_words.SPEAKING_OF_US
+            and "or" not in words
+            and not en_words.KNOWLEDGE_CUES.isdisjoint(words)
         )
     # Without "?", the first clause that says something must ask ("what?? no way" does not).
     first = next((w for w in starts if w and not (len(w) == 1 and w[0] in en_words.LEAD)), [])
@@ -319,6 +323,11 @@ def _en_asks(words: list[str], least: int) -> bool:
         return False
     if words[0] in en_words.QUESTION_START:
         return True
+    if words[0] in en_words.CONDITION:  # "if you fall in lava do you lose your stuff?"
+        return any(  # an auxiliary before its subject: "... do you ..."
+            word in en_words.QUESTION_START and after in en_words.SUBJECTS
+            for word, after in zip(words[2:], words[3:], strict=False)
+        )
     return len(words) >= _MIN_EN_WORDS and (
         words[0] in en_words.ASK_VERBS or (words[:2] == ["tell", "me"] and words[2] in en_words.WH)
     )

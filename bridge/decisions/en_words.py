@@ -25,7 +25,7 @@ DETERMINERS = frozenset(
 WHO = frozenset("who whoever".split())
 WHO_KNOWLEDGE = frozenset("is was were are made invented created".split())
 GROUP_PHRASES = (
-    "who wants", "who's on", "who is on", "who has", "who's got", "who got",
+    "who wants", "who's on", "who is on", "who has", "who's got", "who got", "is it just me",
     # What is going on here and now is asked of the players who are here.
     "what i missed", "what did i miss", "what'd i miss", "what is happening", "what's happening",
     "whats happening", "what is going on", "what's going on", "whats going on",
@@ -93,6 +93,13 @@ ASK_VERBS = frozenset(
     "explain teach recommend suggest define calculate translate describe summarize".split()
 )
 WH = frozenset("how what why where when which who about if whether".split())
+# A question without a question word asks about the game when it names a property of it.
+KNOWLEDGE_CUES = frozenset(
+    "best worst max maximum minimum recipe crafting craft worth level rate chance spawns "
+    "drop drops need needed enchant enchants enchantment good better fastest easiest cheapest "
+    "strongest safest y".split()
+)
+SUBJECTS = frozenset("you u i it they we he she the a an my your this that there".split())
 SPEAKING_OF_US = frozenset("i im i'm ima we u you ur my our want wanna lets let's".split())
 DEICTIC = frozenset(
     "it that this he she they them him her there those these is was are were it's that's "

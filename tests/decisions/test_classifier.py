@@ -245,6 +245,10 @@ def test_the_decision_document_names_only_the_players_the_lines_mention() -> Non
         ("stone or wood?", (False, "not_a_question")),
         ("want some of mine?", (False, "not_a_question")),
         ("villagers need beds to breed?", (True, "question")),
+        ("best food for horses?", (True, "question")),
+        ("lag is crazy today?", (False, "not_a_question")),
+        ("if i die will i lose my xp", (True, "question")),
+        ("if you are online come to spawn", (False, "not_a_question")),
         # What happened, and "it" said before, are for the players who were there.
         ("did it explode?", (False, "happened")),
         ("where is it", (False, "happened")),
