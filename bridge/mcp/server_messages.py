@@ -6,7 +6,11 @@ per notification, validation, dispatch), so a server writing notifications as fa
 takes them held every player (a witness verdict 3.6x slower, for as long as the server
 liked). Only what the bridge asked for, or uses, goes on:
 
-- an answer (result or error) to a request the bridge sent and is still waiting for;
+- an answer (result or error) to a request the bridge sent and is still waiting for; in an
+  answer to ``tools/list`` each tool's ``outputSchema`` is dropped: the SDK would check every
+  result against it with plain jsonschema on the loop (Python's backtracking ``re`` for its
+  patterns, its meta-schema check uncached), and the bridge reads results as text, never by
+  that schema;
 - ``notifications/tools/list_changed``, once until the bridge lists the tools again (more
   say nothing new);
 - ``notifications/progress`` of a request still waiting, at most one per ``PROGRESS_S`` for
@@ -59,6 +63,7 @@ class Admission:
         self.waiting: set[int | str] = set()
         """The ids of the requests sent and not yet answered."""
         self._relist_due = False
+        self._listings: set[int | str] = set()
         self._progress_at: dict[int | str, float] = {}
         self._requests = REQUESTS_BURST
         self._requests_at = clock()
@@ -69,6 +74,7 @@ class Admission:
             self.waiting.add(message.id)
             if message.method == "tools/list":
                 self._relist_due = False
+                self._listings.add(message.id)
         elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
             params = message.params if isinstance(message.params, dict) else {}
             cancelled = params.get("requestId")
@@ -77,6 +83,7 @@ class Admission:
 
     def answered(self, request_id: int | str) -> None:
         self.waiting.discard(request_id)
+        self._listings.discard(request_id)
         self._progress_at.pop(request_id, None)
 
     def admit(self, message: Any) -> bool:
@@ -90,6 +97,8 @@ class Admission:
         if isinstance(message, JSONRPCResponse | JSONRPCError):
             if message.id not in self.waiting:
                 return False
+            if message.id in self._listings and isinstance(message, JSONRPCResponse):
+                _without_output_schemas(message.result)
             self.answered(message.id)
             return True
         if isinstance(message, JSONRPCNotification):
@@ -122,6 +131,13 @@ class Admission:
             return False
         self._progress_at[token] = now
         return True
+
+
+def _without_output_schemas(result: Any) -> None:
+    tools = result.get("tools") if isinstance(result, dict) else None
+    for tool in tools if isinstance(tools, list) else ():
+        if isinstance(tool, dict):
+            tool.pop("outputSchema", None)
 
 
 class Pace:

@@ -127,6 +127,22 @@ async def test_a_schema_is_data_it_never_makes_the_bridge_fetch(tmp_path: Path) 
         assert recorder.fetched == []
 
 
+async def test_a_result_is_never_checked_against_the_servers_output_schema(
+    tmp_path: Path,
+) -> None:
+    """The SDK checked each structured result against the tool's outputSchema with plain
+    jsonschema on the loop: its patterns in Python's backtracking re (a result of 23 characters
+    took seconds, each more doubling) and its refs unresolved (the call failed). The schema is
+    dropped where the listing is read; the bridge reads results as text."""
+    with fetch_recorder() as recorder:
+        config = mcp_config({"wiki": stdio_server("--schema-url", recorder.url)})
+        async with harness(tmp_path, config) as h:
+            await h.ready("wiki")
+            outcome = await h.call("mcp__wiki__output_bomb")
+            assert outcome.ok and "bomb" in outcome.result["text"], outcome
+        assert recorder.fetched == []
+
+
 async def test_a_pattern_that_backtracks_is_matched_in_re2(tmp_path: Path) -> None:
     async with harness(tmp_path, mcp_config({"wiki": stdio_server("--schema-url", "x:")})) as h:
         await h.ready("wiki")

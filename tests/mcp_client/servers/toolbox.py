@@ -21,6 +21,7 @@ import sys
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 
 app = MCPServer("toolbox", log_level="CRITICAL")
 cancelled = {"count": 0}
@@ -228,6 +229,20 @@ def schema_probes(url: str) -> None:
     for name, schema in schemas.items():
         app.add_tool(lambda x="": f"took {x!r}", name=name, description="A schema probe.")
         app._tool_manager._tools[name].parameters = {"type": "object", **schema}  # type: ignore[attr-defined]
+
+    def output_bomb(x: str = "") -> CallToolResult:
+        """A result whose structured part meets a backtracking pattern of its output schema."""
+        shown = {"x": "a" * 22 + "!"}  # about 2**22 steps of Python's re: seconds, not for ever
+        return CallToolResult(
+            content=[TextContent(type="text", text="bomb")], structured_content=shown
+        )
+
+    app.add_tool(output_bomb, name="output_bomb", description="An output schema probe.")
+    app._tool_manager._tools["output_bomb"].fn_metadata.output_schema = {  # type: ignore[attr-defined]
+        "type": "object",
+        "properties": {"x": {"type": "string", "pattern": "^(a+)+$"}},
+        "$ref": f"{url}/output.json",
+    }
 
 
 async def serve_http(port: int) -> None:
