@@ -371,10 +371,10 @@ async def run_replay() -> bool:
         + (f"within {GOAL_GAP}" if close else f"OVER {GOAL_GAP}: the rules fit the tuning set")
     )
     for language in ("en", "zh"):
-        shown = ", ".join(
-            f"{name} {gap:+.3f}" for name, gap in _gaps(tuned, tested, language).items()
-        )
-        print(f"  {language}: {shown}")
+        lead = _gaps(tuned, tested, language)
+        shown = ", ".join(f"{name} {gap:+.3f}" for name, gap in lead.items())
+        over = any(abs(gap) > GOAL_GAP for gap in lead.values())
+        print(f"  {language}: {shown}" + (f"; OVER {GOAL_GAP} in this language" if over else ""))
     held_gaps = _gaps(tuned, held)
     shown = ", ".join(f"{name} {held_gaps[name]:+.3f}" for name in ("recall", "precision"))
     print(f"tuning set minus holdout set: {shown}")
