@@ -1,9 +1,13 @@
 """The memories page: the players' and the server's memories, newest first or one player's,
 with the rights the console has in game (it holds every node): anyone logged in reads, an
-owner may forget a memory (a POST with the CSRF token, audited as ``memory.forget``)."""
+owner may forget a memory (a POST with the CSRF token, audited as ``memory.forget``). A player
+is named by their UUID, or by a name: then every player who wrote memories under that name is
+shown, each row with its UUID (a name is not who a player is; the console has no server to ask
+who is online by it)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -17,6 +21,7 @@ from bridge.console.sessions import Session
 from bridge.console.state import ConsoleState
 
 MAX_NAME_CHARS = 64
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def memories_page(state: ConsoleState, request: Request, session: Session) -> Response:
@@ -29,8 +34,8 @@ def memories_page(state: ConsoleState, request: Request, session: Session) -> Re
     more = False
     if store is not None:
         if player:
-            owner = store.owner_named(player)
-            memories = [] if owner is None else list(reversed(store.personal(owner)))
+            owners = [player.lower()] if UUID.fullmatch(player) else store.owners_named(player)
+            memories = [m for owner in owners for m in reversed(store.personal(owner))]
         else:
             found = store.everything(limit=rows + 1, offset=shown * rows)
             memories, more = found[:rows], len(found) > rows

@@ -341,14 +341,17 @@ class MemoryStore:
         )
         return int(rows[0][0])
 
-    def owner_named(self, name: str) -> str | None:
-        """The UUID of the player who last wrote a memory as ``name`` (any case), or None."""
+    def owners_named(self, name: str) -> list[str]:
+        """The UUIDs of every player who wrote a personal memory as ``name`` (any case), the
+        latest writer first: a name is not who a player is (renamed, or taken by another), so
+        a reader is shown each of them, never one picked by the name last written."""
         rows = self._query(
-            "SELECT m.owner_uuid FROM memories m WHERE m.scope = 'personal'"
-            " AND LOWER(m.owner_name) = LOWER(?) ORDER BY m.seq DESC LIMIT 1",
+            "SELECT m.owner_uuid, MAX(m.seq) AS latest FROM memories m"
+            " WHERE m.scope = 'personal' AND LOWER(m.owner_name) = LOWER(?)"
+            " GROUP BY m.owner_uuid ORDER BY latest DESC",
             (name,),
         )
-        return str(rows[0][0]) if rows else None
+        return [str(row[0]) for row in rows]
 
     def search(
         self,

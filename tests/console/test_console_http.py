@@ -160,6 +160,9 @@ async def test_the_status_page_shows_servers_providers_and_problems(tmp_path: Pa
             assert "usable" not in page.text
 
 
+OTHER_UUID = "0b6a1c9e-1111-4c6a-9e2f-1a2b3c4d5e6f"
+
+
 async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path: Path) -> None:
     async with served_console(console_folder(tmp_path)) as console:
         store = console.network.default.runtime.memories
@@ -188,6 +191,17 @@ async def test_memories_are_read_by_all_and_forgotten_only_by_an_owner(tmp_path:
         async with owner_login as client, viewer_login as viewer:
             listed = await viewer.get("/memories", params={"player": "steve"})
             assert "likes &lt;b&gt;oak&lt;/b&gt; boats" in listed.text
+            # Another player now writes as "Steve": by that name both are shown, each with
+            # its UUID (the name last written is not who a player is); by UUID, Steve alone.
+            store.add(
+                Memory(new_memory_id(), "personal", OTHER_UUID, "Steve", "hides diamonds",
+                       "player", datetime.now(UTC))
+            )  # fmt: skip
+            named = (await viewer.get("/memories", params={"player": "Steve"})).text
+            assert "oak" in named and "hides diamonds" in named
+            assert STEVE_UUID in named and OTHER_UUID in named
+            by_uuid = (await viewer.get("/memories", params={"player": STEVE_UUID})).text
+            assert "oak" in by_uuid and "hides diamonds" not in by_uuid
             assert "Forget" not in listed.text  # a viewer reads only
             form = {"csrf": _csrf(listed.text), "memory_id": written[0].memory_id}
             assert (await viewer.post("/memories/forget", data=form)).status_code == 403

@@ -60,8 +60,11 @@ def test_the_owner_is_the_uuid_so_a_renamed_player_keeps_theirs(store: MemorySto
     store.add(memory("plays at night", name="Steve2"))
     assert texts(store.search("birch", asker_uuid=STEVE, limit=5)) == ["likes birch wood"]
     assert [m.text for m in store.personal(STEVE)] == ["likes birch wood", "plays at night"]
-    assert store.owner_named("steve2") == STEVE
+    assert store.owners_named("steve2") == [STEVE]
     assert store.personal(ALEX) == []
+    # Another player takes the name: a reader by name is shown both, the latest writer first.
+    store.add(memory("hides diamonds", owner=ALEX, name="Steve"))
+    assert store.owners_named("STEVE") == [ALEX, STEVE]
 
 
 def test_the_best_match_comes_first_and_the_limit_holds(store: MemoryStore) -> None:
