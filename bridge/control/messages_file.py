@@ -58,6 +58,7 @@ _declare("errors.offline", "player name")
 _declare("errors.invalid_request", "player name reason")
 _declare("errors.not_configured", "player name reason")
 _declare("errors.provider_busy", "player name reason")
+_declare("errors.provider_unreachable", "player name reason")
 _declare("errors.provider_timeout", "player name reason")
 _declare("errors.provider_quota", "player name reason")
 _declare("errors.provider_misconfigured", "player name reason")
@@ -212,6 +213,9 @@ class ErrorMessages(_Section):
     # A turn's model requests failed; the line is chosen by the kind of failure. <reason> is
     # always the bridge's own short wording, never the provider's text.
     provider_busy: str = "<gray>The assistant's model provider is busy; please ask again soon."
+    provider_unreachable: str = (
+        "<gray>The assistant's model provider cannot be reached right now; please ask again later."
+    )
     provider_timeout: str = "<gray>The assistant's model provider did not answer in time."
     provider_quota: str = (
         "<red>The assistant cannot answer: its model provider account is out of credit."

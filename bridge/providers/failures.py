@@ -6,6 +6,9 @@ middle of a stream (relayed by LiteLLM with ``"code": "500"``, by OpenRouter wit
 retries, the provider fallback and the line the player sees agree:
 
 - ``busy``: rate limits, overloads, 5xx, broken connections. Worth another attempt.
+- ``unreachable``: no connection could be made (refused, no route, no such host): the
+  provider's server is down or not where the settings say. Worth another attempt (it may be
+  restarting), but the player is not told it is busy.
 - ``timed_out``: the provider did not answer in time. Worth another attempt.
 - ``broken``: the stream ended early or had a shape the bridge cannot read. Worth another
   attempt (a model's next answer may be fine).
@@ -24,14 +27,24 @@ from bridge.errors import ProviderError
 from bridge.providers.errors import ProviderConnectError, ProviderTimeoutError
 
 FailureClass = Literal[
-    "busy", "timed_out", "broken", "quota", "misconfigured", "too_long", "incomplete", "rejected"
+    "busy",
+    "unreachable",
+    "timed_out",
+    "broken",
+    "quota",
+    "misconfigured",
+    "too_long",
+    "incomplete",
+    "rejected",
 ]
 
-RETRYABLE_CLASSES: frozenset[FailureClass] = frozenset({"busy", "timed_out", "broken"})
+RETRYABLE_CLASSES: frozenset[FailureClass] = frozenset(
+    {"busy", "unreachable", "timed_out", "broken"}
+)
 """Another attempt at the same provider may succeed."""
 
 FALLBACK_CLASSES: frozenset[FailureClass] = frozenset(
-    {"busy", "timed_out", "broken", "quota", "misconfigured"}
+    {"busy", "unreachable", "timed_out", "broken", "quota", "misconfigured"}
 )
 """Another provider may succeed where this one failed: its own capacity, credit and key.
 A context too long or an answer cut off would fail the same way elsewhere."""
@@ -153,7 +166,7 @@ def classify_error(error: ProviderError | None, *, retryable: bool) -> FailureCl
     if isinstance(error, ProviderTimeoutError):
         return "timed_out"
     if isinstance(error, ProviderConnectError):
-        return "busy" if retryable else "misconfigured"
+        return "unreachable" if retryable else "misconfigured"
     status = getattr(error, "status", None)
     code = getattr(error, "code", None)
     if status is not None or code is not None:

@@ -17,6 +17,7 @@ PROVIDER_FAILURE = "errors.provider_failure"
 
 FAILURE_KEYS: dict[FailureClass, str] = {
     "busy": "errors.provider_busy",
+    "unreachable": "errors.provider_unreachable",
     "broken": "errors.provider_busy",
     "timed_out": "errors.provider_timeout",
     "quota": "errors.provider_quota",
@@ -29,6 +30,7 @@ FAILURE_KEYS: dict[FailureClass, str] = {
 
 SHOWN_REASONS: dict[FailureClass, str] = {
     "busy": "the model provider is busy",
+    "unreachable": "the model provider could not be reached",
     "broken": "the model provider's answer broke off",
     "timed_out": "the model provider did not answer in time",
     "quota": "the model provider account has no credit left",

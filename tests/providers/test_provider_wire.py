@@ -289,6 +289,8 @@ async def test_unreachable_provider() -> None:
     final = failed(await collect(settings, delays=delays))
     assert isinstance(final.error, ProviderConnectError) and final.retryable
     assert len(delays) == 2
+    # A server that is down is not "busy": the player is told it cannot be reached.
+    assert final.failure_class == "unreachable"
 
 
 async def test_opencode_session_is_stable_across_retries_and_tool_rounds(

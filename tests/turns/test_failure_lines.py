@@ -64,6 +64,7 @@ async def test_quota_failure_shows_a_short_line_never_the_provider_text(
     ("kind", "key"),
     [
         ("busy", "errors.provider_busy"),
+        ("unreachable", "errors.provider_unreachable"),
         ("broken", "errors.provider_busy"),
         ("timed_out", "errors.provider_timeout"),
         ("quota", "errors.provider_quota"),
