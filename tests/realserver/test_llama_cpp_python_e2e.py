@@ -214,9 +214,11 @@ async def test_a_server_killed_mid_answer_tells_the_player_and_the_bridge_stays(
         # The broken stream reads "busy"; a retry that found the server gone reads that it
         # cannot be reached. Either is true; which comes depends on where the kill fell.
         await w.testkit.wait_event(
-            lambda e: e.get("event") == "message"
-            and e.get("to") == "Steve"
-            and ("busy" in e["text"] or "cannot be reached" in e["text"]),
+            lambda e: (
+                e.get("event") == "message"
+                and e.get("to") == "Steve"
+                and ("busy" in e["text"] or "cannot be reached" in e["text"])
+            ),
             since=since,
             timeout=ANSWER_TIMEOUT,
         )
