@@ -5,11 +5,15 @@ ended at once (the plugin would otherwise keep it and send it again)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+import pytest
 
 from bridge.app.network.cut_turns import CutTurns
+from bridge.errors import StoreError
 from bridge.link.messages import ChatRequest, CommandRequest, CommandSender
 
-from .conftest import EVERY_NODE, STEVE, App, app_link, hello
+from .conftest import EVERY_NODE, STEVE, App, app_link, hello, rendered
 
 ASK = "k7Qm2xYp0aZ-b_c9LrT4sw"
 
@@ -128,3 +132,28 @@ async def test_a_cut_question_with_an_id_owes_no_line_one_without_does(app: App)
     held.release.set()
     await app.turn_done()
     assert cuts.owed("default") == 1
+
+
+async def test_a_private_question_taken_is_never_answered_with_a_failure_line(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in the soak: the store went away right after /ai took the question, the reply said
+    # "could not be handled", and the question was answered all the same (told and answered).
+    state = app.runtime.conversations
+    assert state is not None
+    real = state.shelf
+    calls: list[str] = []
+
+    def flaky(player_uuid: str) -> Any:
+        calls.append(player_uuid)
+        if len(calls) > 1:
+            raise StoreError("cannot connect to PostgreSQL")
+        return real(player_uuid)
+
+    monkeypatch.setattr(state, "shelf", flaky)
+    app.provider.answer("fine")
+    reply = await app.handler.on_command(_ai("where?"))
+    lines = [rendered(line) for line in reply.lines]
+    assert lines and not any("could not be handled" in line for line in lines), lines
+    answer = await app.link.wait_for(lambda n, d: n == "output.chat" and d.ask == ASK)
+    assert answer.text.model == {"message": "fine"}

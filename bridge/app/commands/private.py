@@ -107,7 +107,11 @@ class PrivatePath:
             return self._ask(sender, request.sender.granted, question, request.ask)
         before = conversations.shelf(sender.uuid).active.last_active
         lines = self._ask(sender, request.sender.granted, question, request.ask)
-        after = conversations.shelf(sender.uuid).active.last_active
+        try:
+            after = conversations.shelf(sender.uuid).active.last_active
+        except MineclawError as exc:  # taken all the same: its asker must not read a failure
+            log.warning("last activity of %s's conversation not noted: %s", sender.name, exc)
+            return lines
         if after is not None and after != before:  # the question was taken
             self._conversations.asked_soon(sender, after)
         return lines
@@ -165,7 +169,10 @@ class PrivatePath:
             return [runtime.text("queue.already_waiting", values)]
         runtime.gates.admit(player_uuid=sender.uuid)
         if runtime.conversations is not None:  # the conversation's last activity is now
-            runtime.conversations.shelf(sender.uuid).asked(datetime.now(UTC))
+            try:
+                runtime.conversations.shelf(sender.uuid).asked(datetime.now(UTC))
+            except MineclawError as exc:  # taken all the same: its asker must not read a failure
+                log.warning("last activity of %s's conversation not noted: %s", sender.name, exc)
         return [asked]
 
     async def persona(

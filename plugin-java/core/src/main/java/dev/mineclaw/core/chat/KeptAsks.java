@@ -29,7 +29,8 @@ import net.kyori.adventure.text.Component;
  * question it did not take (a refusal, a subcommand) it ends at once. A question the bridge took
  * and had not ended when the link dropped is sent again, once, with {@code resent}, when the link
  * is next up, if it is not older than the bounded age; otherwise its asker is told it was not
- * delivered. So a bridge killed or hung while a question is in flight loses no question without a
+ * delivered (a question sent again once already is told only at the bounded age, if no answer
+ * came by then: the bridge linked now may be the one still answering it). So a bridge killed or hung while a question is in flight loses no question without a
  * word, and the bridge's own book keeps a question sent again from being answered twice.
  *
  * <p>Thread-safe: called from chat threads, command threads and the link's threads.
@@ -61,6 +62,8 @@ public final class KeptAsks {
         final long sentAt;
         boolean accepted;
         boolean resent;
+        /** A link it was taken on dropped, and no bridge took it since. */
+        boolean orphaned;
 
         Kept(String id, UUID player, Kind kind, JsonObject data, long sentAt) {
             this.id = id;
@@ -159,8 +162,14 @@ public final class KeptAsks {
     public void linkDown() {
         synchronized (this) {
             this.bridgeTakesIds = false;
+            this.kept.values().forEach(entry -> entry.orphaned |= entry.accepted);
         }
-        CompletableFuture.delayedExecutor(this.maxAge.toMillis() + 50, TimeUnit.MILLISECONDS).execute(this::sweep);
+        sweepIn(this.maxAge.toNanos());
+    }
+
+    private void sweepIn(long nanos) {
+        CompletableFuture.delayedExecutor(TimeUnit.NANOSECONDS.toMillis(Math.max(0, nanos)) + 50,
+                TimeUnit.MILLISECONDS).execute(this::sweep);
     }
 
     /**
@@ -179,20 +188,24 @@ public final class KeptAsks {
             long now = this.nanos.getAsLong();
             for (var it = this.kept.values().iterator(); it.hasNext();) {
                 Kept entry = it.next();
-                if (!entry.accepted) {
-                    continue; // still waiting for its first answer, which decides it
+                if (!entry.orphaned) {
+                    continue; // taken on this link, or still waiting for its first answer
                 }
-                if (!takesIds || entry.resent || now - entry.sentAt > this.maxAge.toNanos()) {
+                if (!takesIds || now - entry.sentAt > this.maxAge.toNanos()) {
                     it.remove();
                     told.add(entry);
-                } else {
+                } else if (!entry.resent) {
                     entry.resent = true;
+                    entry.orphaned = false;
                     again.add(entry);
                 }
+                // Sent again once already: this bridge may be the one still answering it (a
+                // dropped link to the same bridge); told at the bounded age if nothing came.
             }
         }
         told.forEach(this::tell);
         again.forEach(this::resend);
+        sweepIn(this.maxAge.toNanos());
     }
 
     private void resend(Kept entry) {
@@ -219,17 +232,17 @@ public final class KeptAsks {
         });
     }
 
-    /** A question still kept when the link stayed down past the bounded age is told. */
+    /**
+     * A question whose link dropped and that no bridge took since (the link stayed down, or it was
+     * sent again once already) is told once it is past the bounded age.
+     */
     void sweep() {
         List<Kept> told = new ArrayList<>();
         synchronized (this) {
-            if (this.link.isUp()) {
-                return; // the link.state of the new link decides
-            }
             long now = this.nanos.getAsLong();
             for (var it = this.kept.values().iterator(); it.hasNext();) {
                 Kept entry = it.next();
-                if (entry.accepted && now - entry.sentAt > this.maxAge.toNanos()) {
+                if (entry.orphaned && now - entry.sentAt > this.maxAge.toNanos()) {
                     it.remove();
                     told.add(entry);
                 }
