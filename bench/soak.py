@@ -29,6 +29,7 @@ import json
 import os
 import random
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -162,8 +163,23 @@ class Storm:
                 os.kill(pid, signum)
 
     async def start_bridge(self, name: str) -> None:
+        if not _port_free(self.ports[name]):
+            # Another process of the machine took the port while the bridge was down: a new
+            # one, and its proxy follows (the plugins only know the proxies).
+            self.ports[name] = free_port()
+            if name in self.proxies:
+                self.proxies[name].target_port = self.ports[name]
         bridge = await BridgeProcess.start(self.tmp / name, port=self.ports[name])
         self.bridges[name] = bridge
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 async def _player(

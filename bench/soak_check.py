@@ -29,6 +29,14 @@ NOTICE_WORDS = (
     "could not",
 )
 KNOWN_LOSSES = ("bridge_killed", "postgres_restarted", "backends_paused", "postmaster_paused")
+CUTTING = ("bridge_paused", "backends_paused", "postmaster_paused", "postgres_restarted")
+"""Faults after which a bridge cuts its running turns (its leases lost)."""
+ANY_BRIDGE_CUT = ("postmaster_paused", "postgres_restarted")
+"""Of those, the ones every bridge meets (the others: the bridge named)."""
+CUT_MARGIN_S = 5.0
+"""How long after such a fault is undone the bridge may still cut a turn: its next lease poll
+(``lease_renew_s`` 0.5 plus ``lease_deadline_s`` 2 by the soak's defaults) finds the leases
+gone."""
 AT_RISK_S = 10.0
 """Usage the provider reported to a bridge this long before that bridge was killed may be
 missing from the ledger (kept in memory for the next record, lost with the process)."""
@@ -171,11 +179,21 @@ def check(record: dict[str, Any]) -> list[Result]:
 
 def _ledger(record: dict[str, Any]) -> Result:
     """The ledger's reported tokens equal what the provider reported, but for usage reported to
-    a bridge shortly before it was killed (the process took it along) and streams a stall held
-    (the bridge may have given them up at its own deadline and billed an estimate)."""
+    a bridge shortly before it was killed (the process took it along), streams a stall held
+    (the bridge may have given them up at its own deadline and billed an estimate), and streams
+    completed while their bridge was paused or its database lost, up to ``CUT_MARGIN_S`` after
+    (the bridge cut the turn when it ran again, and billed its estimate)."""
     served = record["provider"]
     provider_total = sum(s["tokens"] for s in served if s["outcome"] == "completed")
     kills = [(f["bridge"], f["at"]) for f in record["faults"] if f["kind"] == "bridge_killed"]
+    # A bridge paused, or whose database was paused or restarted, loses its leases and cuts
+    # its running turns when it runs again: a stream the provider completed into the socket
+    # meanwhile is billed as the cut turn's estimate (the bridge never read its usage).
+    cuts = [
+        (None if f["kind"] in ANY_BRIDGE_CUT else f["bridge"], f["at"], f.get("undone", f["at"]))
+        for f in record["faults"]
+        if f["kind"] in CUTTING
+    ]
     at_risk = sum(
         s["tokens"]
         for s in served
@@ -183,6 +201,10 @@ def _ledger(record: dict[str, Any]) -> Result:
         and (
             s.get("held")
             or any(s["bridge"] == b and at - AT_RISK_S <= s["ended"] <= at for b, at in kills)
+            or any(
+                b in (None, s["bridge"]) and at <= s["ended"] <= undone + CUT_MARGIN_S
+                for b, at, undone in cuts
+            )
         )
     )
     # Per purpose: [tokens, of which estimated]. Only reported tokens are the provider's; a
@@ -193,9 +215,11 @@ def _ledger(record: dict[str, Any]) -> Result:
         offenders.append(f"ledger {ledger} > provider {provider_total}")
     if ledger < provider_total - at_risk:
         offenders.append(f"ledger {ledger} < provider {provider_total} - at risk {at_risk}")
+    estimated = sum(estimated for _, estimated in record["ledger"].values())
     note = (
-        f"provider {provider_total}, ledger {ledger},"
-        f" at risk (bridge killed, or stream held by a stall) {at_risk}"
+        f"provider {provider_total}, ledger {ledger} (and {estimated} estimated),"
+        f" at risk (bridge killed, paused or its database lost, or a stream held by a stall)"
+        f" {at_risk}"
     )
     return Result("ledger tokens equal the provider's", provider_total, offenders, note)
 

@@ -120,3 +120,27 @@ def test_tokens_missing_from_or_added_to_the_ledger_fail() -> None:
     held["ledger"] = {"turn": [18, 0], "turn.failed": [40, 40]}
     held["provider"][1]["held"] = True
     assert _failed(held) == {}
+
+
+def test_a_stream_completed_while_its_bridge_lost_its_hold_may_be_billed_as_an_estimate() -> None:
+    # Seen in the soak (seed 50): a paused bridge, run again, cut the turn whose stream the
+    # provider had completed into the socket, and billed the cut turn's estimate instead.
+    name = "ledger tokens equal the provider's"
+    for kind, bridge in (
+        ("bridge_paused", "a"),
+        ("backends_paused", "a"),
+        ("postgres_restarted", "c"),
+    ):
+        cut = _clean()
+        cut["ledger"] = {"turn": [18, 0], "turn.stopped": [25, 25]}
+        cut["faults"] = [{"kind": kind, "bridge": bridge, "at": 10.5, "undone": 10.8}]
+        assert _failed(cut) == {}, kind
+    # Another bridge's pause is no excuse, nor one long before the stream ended.
+    other = _clean()
+    other["ledger"] = {"turn": [18, 0]}
+    other["faults"] = [{"kind": "bridge_paused", "bridge": "b", "at": 10.5, "undone": 10.8}]
+    assert list(_failed(other)) == [name]
+    early = _clean()
+    early["ledger"] = {"turn": [18, 0]}
+    early["faults"] = [{"kind": "bridge_paused", "bridge": "a", "at": -20.0, "undone": -15.0}]
+    assert list(_failed(early)) == [name]
