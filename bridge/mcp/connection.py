@@ -145,12 +145,19 @@ def named_files(args: list[str], folder: Path) -> list[str]:
 
 
 def line_limit(config: McpServerConfig) -> int:
-    """The longest line a stdio server may write: its largest ``max_result_chars`` worth of
-    bytes, or a listing page's, whichever is more."""
+    """The longest line a stdio server may write while a listing is asked for: its largest
+    ``max_result_chars`` worth of bytes, or a listing page's, whichever is more."""
+    return max(LISTING_LINE_BYTES, result_line_limit(config))
+
+
+def result_line_limit(config: McpServerConfig) -> int:
+    """The longest line a stdio server may write while no listing is asked for: its largest
+    ``max_result_chars`` worth of bytes. A longer answer is cut at the pipe and its call fails
+    as ``result_too_large``; a shorter one is parsed and its text cut to the tool's bound."""
     chars = max(
         [config.max_result_chars, *(t.max_result_chars or 0 for t in config.tools.values())]
     )
-    return max(LISTING_LINE_BYTES, chars * BYTES_PER_CHAR)
+    return chars * BYTES_PER_CHAR
 
 
 class State(enum.StrEnum):
@@ -471,6 +478,7 @@ class ServerConnection:
             env=get_default_environment() | env,
             cwd=folder,
             line_limit=line_limit(config),
+            result_limit=result_line_limit(config),
             stderr=self.stderr,
         )
 

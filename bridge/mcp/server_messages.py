@@ -81,6 +81,11 @@ class Admission:
             if isinstance(cancelled, int | str):
                 self.answered(cancelled)  # an answer coming now answers no one
 
+    @property
+    def listing(self) -> bool:
+        """Whether a ``tools/list`` is waiting for its answer (a page of it may be long)."""
+        return bool(self._listings)
+
     def answered(self, request_id: int | str) -> None:
         self.waiting.discard(request_id)
         self._listings.discard(request_id)

@@ -5,11 +5,12 @@ The same shape as the SDK's ``stdio_client`` (a child in its own session, newlin
 JSON-RPC over its pipes, two pipe tasks feeding the session's memory streams, the spec's
 shutdown: close stdin, wait, then kill the group), with three differences:
 
-- **stdout** goes through ``LineReader``: linear in the bytes, each line at most ``line_limit``
-  bytes. A longer line is dropped at the pipe and the request it answers (the id at its start,
-  or the only request waiting) gets an error ``RESULT_TOO_LARGE`` instead, so that call fails
-  and the session goes on. A large line within the limit is parsed on a worker thread of
-  anyio's, never the loop's default executor.
+- **stdout** goes through ``LineReader``: linear in the bytes, each line at most
+  ``result_limit`` bytes (the server's ``max_result_chars`` worth), or ``line_limit`` while a
+  listing, whose pages may be long, is waiting. A longer line is dropped at the pipe and the
+  request it answers (the id at its start, or the only request waiting) gets an error
+  ``RESULT_TOO_LARGE`` instead, so that call fails and the session goes on. A large line
+  within the limit is parsed on a worker thread of anyio's, never the loop's default executor.
 - **stderr** is a pipe, not the bridge's own stderr (which the playground shows in its chat):
   its first ``STDERR_LINES`` lines are kept, cut, for the log and ``/mineclaw status`` when the
   server fails to start; the rest is read and dropped so the child never blocks on it.
@@ -86,6 +87,7 @@ async def stdio_transport(
     env: dict[str, str],
     cwd: Path,
     line_limit: int,
+    result_limit: int | None = None,
     stderr: ChildStderr,
 ) -> AsyncIterator[TransportStreams]:
     process = await anyio.open_process(
@@ -112,9 +114,15 @@ async def stdio_transport(
                 while True:
                     chunk = await process.stdout.receive(CHUNK_BYTES)
                     held = time.monotonic()
+                    # A listing's page may be long; an answer to a call only as long as its
+                    # text may be, so a longer one is cut here, before any of it is kept.
+                    if result_limit is not None and not admission.listing:
+                        lines.limit = min(line_limit, result_limit)
+                    else:
+                        lines.limit = line_limit
                     for line in lines.feed(chunk):
                         started = time.monotonic()
-                        message = await _message(line, admission, line_limit)
+                        message = await _message(line, admission, lines.limit)
                         spent = time.monotonic() - started
                         if message is not None:
                             await read_writer.send(message)

@@ -18,13 +18,16 @@ from .harness import harness, mcp_config, stdio_server, watch_messages
 
 
 async def test_a_result_of_megabytes_is_cut_to_the_tools_bound(tmp_path: Path) -> None:
-    config = mcp_config({"wiki": stdio_server(tools={"big": {"max_result_chars": 1000}})})
+    """Within the server's bound (here 200,000 characters, 1.2 MB on the wire) a long answer
+    is read and its text cut to the tool's own bound."""
+    server = stdio_server(max_result_chars=200_000, tools={"big": {"max_result_chars": 1000}})
+    config = mcp_config({"wiki": server})
     async with harness(tmp_path, config) as h:
         await h.ready("wiki")
-        outcome = await h.call("mcp__wiki__big", {"megabytes": 1})
+        outcome = await h.call("mcp__wiki__big", {"megabytes": 0, "kilobytes": 300})
         assert outcome.ok and outcome.result["truncated"] is True
         assert len(outcome.to_json()) < 2_000
-        assert "1047576 more characters cut" in outcome.result["text"]
+        assert "306200 more characters cut" in outcome.result["text"]
         assert h.connection("wiki").state is State.READY
 
 
@@ -37,12 +40,29 @@ async def test_a_line_over_the_servers_bound_is_cut_at_the_pipe_and_the_session_
         connection = await h.ready("wiki")
         outcome = await h.call("mcp__wiki__big", {"megabytes": 64})
         assert outcome.error_code == "result_too_large", outcome
-        assert "over the 4194304 this server may send" in str(outcome.message)
+        assert "over the 48000 this server may send" in str(outcome.message)
         again = await h.call("mcp__wiki__echo", {"text": "still here"})
         assert again.ok and "still here" in again.result["text"]
         assert connection.state is State.READY and connection.starts == 1
         [record] = [f for k, f in h.audit.events if k == "mcp.call" and f["tool"] == "big"]
         assert record["status"] == "result_too_large"
+
+
+async def test_an_answer_over_max_result_chars_worth_of_bytes_fails_at_the_pipe(
+    tmp_path: Path,
+) -> None:
+    """With the default bound (8,000 characters, 48,000 bytes at six a character) a 1 MiB
+    answer is not read whole and cut afterwards: it is dropped at the pipe and the call fails
+    as result_too_large. The 4 MiB a page of tools/list may take holds only while one is asked
+    for (the listing at the start went through)."""
+    async with harness(tmp_path, mcp_config({"wiki": stdio_server()})) as h:
+        connection = await h.ready("wiki")
+        outcome = await h.call("mcp__wiki__big", {"megabytes": 1})
+        assert outcome.error_code == "result_too_large", outcome
+        assert "over the 48000 this server may send" in str(outcome.message)
+        again = await h.call("mcp__wiki__echo", {"text": "still here"})
+        assert again.ok and "still here" in again.result["text"]
+        assert connection.state is State.READY and connection.starts == 1
 
 
 async def test_a_tool_error_is_marked_as_the_servers_words(tmp_path: Path) -> None:

@@ -72,9 +72,9 @@ async def reword(ctx: Context) -> str:
     return "reworded"
 
 
-@app.tool(description="Answers with this many megabytes of text.")
-def big(megabytes: int) -> str:
-    return "x" * (megabytes * 1024 * 1024)
+@app.tool(description="Answers with this many megabytes (and kilobytes) of text.")
+def big(megabytes: int, kilobytes: int = 0) -> str:
+    return "x" * (megabytes * 1024 * 1024 + kilobytes * 1024)
 
 
 @app.tool(description="Writes count of each message nobody asked for, then answers.")
