@@ -140,6 +140,9 @@ async def test_a_bridge_killed_mid_turn_is_replaced_by_the_second_without_losing
             assert (await server.chat("Steve", f"@ai {server.name} second"))["outcome"] == "public"
         for reply in held:
             await asyncio.wait_for(reply.streaming.wait(), WAIT)
+        # The plugins kept the cut-off questions (protocol 1.5) and send them again.
+        provider.answer("Answered after the takeover.")
+        provider.answer("Answered after the takeover.")
         marks = {server.name: server.mark() for server in (lobby, survival)}
 
         first.process.send_signal(signal.SIGKILL)
@@ -152,8 +155,12 @@ async def test_a_bridge_killed_mid_turn_is_replaced_by_the_second_without_losing
             )
         await second.stderr.wait_for(r"server survival: lease taken", timeout=WAIT)
         await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
+        # The second bridge answers each cut-off question, once.
+        for server in (lobby, survival):
+            await server.message("*", "Answered after the takeover.", marks[server.name])
 
-        # Each server's session goes on from its completed turn; the cut-off one is not there.
+        # Each server's session goes on from its completed turns; the cut-off attempt is not
+        # there, its answer by the second bridge is.
         for server in (lobby, survival):
             provider.answer(f"{server.name} after the takeover.")
             since = server.mark()
@@ -161,18 +168,26 @@ async def test_a_bridge_killed_mid_turn_is_replaced_by_the_second_without_losing
             await server.message("*", f"{server.name} after the takeover.", since)
             assert _users(provider.bodies()[-1]) == [
                 f"{server.name} first",
+                f"{server.name} second",
                 f"{server.name} third",
             ]
+            answers = [
+                e
+                for e in server.testkit.events[marks[server.name] :]
+                if e.get("event") == "message" and "Answered after the takeover." in e["text"]
+            ]
+            assert len(answers) == 1, answers
 
         archived = _archived(postgres_server, db)
         asked = [text for _, texts in archived for text in texts]
         for server in ("lobby", "survival"):
-            for question, times in (("first", 1), ("second", 0), ("third", 1)):
-                count = sum(f"{server} {question}" in text for text in asked)
-                assert count == times, (server, question, asked)
-        assert len({turn_id for turn_id, _ in archived}) == len(archived) == 4
-        # No turn ran twice: the provider saw each question once (the cut-off ones too).
-        for server in ("lobby", "survival"):
             for question in ("first", "second", "third"):
+                count = sum(f"{server} {question}" in text for text in asked)
+                assert count == 1, (server, question, asked)
+        assert len({turn_id for turn_id, _ in archived}) == len(archived) == 6
+        # No turn ran twice: the provider saw each question once, but the cut-off ones: once
+        # on the killed bridge and once, sent again by the plugin, on the second.
+        for server in ("lobby", "survival"):
+            for question, times in (("first", 1), ("second", 2), ("third", 1)):
                 seen = [b for b in provider.bodies() if _users(b)[-1:] == [f"{server} {question}"]]
-                assert len(seen) == 1, (server, question)
+                assert len(seen) == times, (server, question)
