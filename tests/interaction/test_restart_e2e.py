@@ -63,7 +63,10 @@ async def test_a_killed_bridge_comes_back_with_the_conversation_and_expires_the_
             since=since,
             timeout=EVENT_TIMEOUT,
         )
+        # The plugin kept Steve's question (protocol 1.5): the restarted bridge answers it.
+        w.provider.answer("Sent again: bread is on its way.")
         since = await restart(w)
+        await w.message("*", "Sent again: bread is on its way.", since)
         # Alex, still online, is told the request he was asked about has expired.
         await w.message("Alex", "The request to run give Alex minecraft:bread 2 expired", since)
 
@@ -77,14 +80,24 @@ async def test_a_killed_bridge_comes_back_with_the_conversation_and_expires_the_
             r"approval prompt expired by the restart: Alex", timeout=EVENT_TIMEOUT
         )
 
-        # The next request carries the earlier turns; the unfinished one is not there.
+        # The next request carries the earlier turns; the unfinished attempt is not there, the
+        # answer to the question sent again is.
         await answered(w, "Steve", "what was the number", "It was 41.")
         texts = user_texts(w.provider.bodies()[-1])
-        assert texts == ["remember the number 41", "and my colour is blue", "what was the number"]
+        assert texts == [
+            "remember the number 41",
+            "and my colour is blue",
+            "give Alex some bread",
+            "what was the number",
+        ]
         assistant = [
             m["content"] for m in w.provider.bodies()[-1]["messages"] if m["role"] == "assistant"
         ]
-        assert assistant == ["I will remember 41.", "Blue, noted."]
+        assert assistant == [
+            "I will remember 41.",
+            "Blue, noted.",
+            "Sent again: bread is on its way.",
+        ]
 
 
 async def test_a_cleared_session_stays_cleared_across_a_restart(tmp_path: Path) -> None:
