@@ -118,3 +118,30 @@ async def test_a_player_who_leaves_or_whose_request_expired_leaves_the_line_and_
         assert len(app.runtime.audit.events("chat.expired")) == 1
     finally:
         await app.runtime.aclose()
+
+
+async def test_a_queued_wake_that_started_before_its_expiry_came_is_stopped(
+    tmp_path: Path, provider: ScriptedProvider
+) -> None:
+    # Seen in the soak under load: Alex was told "offline, not sent" (his verdict came after
+    # the plugin's 250 ms), his wake had started from the line meanwhile, and was answered.
+    config = tmp_path / "config"
+    write_config(config, provider.port)
+    app = await open_app(config, provider)
+    try:
+        first = provider.held("first answer")
+        await app.chat("@ai one", player=STEVE)
+        await asyncio.wait_for(first.streaming.wait(), WAIT)
+        assert (await chat_as(app, "r-alex", "@ai from alex", ALEX)).decision == "accept"
+        second = provider.held("An answer ", "nobody asked for")
+        first.release.set()
+        await asyncio.wait_for(second.streaming.wait(), WAIT)  # Alex's turn runs now
+        await app.handler.on_chat_expired("r-alex")
+        second.release.set()
+        task = app.runtime.lanes.public.task
+        assert task is not None
+        await asyncio.wait_for(asyncio.shield(task), WAIT)
+        said = [chat.text.model.get("message", "") for chat in app.link.of("output.chat")]
+        assert not any("nobody asked for" in line for line in said), said
+    finally:
+        await app.runtime.aclose()

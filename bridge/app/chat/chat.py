@@ -74,6 +74,12 @@ class ChatPath:
             return
         task = self._turns.pop(request_id, None)
         if task is None:
+            if runtime.lanes.stop_request(request_id):  # started from the wait line meanwhile
+                log.info(
+                    "chat %s: the plugin gave up on its verdict; queued turn stopped", request_id
+                )
+                runtime.audit.record("chat.expired", {"request": request_id})
+                return
             self._expired.append(request_id)
             return
         if runtime.turn is task and runtime.engine.stop():
@@ -98,8 +104,8 @@ class ChatPath:
         before = public.task
         verdict = self._decide(request, request_id)
         task = public.task
-        # Only a turn this message started now is its own; a queued one starts later, long
-        # after the verdict, when no expiry can come for it any more.
+        # Only a turn this message started now is its own; a queued one that starts before
+        # its expiry arrives (under load) is found by the lanes (`TurnLanes.stop_request`).
         if request_id is not None and task is not before and task is not None and not task.done():
             self._turns[request_id] = task
             task.add_done_callback(lambda _: self._turns.pop(request_id, None))

@@ -107,6 +107,8 @@ class TurnLanes:
         """The plugin's questions taken here (`bridge.app.lanes.asks`)."""
         self._running_asks: dict[str, Ask] = {}
         """The question of each lane's running turn, by lane id."""
+        self._by_request: dict[str, tuple[Lane, asyncio.Task[TurnOutcome]]] = {}
+        """The running turns chat requests started, by the request's id."""
         self.cap = TurnCap(lambda: host.plane.config.concurrency.max_concurrent_turns)
         self.queue = TurnQueue(
             cap=self.cap,
@@ -244,6 +246,9 @@ class TurnLanes:
             task.add_done_callback(lambda done: self._turn_done(lane, request, done, ask))
             if ask is not None:
                 self._running_asks[lane.lane_id] = ask
+            if request_id is not None:  # a chat's: its chat.expired may still come
+                self._by_request[request_id] = (lane, task)
+                task.add_done_callback(lambda _: self._by_request.pop(request_id, None))
             lane.task = task
             if lane is self.lanes.public:
                 self._host.turn, self._host.turn_player = task, request.player
@@ -291,6 +296,16 @@ class TurnLanes:
             return
         if line is not None:
             self._spawn(self._tell(request.player, line))
+
+    def stop_request(self, request_id: str) -> bool:
+        """Stop the running turn the chat request ``request_id`` started (at once, or from the
+        wait line later: under load a queued wake can start before its ``chat.expired``
+        arrives); whether one was stopped."""
+        found = self._by_request.get(request_id)
+        if found is None:
+            return False
+        lane, task = found
+        return lane.task is task and not task.done() and lane.engine.stop()
 
     def give_up_ask(self, lane_id: str) -> bool:
         """The running turn of ``lane_id`` is being cut (this bridge gives its server up):
