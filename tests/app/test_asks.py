@@ -157,3 +157,21 @@ async def test_a_private_question_taken_is_never_answered_with_a_failure_line(
     assert lines and not any("could not be handled" in line for line in lines), lines
     answer = await app.link.wait_for(lambda n, d: n == "output.chat" and d.ask == ASK)
     assert answer.text.model == {"message": "fine"}
+
+
+async def test_a_question_refused_as_its_server_is_let_go_is_still_ended_on_its_link(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in the soak: the store went away during an /ai, the bridge let the server go (its
+    # runtime's link gone) before answering "could not be handled" on the still open link; no
+    # ask.done went with it, so the plugin kept the question, sent it again and it was answered.
+    link = app.link
+
+    def lost(*args: object, **kwargs: object) -> object:
+        app.runtime.link = None  # the database lost: the server is let go
+        raise StoreError("cannot connect to PostgreSQL")
+
+    monkeypatch.setattr(app.runtime.lanes.lanes, "private", lost)
+    reply = await app.handler.on_command(_ai("where?"))
+    assert "could not be handled" in rendered(reply.lines[0])
+    assert [d.ask for d in link.of("ask.done")] == [ASK]

@@ -197,18 +197,20 @@ class AppHandler:
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         self.notices.seen(request.player, request.granted)
         self.runtime.listen_decisions.seen(request.player.name)
+        link = self.runtime.link  # the one this request came on
         verdict = await self.chat.on_chat(request)
         if request.ask is not None:  # a question that started no turn is ended first
-            await self.runtime.lanes.end_not_taken(request.ask)
+            await self.runtime.lanes.end_not_taken(request.ask, link)
         return verdict
 
     async def on_command(self, request: CommandRequest) -> CommandReply:
         sender = request.sender
         if sender.player is not None:
             self.notices.seen(sender.player, sender.granted)
+        link = self.runtime.link  # the one this request came on
         reply = await self.commands.on_command(request)
         if request.ask is not None:  # a question that started no turn is ended first
-            await self.runtime.lanes.end_not_taken(request.ask)
+            await self.runtime.lanes.end_not_taken(request.ask, link)
         return reply
 
     async def on_player_join(self, player: PlayerRef) -> None:

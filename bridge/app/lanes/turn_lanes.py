@@ -332,18 +332,19 @@ class TurnLanes:
             TURN_ASK.reset(token)
         self._spawn(self._ask_done(again))
 
-    async def end_not_taken(self, ask_id: str) -> None:
+    async def end_not_taken(self, ask_id: str, link: Link | None) -> None:
         """A question with an id that started no turn (a refusal, a subcommand, a failure):
-        ``ask.done`` now, before the request's answer, so the plugin never keeps it (were the
-        link to drop between the two, it would send again a question its asker was told about)."""
+        ``ask.done`` now, before the request's answer, on the link the request came on (the
+        runtime may have let go of it meanwhile: its database lost), so the plugin never keeps
+        it (were the two parted, it would send again a question its asker was told about)."""
         if self.asks.get(ask_id) is None:
-            await self._ask_done(Ask(ask_id, state="ended"))
+            await self._ask_done(Ask(ask_id, state="ended"), link)
 
-    async def _ask_done(self, ask: Ask) -> None:
+    async def _ask_done(self, ask: Ask, link: Link | None = None) -> None:
         """Tell the plugin the question ended, once the lines its turn sent are on their way."""
         if ask.sending:
             await asyncio.gather(*ask.sending, return_exceptions=True)
-        link = self._host.link
+        link = link or self._host.link
         if link is None or not link.connected:
             return  # a resend after the relink is answered from the book
         try:
