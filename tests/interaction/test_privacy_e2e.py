@@ -201,4 +201,8 @@ async def test_a_rotated_link_token_stops_the_default_servers_turns(tmp_path: Pa
         held.release.set()
         # The plugin links again with the new token; Steve is told his question was cut.
         await w.message("Steve", "revoked", since)
-        assert len(w.provider.requests) == asked
+        # Steve's question is not sent again (a revoked link's); Alex's, dropped from the
+        # line, is (protocol 1.5) and answered to Alex alone.
+        await w.message("Alex", "Kept.", since)
+        late = [b for b in w.provider.bodies()[asked:] if "long story" in json.dumps(b)]
+        assert late == []

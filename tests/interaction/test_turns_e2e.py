@@ -404,12 +404,22 @@ async def test_a_bridge_killed_mid_turn_keeps_every_completed_turn_and_no_partia
         ]
         assert not [items for _, items in archived if "unfinished" in items or "Half" in items]
 
+        # The plugin kept the unfinished question (protocol 1.5): the restarted bridge answers it.
+        w.provider.answer("Finished after the restart.")
         w.bridge = await BridgeProcess.start(w.config, port=w.port)
         await w.testkit.relinked(since)
+        await w.message("*", "Finished after the restart.", since)
         w.provider.answer("Back.")
         await w.chat("Steve", "@ai are you back")
         await w.message("*", "Back.", since)
         turns = archived_turns(w.config)
-        assert len(turns) == 3 and "are you back" in turns[-1][1] and "Back." in turns[-1][1]
-        # The session survived the kill: the earlier turns are replayed, the unfinished one not.
-        assert user_texts(w.provider.bodies()[-1]) == ["turn 0", "turn 1", "are you back"]
+        assert len(turns) == 4 and "are you back" in turns[-1][1] and "Back." in turns[-1][1]
+        # The session survived the kill: the earlier turns are replayed, the half answer not
+        # (the question sent again is, with its whole answer).
+        assert user_texts(w.provider.bodies()[-1]) == [
+            "turn 0",
+            "turn 1",
+            "unfinished",
+            "are you back",
+        ]
+        assert not [items for _, items in turns if "Half" in items]

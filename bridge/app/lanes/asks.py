@@ -75,6 +75,10 @@ class AskBook:
             self._asks.popitem(last=False)
         return ask
 
+    def taken_ids(self) -> list[str]:
+        """The questions taken here and not ended."""
+        return [key for key, ask in self._asks.items() if ask.state == "taken"]
+
     def drop(self, ask_id: str) -> None:
         """Not taken after all (the line was full)."""
         self._asks.pop(ask_id, None)

@@ -297,6 +297,15 @@ class TurnLanes:
         if line is not None:
             self._spawn(self._tell(request.player, line))
 
+    def forget_waiting_asks(self) -> None:
+        """The wait line was emptied (a revoked link): its questions were never started, so
+        one the plugin sends again is started then, not taken for one still waiting here."""
+        running = {id(ask) for ask in self._running_asks.values()}
+        for ask_id in self.asks.taken_ids():
+            found = self.asks.get(ask_id)
+            if found is not None and id(found) not in running:
+                self.asks.drop(ask_id)
+
     def stop_request(self, request_id: str) -> bool:
         """Stop the running turn the chat request ``request_id`` started (at once, or from the
         wait line later: under load a queued wake can start before its ``chat.expired``

@@ -46,17 +46,18 @@ class CutTurns:
         self._tasks = BackgroundTasks("cut turns' lines")
         self._writing = asyncio.Lock()
 
-    def cut(self, server_id: str, runtime: Runtime, reason: str) -> int:
+    def cut(self, server_id: str, runtime: Runtime, reason: str, *, resend: bool = True) -> int:
         """Stop every running turn of the server (``reason``: why, in the asker's words) and
-        owe a line to each asker; how many were stopped. A turn already committing is not
-        stopped: the archive's fence decides it."""
+        owe a line to each asker; how many were stopped. ``resend``: a question the plugin
+        kept is left for it to send again instead (not for a revoked server's). A turn
+        already committing is not stopped: the archive's fence decides it."""
         stopped = 0
         for lane in runtime.lanes.lanes:
             asker, turn_id = lane.engine.asker, lane.engine.turn_id
             if asker is None or not lane.engine.stop():
                 continue
             stopped += 1
-            if runtime.lanes.give_up_ask(lane.lane_id):
+            if resend and runtime.lanes.give_up_ask(lane.lane_id):
                 # The plugin kept the question (protocol 1.5, asks): it sends it again to the
                 # bridge it links to next, which answers it; a line here would say it failed.
                 log.warning(

@@ -260,8 +260,9 @@ class Network:
         context = self._contexts.get(server_id)
         if context is not None:
             recorded["waiting_dropped"] = context.runtime.lanes.queue.clear()
+            context.runtime.lanes.forget_waiting_asks()
             recorded["turns_stopped"] = self.cut_turns.cut(
-                server_id, context.runtime, REVOKED_ASKER_REASON
+                server_id, context.runtime, REVOKED_ASKER_REASON, resend=False
             )
         try:
             self._default_runtime.audit.record("link.revoked", recorded)
