@@ -176,7 +176,8 @@ class McpClients:
 
         for name, connection in self.connections.items():
             listing = connection.listing
-            line = f"{name}: {connection.state.value}, {len(listing.offered)} tools"
+            count = len(listing.offered)
+            line = f"{name}: {connection.state.value}, {count} tool{'' if count == 1 else 's'}"
             if listing.refused:
                 line += f" ({len(listing.refused)} refused)"
             gates = [_gate(connection, tool, require_review) for tool in listing.offered]

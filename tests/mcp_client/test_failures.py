@@ -100,3 +100,25 @@ async def test_a_failed_start_shows_the_childs_stderr_redacted_in_log_and_status
     [line] = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert said in line and "sk-toolbox-secret-4242" not in line
     assert "cannot open the index" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(("count", "said"), [(0, "0 tools"), (1, "1 tool"), (2, "2 tools")])
+def test_the_status_line_counts_tools_in_words(tmp_path: Path, count: int, said: str) -> None:
+    """'demo: ready, 1 tools' read as a typo in /mineclaw status."""
+    from bridge.mcp.clients import McpClients
+    from bridge.mcp.connection import Listing, ServerConnection
+    from bridge.mcp.discovery import OfferedTool
+
+    config = mcp_config({"wiki": stdio_server()})
+    clients = McpClients(audit=None, redact=str, progress=None)  # type: ignore[arg-type]
+    connection = ServerConnection(
+        "wiki", config.servers["wiki"], workspace=tmp_path, changed=lambda: None
+    )
+    offered = tuple(
+        OfferedTool("wiki", f"t{i}", f"mcp__wiki__t{i}", "", {}, f"d{i}") for i in range(count)
+    )
+    connection.listing = Listing(offered=offered)
+    clients.connections["wiki"] = connection
+    [line] = clients.status()
+    assert line.startswith(f"wiki: {connection.state.value}, {said}")
+    assert not line.startswith(f"wiki: {connection.state.value}, {said}s")
