@@ -230,9 +230,12 @@ async def test_a_worker_that_died_between_pages_is_replaced_for_the_next_page(
         web = fetcher(wiki(site.port), pool, total_timeout_s=10.0)
         assert (await web.fetch("http://wiki.example/furnace")).extractor == "trafilatura"
         [worker] = pool.worker_pids()
-        os.kill(worker, signal.SIGKILL)
-        while _state(worker) != "Z":  # dead, not yet reaped by the pool
-            await asyncio.sleep(0.01)
+        died = os.pidfd_open(worker)  # readable once it has ended, reaped or not
+        try:
+            os.kill(worker, signal.SIGKILL)
+            await _readable(died)
+        finally:
+            os.close(died)
         for _ in range(2):
             async with asyncio.timeout(HANG_GUARD_S):
                 page = await web.fetch("http://wiki.example/furnace")
@@ -240,6 +243,12 @@ async def test_a_worker_that_died_between_pages_is_replaced_for_the_next_page(
     assert pool.spawned == 2
 
 
-def _state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(") ", 1)[1][0]
+async def _readable(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(fd, ready.set_result, None)
+    try:
+        async with asyncio.timeout(HANG_GUARD_S):
+            await ready
+    finally:
+        loop.remove_reader(fd)
