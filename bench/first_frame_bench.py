@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.link_bench import JAR, Testkit
-from bench.local_provider import BENCH_CONFIG, providers_yml
+from bench.local_provider import BENCH_CONFIG, providers_yml, stop_provider
 from bridge.app.chat.handler import AppHandler
 from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.wiring.runtime import Runtime
@@ -113,12 +113,7 @@ async def _provider(first_deltas: asyncio.Queue[float]) -> AsyncIterator[str]:
         reader = asyncio.create_task(read_stamps())
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        await stop_provider(process)
         if reader is not None:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):

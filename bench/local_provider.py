@@ -176,12 +176,19 @@ async def provider_process(
         port = int(await asyncio.wait_for(process.stdout.readline(), 60))
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        await stop_provider(process)
+
+
+async def stop_provider(process: asyncio.subprocess.Process) -> None:
+    """Ends a provider process the way it expects (its stdin closed), killing it if it does
+    not exit in 30 s."""
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), 30)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
 
 
 if __name__ == "__main__":
