@@ -15,6 +15,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from app.scripted_provider import HeldReply, ScriptedProvider
+
 from tests.postgres_server import PostgresServer
 
 from .test_hung_holder_e2e import WAIT, holder_and_standby
@@ -33,6 +35,26 @@ def _lines(lobby: Server, since: int, contains: str) -> list[dict[str, Any]]:
     ]
 
 
+async def _ask_then_signal_the_holder(
+    holder: Server,
+    lobby: Server,
+    provider: ScriptedProvider,
+    question: str,
+    held_words: tuple[str, str],
+    sig: signal.Signals,
+) -> tuple[int, HeldReply]:
+    """Steve asks in public; while the holder streams its (held) answer it gets ``sig``. The
+    standby's answer is scripted next. Returns the mark before the question and the held reply."""
+    await lobby.add("Steve", OP)
+    since = lobby.mark()
+    held = provider.held(*held_words)
+    provider.answer("Answered by the standby.")
+    assert (await lobby.chat("Steve", f"@ai {question}"))["outcome"] == "public"
+    await held.streaming.wait()
+    holder.process.send_signal(sig)
+    return since, held
+
+
 async def test_a_question_in_flight_when_its_bridge_is_killed_is_answered_by_the_next_once(
     tmp_path: Path, postgres_server: PostgresServer
 ) -> None:
@@ -43,13 +65,9 @@ async def test_a_question_in_flight_when_its_bridge_is_killed_is_answered_by_the
         provider,
         db,
     ):
-        await lobby.add("Steve", OP)
-        since = lobby.mark()
-        held = provider.held("Never ", "seen.")
-        provider.answer("Answered by the standby.")
-        assert (await lobby.chat("Steve", "@ai lobby kept"))["outcome"] == "public"
-        await held.streaming.wait()
-        first.process.send_signal(signal.SIGKILL)
+        since, _ = await _ask_then_signal_the_holder(
+            first, lobby, provider, "lobby kept", ("Never ", "seen."), signal.SIGKILL
+        )
 
         await lobby.message("*", "Answered by the standby.", since)
         await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
@@ -75,13 +93,9 @@ async def test_a_question_in_flight_when_its_bridge_hangs_is_answered_once_thoug
         provider,
         db,
     ):
-        await lobby.add("Steve", OP)
-        since = lobby.mark()
-        held = provider.held("Late ", "answer.")
-        provider.answer("Answered by the standby.")
-        assert (await lobby.chat("Steve", "@ai lobby paused"))["outcome"] == "public"
-        await held.streaming.wait()
-        first.process.send_signal(signal.SIGSTOP)
+        since, held = await _ask_then_signal_the_holder(
+            first, lobby, provider, "lobby paused", ("Late ", "answer."), signal.SIGSTOP
+        )
 
         # The plugin gives the silent holder up, links to the standby once the lease expired,
         # and sends the question again: the standby answers it.
