@@ -24,7 +24,7 @@ import pytest
 from .processes import EVENT_TIMEOUT
 from .test_game_facts_e2e import tool_results
 from .test_link_rotation_e2e import rotate
-from .test_turns_e2e import NO_COOLDOWNS, REPLY_PREFIX, user_texts, world
+from .test_turns_e2e import NO_COOLDOWNS, REPLY_PREFIX, World, user_texts, world
 
 pytestmark = pytest.mark.jvm
 
@@ -37,19 +37,19 @@ LOCKER = "Steve's locker code is 4711"
 MEMORY_ID = re.compile(r"\bm[0-9a-f]{8}\b")
 
 
+async def _steve_joins(w: World) -> None:
+    """Once the link is up, Steve (a fixed UUID, chat and private) joins."""
+    await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
+    await w.testkit.send(
+        {"op": "player.add", "name": "Steve", "uuid": STEVE_UUID, "permissions": [CHAT, PRIVATE]}
+    )
+
+
 async def test_a_personal_memory_stays_out_of_public_turns_and_the_public_book(
     tmp_path: Path,
 ) -> None:
     async with world(tmp_path, NO_COOLDOWNS) as w:
-        await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
-        await w.testkit.send(
-            {
-                "op": "player.add",
-                "name": "Steve",
-                "uuid": STEVE_UUID,
-                "permissions": [CHAT, PRIVATE],
-            }
-        )
+        await _steve_joins(w)
         await w.add("Alex", [CHAT])
         await w.add("Olivia", [CHAT, HISTORY])
 
@@ -104,15 +104,7 @@ async def test_the_console_names_players_by_uuid_and_a_retry_answers_where_it_fa
     tmp_path: Path,
 ) -> None:
     async with world(tmp_path, NO_COOLDOWNS) as w:
-        await w.testkit.wait_event(lambda e: e.get("event") == "link.state")
-        await w.testkit.send(
-            {
-                "op": "player.add",
-                "name": "Steve",
-                "uuid": STEVE_UUID,
-                "permissions": [CHAT, PRIVATE],
-            }
-        )
+        await _steve_joins(w)
         w.provider.call_tools(("remember", {"text": LOCKER}))
         w.provider.answer("Kept.")
         since = w.mark()
