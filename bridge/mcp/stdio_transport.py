@@ -87,7 +87,7 @@ async def stdio_transport(
     env: dict[str, str],
     cwd: Path,
     line_limit: int,
-    result_limit: int | None = None,
+    result_limit: int,
     stderr: ChildStderr,
 ) -> AsyncIterator[TransportStreams]:
     process = await anyio.open_process(
@@ -116,10 +116,7 @@ async def stdio_transport(
                     held = time.monotonic()
                     # A listing's page may be long; an answer to a call only as long as its
                     # text may be, so a longer one is cut here, before any of it is kept.
-                    if result_limit is not None and not admission.listing:
-                        lines.limit = min(line_limit, result_limit)
-                    else:
-                        lines.limit = line_limit
+                    lines.limit = line_limit if admission.listing else result_limit
                     for line in lines.feed(chunk):
                         started = time.monotonic()
                         message = await _message(line, admission, lines.limit)
