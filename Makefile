@@ -11,7 +11,6 @@ STAGE  := bash .ci/stage
 # build looks for a JDK 25 beside it unless JAVA25_HOME says where one is.
 JAVA25_HOME ?= $(firstword $(wildcard /usr/lib/jvm/temurin-25-jdk*) $(wildcard /usr/lib/jvm/*-25*) $(wildcard /opt/java/*25*))
 MVN := env JAVA_HOME=$(JAVA25_HOME) mvn -B -q --no-transfer-progress -f plugin-java/pom.xml
-JAVA_STAMP := plugin-java/testkit/target/.built
 
 # paper-api (for the Paper adapter, its MockBukkit suites and the link check) comes from the
 # PaperMC repository. Where that is unreachable, jars built from Paper's public sources may sit in
