@@ -3,7 +3,7 @@
 Everything a stranger's page is parsed with runs here, never in the bridge: the charset guess,
 lxml's parser and trafilatura. ``bridge.web.extraction_pool`` keeps a few of these processes
 warm and kills one at the fetch's deadline; this side adds what the process can enforce on
-itself: a lower scheduling priority (``nice``, and Linux's idle class), an address-space
+itself: the lowest scheduling priority (Linux's idle class, and niceness 19), an address-space
 limit (``RLIMIT_AS``) and, per page, a CPU-time limit (``RLIMIT_CPU``, raised from the CPU
 time already used), so even a worker its parent forgot is ended.
 
@@ -31,8 +31,9 @@ from typing import IO, Any
 FRAME = struct.Struct(">I")
 MAX_JOB_BYTES = 32_000_000
 """The largest frame a worker reads: a body is at most ``web.max_bytes`` (20 MB)."""
-NICENESS = 10
-"""Below the bridge: a page being parsed never takes the CPU from a player's turn."""
+NICENESS = 19
+"""The lowest there is: where the idle scheduling class is missing, a page being parsed takes
+about 1.5% of a core a player's turn wants (CFS weight 15 against 1024; at 10 it was a tenth)."""
 
 
 def read_frame(stream: IO[bytes], limit: int) -> bytes | None:
@@ -111,8 +112,8 @@ def serve(job: dict[str, Any], body: bytes, send: Any, *, plain_only: bool = Fal
 
 def _idle_class() -> None:
     """Linux's idle scheduling class: the worker runs only when no other process of normal
-    priority wants the CPU, so the bridge's loop never waits behind a page (nice alone still
-    gives a nice-10 process about a tenth of a shared core). Lowering one's own class needs no
+    priority wants the CPU, so the bridge's loop never waits behind a page (niceness alone
+    still gives a nice-19 process about 1.5% of a shared core). Lowering one's own class needs no
     privilege; where it is missing the niceness stays."""
     if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         try:
@@ -128,7 +129,7 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     source = sys.stdin.buffer
-    os.nice(NICENESS)
+    os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
     _idle_class()
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     logging.disable(logging.CRITICAL)  # trafilatura logs what it thinks of each page

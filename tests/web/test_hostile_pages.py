@@ -252,3 +252,32 @@ async def _readable(fd: int) -> None:
             await ready
     finally:
         loop.remove_reader(fd)
+
+
+@pytest.mark.parametrize("plain_only", [False, True], ids=["worker", "plain-lane"])
+async def test_extraction_workers_run_in_the_idle_scheduling_class_at_the_lowest_niceness(
+    plain_only: bool,
+) -> None:
+    """A stranger's page is parsed only when the bridge's loop does not want the CPU: the
+    workers (the plain lane's too) put themselves in Linux's idle scheduling class, and at
+    niceness 19 where that class is missing. Read from /proc, as the kernel schedules them."""
+    own = ExtractionPool(workers=1, plain_only=plain_only)
+    try:
+        async with LoopbackSite() as site:
+            site.page("/furnace", NORMAL)
+            async with asyncio.timeout(HANG_GUARD_S):
+                await fetcher(wiki(site.port), own).fetch("http://wiki.example/furnace")
+            [worker] = own.worker_pids()
+            niceness, policy = _scheduling(worker)
+    finally:
+        own.close()
+    assert policy == os.SCHED_IDLE
+    assert niceness == 19
+
+
+def _scheduling(pid: int) -> tuple[int, int]:
+    """(niceness, scheduling policy) of ``pid`` from /proc/PID/stat (proc(5): fields 19 and
+    41, counted after the command name, which may hold spaces and parentheses)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[19 - 3]), int(fields[41 - 3])
