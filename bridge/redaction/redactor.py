@@ -90,6 +90,9 @@ class Redactor:
     ) -> None:
         # The owner's rules first: where two rules match the same text, the owner's kind shows.
         chosen = [*rules, *(DEFAULT_RULES if include_defaults else ())]
+        self.rules: tuple[RedactionRule, ...] = tuple(chosen)
+        """Every rule, the owner's first: another process given them redacts as this one
+        does, configured secret values apart (they stay in this process)."""
         self._rules = tuple(_Compiled(rule, index) for index, rule in enumerate(chosen))
         self._any_rule = _any_rule_of(chosen)
         self._joinable = not any(_NOT_JOINABLE.search(rule.pattern) for rule in chosen)

@@ -1,6 +1,8 @@
 """``web_fetch`` and ``web_search``: the web tools, over ``bridge.web``.
 
-What comes back is tool output like any other (redacted by the invoker, cut to ``max_chars``),
+What comes back is tool output like any other (redacted by the invoker, cut to ``max_chars``;
+a page's text and title are redacted by the same rules first, whole, in the worker that reads
+them, so the invoker's pass on the event loop is one search over text with nothing left),
 and it is marked as untrusted: the page text sits between two bridge-written markers carrying
 a random id the page cannot know, so a page cannot end the quote early and go on as if the
 bridge were speaking; the page's title is the page's words too and sits inside the same quote.
@@ -72,7 +74,11 @@ class WebTools:
             raise ToolFailure(ErrorCode.INVALID_ARGUMENTS, "max_chars must be an integer")
         trace = FetchTrace()
         try:
-            page = await self._fetcher.fetch(url, max_chars=max_chars, trace=trace)
+            # The page is redacted by the rules in the worker that reads it, before its cut:
+            # the invoker's redaction on this loop then finds nothing of the page's to replace.
+            page = await self._fetcher.fetch(
+                url, max_chars=max_chars, trace=trace, redaction=self._redactor.rules
+            )
         except ShieldRefused as exc:
             self._fetched(context, url, trace, f"refused:{exc.rule}", "refused")
             raise ToolFailure(ErrorCode.URL_REFUSED, str(exc)) from None

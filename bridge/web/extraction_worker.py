@@ -13,6 +13,10 @@ A compressed body (the header names its ``encoding``) is inflated here first, bo
 (``bridge.web.inflate``). For HTML the first stage is the linear plain-text fallback
 (``bridge.web.extract.plain_text``), the second trafilatura's text: when the parent cuts the
 second off it already holds the first. Any other text is decoded only (one ``done`` frame).
+Each text (and title) is redacted here with the rules the header carries, whole, then cut to
+the caller's limit: the bridge redacts the answer again (its configured secrets are never sent
+here), but over a text with nothing of the page's left to replace, which costs its event loop
+one search instead of work a page chooses.
 Run as ``python -m bridge.web.extraction_worker MEMORY_BYTES [plain]`` (``plain``: the plain
 lane's worker, which answers the fallback only).
 """
@@ -31,6 +35,8 @@ from typing import IO, Any
 FRAME = struct.Struct(">I")
 MAX_JOB_BYTES = 32_000_000
 """The largest frame a worker reads: a body is at most ``web.max_bytes`` (20 MB)."""
+MAX_HEADER_BYTES = 1 << 20
+"""A job's header: small, but it carries the owner's redaction rules (each up to 1 KiB)."""
 NICENESS = 19
 """The lowest there is: where the idle scheduling class is missing, a page being parsed takes
 about 1.5% of a core a player's turn wants (CFS weight 15 against 1024; at 10 it was a tenth)."""
@@ -75,14 +81,43 @@ def _cap(text: str, limit: int) -> tuple[str, bool]:
     return (text[:limit], True) if len(text) > limit else (text, False)
 
 
+_redactors: dict[str, Any] = {}
+"""The job's redaction rules (JSON) -> their compiled ``Redactor``: the bridge sends the same
+rules with every page until the owner changes them."""
+
+
+def _redactor(rules: list[list[str]]) -> Any:
+    """A ``Redactor`` of exactly ``rules`` (the bridge's whole list, its defaults included),
+    without configured secret values: this process reads strangers' pages and is given no
+    secret; the bridge's own redaction of the answer looks for those."""
+    from bridge.redaction import RedactionRule, Redactor
+
+    key = json.dumps(rules)
+    if key not in _redactors:
+        chosen = [RedactionRule(kind=kind, pattern=pattern) for kind, pattern in rules]
+        _redactors.clear()
+        _redactors[key] = Redactor(chosen, include_defaults=False)
+    return _redactors[key]
+
+
 def serve(job: dict[str, Any], body: bytes, send: Any, *, plain_only: bool = False) -> None:
     """Answer one job through ``send`` (a frame's JSON as a dict); ``plain_only``: the plain
-    lane's worker, which stops after the fallback."""
+    lane's worker, which stops after the fallback. With ``redaction`` rules in the job, a
+    text and its title are redacted here, whole, before the text is cut to the limit."""
     from bridge.web.content import MediaType, decode
     from bridge.web.extract import extract_html, plain_text
     from bridge.web.inflate import Uninflatable, inflate
 
     limit = int(job["limit"])
+    rules = job.get("redaction") or []
+    redactor = _redactor(rules) if rules else None
+
+    def shown(text: str) -> tuple[str, bool]:
+        return _cap(text if redactor is None else redactor.redact_text(text), limit)
+
+    def titled(title: str | None) -> str | None:
+        return title if redactor is None or title is None else redactor.redact_text(title)
+
     inflated_cut, note = False, None
     if job.get("encoding"):
         try:
@@ -95,19 +130,20 @@ def serve(job: dict[str, Any], body: bytes, send: Any, *, plain_only: bool = Fal
     decoded = decode(body, media, job["kind"])
     said = {"charset": decoded.charset, "refused": decoded.refused, "note": note}
     if job["kind"] != "html":
-        text, cut = _cap(decoded.text, limit)
+        text, cut = shown(decoded.text)
         send({"stage": "done", "title": None, "text": text, "cut": cut or inflated_cut, **said})
         return
     fallback = plain_text(decoded.text)
-    text, cut = _cap(fallback.text, limit)
+    text, cut = shown(fallback.text)
     cut = cut or inflated_cut
-    send({"stage": "fallback", "title": fallback.title, "text": text, "cut": cut, **said})
+    title = titled(fallback.title)
+    send({"stage": "fallback", "title": title, "text": text, "cut": cut, **said})
     if plain_only:
         return
     main = extract_html(decoded.text, str(job["url"]))
-    text, cut = _cap(main.text, limit)
+    text, cut = shown(main.text)
     cut = cut or inflated_cut
-    send({"stage": "main", "title": main.title, "text": text, "cut": cut, **said})
+    send({"stage": "main", "title": titled(main.title), "text": text, "cut": cut, **said})
 
 
 def _idle_class() -> None:
@@ -137,6 +173,8 @@ def main(argv: list[str]) -> int:
     import charset_normalizer  # noqa: F401
     import lxml.html  # noqa: F401
 
+    import bridge.redaction  # noqa: F401
+
     if not plain_only:
         import trafilatura  # noqa: F401
         from trafilatura.metadata import extract_metadata  # noqa: F401
@@ -146,7 +184,7 @@ def main(argv: list[str]) -> int:
 
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     while True:
-        header = read_frame(source, 65_536)
+        header = read_frame(source, MAX_HEADER_BYTES)
         if header is None:
             return 0  # the bridge closed the pipe, or died
         body = read_frame(source, MAX_JOB_BYTES)

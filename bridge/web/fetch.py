@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from bridge.redaction import RedactionRule
 from bridge.web.connector import (
     Dialer,
     ShieldedBackend,
@@ -116,22 +118,37 @@ class WebFetcher:
         self._ssl_context = ssl_context
 
     async def fetch(
-        self, url: str, *, max_chars: int | None = None, trace: FetchTrace | None = None
+        self,
+        url: str,
+        *,
+        max_chars: int | None = None,
+        trace: FetchTrace | None = None,
+        redaction: Sequence[RedactionRule] = (),
     ) -> Page:
-        """The page at ``url``. Raises ``ShieldRefused``, ``FetchRefused`` or ``FetchFailed``."""
+        """The page at ``url``. Raises ``ShieldRefused``, ``FetchRefused`` or ``FetchFailed``.
+        ``redaction``: rules the extraction worker applies to the page's text and title (whole,
+        before the cut to ``max_chars``), so what comes back to this loop is already redacted
+        by them."""
         settings = self.settings
         trace = trace if trace is not None else FetchTrace()
         limit = settings.max_chars if max_chars is None else min(max_chars, settings.max_chars)
         deadline = asyncio.get_running_loop().time() + settings.total_timeout_s
         try:
             async with asyncio.timeout_at(deadline):
-                return await self._fetch(url, limit, trace, deadline)
+                return await self._fetch(url, limit, trace, deadline, redaction)
         except TimeoutError:
             raise FetchFailed(
                 "timeout", f"the fetch took longer than {settings.total_timeout_s:g} s"
             ) from None
 
-    async def _fetch(self, url: str, limit: int, trace: FetchTrace, deadline: float) -> Page:
+    async def _fetch(
+        self,
+        url: str,
+        limit: int,
+        trace: FetchTrace,
+        deadline: float,
+        redaction: Sequence[RedactionRule],
+    ) -> Page:
         settings = self.settings
         context = self._ssl_context or await shared_context()
         transport = ShieldedTransport(self._backend, ssl_context=context, proxy=settings.proxy)
@@ -172,7 +189,7 @@ class WebFetcher:
                             current = urljoin(checked.url, location)
                             continue
                         return await self._read(
-                            response, url, checked.url, hops, limit, trace, deadline
+                            response, url, checked.url, hops, limit, trace, deadline, redaction
                         )
                     finally:
                         await response.aclose()
@@ -192,6 +209,7 @@ class WebFetcher:
         limit: int,
         trace: FetchTrace,
         deadline: float,
+        redaction: Sequence[RedactionRule],
     ) -> Page:
         if not 200 <= response.status_code < 300:
             reason = response.reason_phrase or "error"
@@ -231,6 +249,7 @@ class WebFetcher:
                 deadline=deadline,
                 encoding=encoding,
                 cap=self.settings.max_bytes,
+                redaction=redaction,
             )
         except ExtractionRefused as exc:
             raise FetchRefused("not_text", f"{final_url}: {exc}") from None

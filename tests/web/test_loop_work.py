@@ -12,11 +12,17 @@ from typing import Any
 
 import pytest
 
+from bridge.redaction import Redactor
+from bridge.store.audit_sink import MemoryAudit
+from bridge.tools.invoke import Cooldowns, ToolInvoker
+from bridge.tools.registry import CallContext, ToolRegistry
+from bridge.tools.web_tools import WebTools
 from bridge.web import connector
 from bridge.web import search as search_module
 from bridge.web.extraction_pool import ExtractionPool, Reading
 from bridge.web.fetch import FetchSettings, WebFetcher
 from bridge.web.search import SearchSettings, WebSearch
+from tests.tools.test_web_tools import DEFAULT_TOOLS
 from tests.web.network import wiki
 from tests.web.site import LoopbackSite
 
@@ -112,3 +118,92 @@ async def test_a_search_answer_of_thousands_of_results_parses_only_the_snippets_
     assert [hit.url for hit in hits] == [f"https://wiki.example/{n}" for n in range(5)]
     assert hits[0].title == "Anvil 0" and hits[0].snippet == "x"
     assert len(parsed) == 2 * 5  # a title and a snippet per hit returned
+
+
+class _Watched(Redactor):
+    """The bridge's redactor, keeping every text it scans rule by rule (what costs the loop in
+    proportion to a text's matches: 6 ms per 20,000 characters of key-shaped strings)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scanned: list[str] = []
+
+    def redact_text(self, text: str) -> str:
+        self.scanned.append(text)
+        return super().redact_text(text)
+
+
+def _web_fetch(redactor: Redactor, fetcher: WebFetcher) -> ToolInvoker:
+    """``web_fetch`` as a turn calls it: the invoker redacting with the same redactor."""
+    tools = WebTools(fetcher, None, audit=MemoryAudit(), redactor=redactor)
+    registry = ToolRegistry.from_tools_file(DEFAULT_TOOLS, tools.handlers())
+    return ToolInvoker(
+        registry.for_player(frozenset()),
+        cooldowns=Cooldowns(cooldown_ms=0),
+        redactor=redactor,
+        audit=MemoryAudit(),
+    )
+
+
+KEYS = [f"sk-{index:04d}abcdefghijklmnopqrstuvwxyz" for index in range(400)]
+CONTEXT = CallContext(turn_id="t1", call_id="c1", player_uuid="u-1", player_name="Alex")
+
+
+async def test_a_page_of_keys_is_redacted_in_the_worker_not_on_the_loop() -> None:
+    """The page's text and title come back redacted by the worker that read them: the
+    invoker's redaction of the result, on the loop, scans none of the page's words."""
+    paragraphs = "".join(
+        f"<p>Key number {n} is {key} for the anvil.</p>" for n, key in enumerate(KEYS)
+    )
+    html = f"<html><head><title>Anvil {KEYS[0]}</title></head><body><article>{paragraphs}"
+    redactor = _Watched()
+    pool = ExtractionPool(workers=1)
+    try:
+        async with LoopbackSite() as site:
+            site.page("/keys", html + "</article></body></html>")
+            network = wiki(site.port)
+            fetcher = WebFetcher(
+                FetchSettings(max_chars=200_000),
+                resolver=network.resolve,
+                dialer=network.dial,
+                extraction=pool,
+            )
+            outcome = await _web_fetch(redactor, fetcher).invoke(
+                "web_fetch", {"url": "http://wiki.example/keys"}, CONTEXT
+            )
+    finally:
+        pool.close()
+    assert outcome.ok and isinstance(outcome.result, dict)
+    text = outcome.result["text"]
+    assert "Title: Anvil [redacted: api key]" in text
+    assert text.count("[redacted: api key]") == len(KEYS) + 1
+    assert not any(key in text for key in KEYS)
+    assert not any("anvil" in scanned for scanned in redactor.scanned)
+
+
+async def test_a_key_the_cut_to_max_chars_would_split_is_redacted_whole_first() -> None:
+    """Redact, then cut: cut first, the head of a key left at the limit no longer looks like
+    one (``sk-`` and seven characters) and went out as it was."""
+    limit = 256
+    text = "x" * (limit - 10) + " sk-0123456789abcdefghijklmnopq and more"
+    redactor = Redactor()
+    pool = ExtractionPool(workers=1)
+    try:
+        async with LoopbackSite() as site:
+            site.page("/notes.txt", text, "text/plain")
+            network = wiki(site.port)
+            fetcher = WebFetcher(
+                FetchSettings(max_chars=limit),
+                resolver=network.resolve,
+                dialer=network.dial,
+                extraction=pool,
+            )
+            outcome = await _web_fetch(redactor, fetcher).invoke(
+                "web_fetch", {"url": "http://wiki.example/notes.txt"}, CONTEXT
+            )
+    finally:
+        pool.close()
+    assert outcome.ok and isinstance(outcome.result, dict)
+    quoted = outcome.result["text"]
+    assert "sk-0" not in quoted
+    assert " [redac" in quoted
