@@ -494,6 +494,7 @@ class _Listening(AppHandler):
 
 async def with_decisions(config: Path, token_file: Path, rate: int, seconds: int) -> Any:
     runtime = Runtime.open(config)
+    runtime.metrics.start_recording()  # the decisions are read from the metrics below
     handler = _Listening(runtime)
     server = LinkServer(
         token=read_token(token_file), handler=handler, settings=LinkSettings(port=0)

@@ -37,8 +37,6 @@ from bridge.link.auth import ensure_token_file
 from bridge.link.codes import CloseCode
 from bridge.link.server import LinkServer, LinkSettings
 from bridge.link.token_rotation import LinkToken, watch_token
-from bridge.metrics import MetricsEndpoint
-from bridge.metrics.endpoint import MetricsError
 from bridge.store.archive import DATA_DIR_NAME
 
 # The console's web stack (Starlette, Jinja2, uvicorn, Pygments) is imported only by the
@@ -46,6 +44,7 @@ from bridge.store.archive import DATA_DIR_NAME
 # console.enabled says to.
 if TYPE_CHECKING:
     from bridge.app.console.console_process import ConsoleProcess
+    from bridge.metrics.endpoint import MetricsEndpoint
 
 _MAX_OPEN_FILES = 1 << 20
 """The soft limit asked for when the hard limit is unlimited (Linux refuses infinity)."""
@@ -198,6 +197,9 @@ def run_serve(args: argparse.Namespace) -> int:
     endpoint: MetricsEndpoint | None = None
     wanted = plane.config.metrics
     if wanted.enabled:
+        # prometheus_client is imported by a bridge whose metrics are on, and only then.
+        from bridge.metrics.endpoint import MetricsEndpoint, MetricsError
+
         try:
             endpoint = MetricsEndpoint.start(runtime.metrics, host=wanted.host, port=wanted.port)
         except MetricsError as exc:

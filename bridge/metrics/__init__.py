@@ -1,7 +1,7 @@
 """Prometheus metrics of one bridge process (`BridgeMetrics`) and the loopback endpoint that
-serves them (`MetricsEndpoint`), with the official ``prometheus_client``."""
+serves them (`bridge.metrics.endpoint.MetricsEndpoint`), with the official ``prometheus_client``,
+which only a bridge with ``metrics.enabled`` imports."""
 
 from bridge.metrics.bridge_metrics import NO_TIER, BridgeMetrics, ModelPrices
-from bridge.metrics.endpoint import MetricsEndpoint
 
-__all__ = ["NO_TIER", "BridgeMetrics", "MetricsEndpoint", "ModelPrices"]
+__all__ = ["NO_TIER", "BridgeMetrics", "ModelPrices"]

@@ -8,14 +8,20 @@ failure classes); no player name or free text ever becomes a label.
 
 Callers (the turn engine, the chat path, budgets) call the methods below; each is a few
 dictionary lookups, safe from the event loop and from worker threads.
+
+A bridge whose ``metrics`` section is off records nothing and never imports
+``prometheus_client`` (some 1.5 MB at rest with its registry): each method returns at once
+until ``recording`` is on. The endpoint turns it on as it starts (``registry``), before the
+link serves anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 NO_TIER = "none"
 """The tier label of a turn that no budget applies to (``budgets`` not configured)."""
@@ -43,13 +49,33 @@ ModelPrices = Callable[[str], ModelPrice | None]
 
 class BridgeMetrics:
     """``prices``: how to price a model's tokens (the plane in force). The wait lines are
-    added with `add_queue` (one per server of a network) and read at every scrape."""
+    added with `add_queue` (one per server of a network) and read at every scrape.
+    ``recording``: whether to record from the start (off: until ``registry`` is first read)."""
 
-    def __init__(self, *, prices: ModelPrices = lambda model: None) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+    def __init__(self, *, prices: ModelPrices = lambda model: None, recording: bool = True) -> None:
         self._prices = prices
         self._queues: list[Callable[[], int]] = []
-        registry = self.registry
+        self._audit_losses: Callable[[], tuple[int, int]] = lambda: (0, 0)
+        self._registry: CollectorRegistry | None = None
+        if recording:
+            self.start_recording()
+
+    @property
+    def recording(self) -> bool:
+        return self._registry is not None
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The metrics' own registry; reading it starts the recording (the endpoint does)."""
+        return self.start_recording()
+
+    def start_recording(self) -> CollectorRegistry:
+        """Record from now on (what was called before is not counted); idempotent."""
+        if self._registry is not None:
+            return self._registry
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        registry = CollectorRegistry(auto_describe=True)
         self.turns = Counter(
             "mineclaw_turns",
             "Turns that ended, by outcome (completed, dropped, stopped, ...), lane kind and tier.",
@@ -125,7 +151,6 @@ class BridgeMetrics:
             registry=registry,
         )
         self.queue.set_function(lambda: float(sum(length() for length in self._queues)))
-        self._audit_losses: Callable[[], tuple[int, int]] = lambda: (0, 0)
         self.audit_dropped = Gauge(
             "mineclaw_audit_dropped_events",
             "Audit events dropped on a full queue since start (each counted in an audit.dropped"
@@ -140,6 +165,8 @@ class BridgeMetrics:
             registry=registry,
         )
         self.audit_lost.set_function(lambda: float(self._audit_losses()[1]))
+        self._registry = registry
+        return registry
 
     def add_queue(self, length: Callable[[], int]) -> None:
         """Count a wait line's length in ``mineclaw_queue_length``."""
@@ -154,6 +181,8 @@ class BridgeMetrics:
 
     def turn_ended(self, *, outcome: str, lane: str, tier: str, seconds: float) -> None:
         """``lane``: ``public`` or ``private`` (never a lane id: those name players)."""
+        if self._registry is None:
+            return
         self.turns.labels(outcome, lane, tier).inc()
         self.turn_seconds.labels(outcome).observe(max(0.0, seconds))
 
@@ -171,6 +200,8 @@ class BridgeMetrics:
         """One model response's usage. ``input_tokens`` includes the cached ones, as the
         providers report it; they are counted apart here and priced at the cached rate.
         ``purpose``: one of the few fixed words of `bridge.turns.billing`."""
+        if self._registry is None:
+            return
         source = "estimated" if estimated else "reported"
         cached = min(max(0, cached_input_tokens), max(0, input_tokens))
         fresh = max(0, input_tokens) - cached
@@ -190,28 +221,40 @@ class BridgeMetrics:
             self.cost.labels(tier, model).inc(amount)
 
     def provider_failure(self, *, failure_class: str, model: str) -> None:
+        if self._registry is None:
+            return
         self.failures.labels(failure_class, model).inc()
 
     def model_request(self, *, model: str, result: str, seconds: float) -> None:
         """``result``: ``ok`` or ``failed`` (every attempt spent)."""
+        if self._registry is None:
+            return
         self.request_seconds.labels(model, result).observe(max(0.0, seconds))
 
     def web_request(self, tool: str, outcome: str) -> None:
         """One web tool call ended: ``tool`` web_fetch or web_search, ``outcome`` one of a few
         fixed words (never a URL: URLs go to the audit log, not into labels)."""
+        if self._registry is None:
+            return
         self.web_requests.labels(tool, outcome).inc()
 
     def budget_refusal(self, *, budget: str, tier: str) -> None:
         """A turn refused before it started, or stopped between tool rounds, by a budget.
         ``budget``: the refusal's ``message.yml`` key (``budget.player_day``, ...)."""
+        if self._registry is None:
+            return
         self.budget_refusals.labels(budget, tier).inc()
 
     def listen_decision(self, *, decided_by: str, started: bool) -> None:
+        if self._registry is None:
+            return
         self.decisions.labels(decided_by, "yes" if started else "no").inc()
 
     def listen_decision_tokens(
         self, *, model: str, input_tokens: int, output_tokens: int, estimated: bool
     ) -> None:
+        if self._registry is None:
+            return
         source = "estimated" if estimated else "reported"
         for kind, count in (("input", input_tokens), ("output", output_tokens)):
             if count > 0:

@@ -17,6 +17,8 @@ from .scripted_provider import ScriptedProvider
 BUDGETS = (
     "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_cooldown_ms: 0\n"
     "budgets:\n  enabled: true\n  tiers:\n    member: {day_tokens: 500}\n"
+    # The refusals are counted by the metrics, which record only when they are on.
+    "metrics:\n  enabled: true\n"
 )
 MEMBER = ["mineclaw.command.chat", "mineclaw.command.private", "mineclaw.budget.member"]
 

@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bridge.control import init_config_dir, load_control_plane
 from bridge.control.plane import ConfigLoadError
-from bridge.metrics import BridgeMetrics, MetricsEndpoint
-from bridge.metrics.endpoint import MetricsError
+from bridge.metrics import BridgeMetrics
+from bridge.metrics.endpoint import MetricsEndpoint, MetricsError
 from bridge.store.audit_sink import MemoryAudit
 from bridge.store.usage import UsageDetail
 from bridge.turns.activity import ServerActivity

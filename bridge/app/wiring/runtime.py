@@ -151,9 +151,11 @@ class Runtime:
         self.expired_prompts: list[OpenPrompt] = []
         """Command prompts the last run left open: their targets are told once the plugin
         links (`AppHandler.on_connected`)."""
-        self.metrics = metrics or BridgeMetrics(prices=self._price_of)
-        """The process's metrics (one for every server of a network): the endpoint serves
-        them when ``metrics.enabled``."""
+        self.metrics = metrics or BridgeMetrics(
+            prices=self._price_of, recording=store.current.config.metrics.enabled
+        )
+        """The process's metrics (one for every server of a network): recorded and served by
+        the endpoint when ``metrics.enabled`` (only a restart applies that setting)."""
         """Session starts, compactions and open prompts, for the next restart (None: the
         sessions live in memory only). ``session_scope``: the key this runtime's lanes keep
         their sessions under (each server of a network has its own; "" for the default)."""
