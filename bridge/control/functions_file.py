@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from bridge.control.function_capabilities import Capability, parse_capability
 from bridge.control.function_limits import FunctionLimits
+from bridge.control.shipped_schemas import shipped_schema_texts
 from bridge.errors import FunctionError
 from bridge.schemas import SafeSchema, SchemaRefused
 
@@ -64,7 +65,7 @@ class FunctionSpec(BaseModel):
     @classmethod
     def _check_parameters(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         try:
-            SafeSchema.of(value)
+            SafeSchema.of(value, vouched=shipped_schema_texts())
         except SchemaRefused as exc:
             raise ValueError(f"{_owner(info)}, parameters: {exc}") from None
         if value.get("type") != "object":

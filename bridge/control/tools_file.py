@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from bridge.control.base import StrictModel
+from bridge.control.shipped_schemas import shipped_schema_texts
 from bridge.schemas import SafeSchema, SchemaRefused
 
 Handler = Literal[
@@ -81,7 +82,7 @@ class ToolSpec(StrictModel):
     @classmethod
     def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            SafeSchema.of(value)
+            SafeSchema.of(value, vouched=shipped_schema_texts())
         except SchemaRefused as exc:
             raise ValueError(str(exc)) from None
         if value.get("type") != "object":

@@ -5,7 +5,7 @@ same rules: nothing fetched, bounded size, depth and subschemas, patterns in RE2
 annotation, and validation bounded in time off the event loop (``bridge.schemas.safe_schema``).
 """
 
-from bridge.schemas.keywords import TookTooLong
+from bridge.schemas.deadline import TookTooLong
 from bridge.schemas.safe_schema import SafeSchema, Violation
 from bridge.schemas.shape import SchemaRefused
 

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,21 +20,10 @@ import re2
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
+from bridge.schemas.deadline import TookTooLong, deadline
 from bridge.schemas.shape import re2_options
 
 Keyword = Callable[[Any, Any, Any, dict[str, Any]], Iterator[ValidationError] | None]
-
-
-class TookTooLong(Exception):
-    """The validation on this thread passed its deadline."""
-
-
-class _Deadline(threading.local):
-    at: float = float("inf")
-
-
-deadline = _Deadline()
-"""The monotonic time the validation running on this thread must end by."""
 
 
 @functools.lru_cache(maxsize=1024)

@@ -15,20 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
-import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jsonschema
-import referencing
-import referencing.exceptions
-from jsonschema.protocols import Validator
+from bridge.schemas.deadline import TookTooLong, deadline
+from bridge.schemas.shape import SchemaRefused, measured_text
 
-from bridge.schemas.keywords import TookTooLong, deadline, safe_class
-from bridge.schemas.shape import SchemaRefused, expanded, measured_text
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 MAX_CHARS: Final = 65_536
 MAX_DEPTH: Final = 32
@@ -40,31 +36,7 @@ INLINE_WORK: Final = 20_000
 INLINE_S: Final = 0.005
 """An in-place check that takes longer than this starts again on the validation threads."""
 
-DRAFTS: Final[dict[str, type[Validator]]] = {}
-for _each in (
-    jsonschema.Draft4Validator,
-    jsonschema.Draft6Validator,
-    jsonschema.Draft7Validator,
-    jsonschema.Draft201909Validator,
-    jsonschema.Draft202012Validator,
-):
-    _uri = str(_each.META_SCHEMA.get("$id") or _each.META_SCHEMA.get("id"))
-    DRAFTS[_uri.rstrip("#")] = _each
-    DRAFTS[_uri.rstrip("#") + "#"] = _each
-LEGACY_REFS: Final[tuple[type[Validator], ...]] = (
-    jsonschema.Draft4Validator,
-    jsonschema.Draft6Validator,
-    jsonschema.Draft7Validator,
-)
-
 _threads = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="schema-check")
-
-
-def _retrieve_nothing(uri: str) -> referencing.Resource[Any]:
-    raise referencing.exceptions.NoSuchResource(uri)
-
-
-NO_FETCH: Final = referencing.Registry(retrieve=_retrieve_nothing)  # type: ignore[call-arg]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +52,31 @@ class Violation:
 class SafeSchema:
     """A schema that passed the rules, with its bounded validator."""
 
-    def __init__(self, schema: dict[str, Any], validator: Validator, subschemas: int) -> None:
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        validator: Validator | None,
+        subschemas: int,
+        *,
+        compile_later: Callable[[], SafeSchema] | None = None,
+    ) -> None:
+        """``compile_later``: for a vouched schema, what builds its validator on first use
+        (``validator`` is then None and ``subschemas`` is taken from the built one)."""
         self.schema = schema
         self._validator = validator
-        self.subschemas = subschemas
+        self._subschemas = subschemas
+        self._compile_later = compile_later
+
+    @property
+    def subschemas(self) -> int:
+        return self._built()._subschemas
+
+    def _built(self) -> SafeSchema:
+        if self._compile_later is not None:
+            built = self._compile_later()
+            self._validator, self._subschemas = built._validator, built._subschemas
+            self._compile_later = None
+        return self
 
     @classmethod
     def of(
@@ -93,9 +86,25 @@ class SafeSchema:
         max_chars: int = MAX_CHARS,
         max_depth: int = MAX_DEPTH,
         max_subschemas: int = MAX_SUBSCHEMAS,
+        vouched: Collection[str] = (),
     ) -> SafeSchema:
-        """The schema ready to validate with, or ``SchemaRefused`` naming the first problem."""
+        """The schema ready to validate with, or ``SchemaRefused`` naming the first problem.
+
+        ``vouched``: schema texts (``measured_text``) known to pass every rule, the ones the
+        bridge ships (a test checks each): such a schema is checked and compiled on its first
+        validation, not now, so a bridge with default files imports no jsonschema at start.
+        A schema once vouched for stays deferred for later calls without ``vouched``."""
         text = measured_text(schema, max_chars, max_depth)
+        key = (text, max_subschemas)
+        found = _vouched.get(key)
+        if found is not None:
+            return found
+        if text in vouched:
+            found = SafeSchema(
+                schema, None, 0, compile_later=lambda: _compiled(text, max_subschemas)
+            )
+            _vouched[key] = found
+            return found
         return _compiled(text, max_subschemas)
 
     def violations(
@@ -117,11 +126,13 @@ class SafeSchema:
         return await loop.run_in_executor(_threads, self._run, instance, limit, until)
 
     def _run(self, instance: Any, limit: int, until: float) -> list[Violation]:
+        validator = self._built()._validator
+        assert validator is not None
         before = deadline.at
         deadline.at = until
         try:
             found: list[Violation] = []
-            for error in _errors(self._validator, instance):
+            for error in validator.iter_errors(instance):
                 found.append(Violation(tuple(error.absolute_path), error.message[:300]))
                 if len(found) >= limit:
                     break
@@ -132,54 +143,14 @@ class SafeSchema:
             deadline.at = before
 
 
-@functools.lru_cache(maxsize=512)
+_vouched: dict[tuple[str, int], SafeSchema] = {}
+
+
 def _compiled(text: str, max_subschemas: int) -> SafeSchema:
-    """Checking against the meta-schema dominates a reload or a listing; the answer depends
-    only on the schema's text (a refusal is raised again each time, not cached)."""
-    schema = json.loads(text)
-    draft = _draft(schema)
-    try:
-        copy = expanded(schema, max_subschemas=max_subschemas, legacy_refs=draft in LEGACY_REFS)
-    except RecursionError:
-        raise SchemaRefused("the schema nests too deeply") from None
-    try:
-        # format is an annotation: no format checker, not even for the meta-schema's "regex".
-        draft.check_schema(schema, format_checker=None)  # type: ignore[call-arg]
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-        raise SchemaRefused(f"not a valid JSON Schema at {where}: {exc.message[:200]}") from None
-    except RecursionError:
-        raise SchemaRefused("the schema nests too deeply") from None
-    validator = safe_class(draft)(copy, registry=NO_FETCH)
-    return SafeSchema(schema, validator, _count(copy))
+    # jsonschema (some 3 MB) is imported by the first schema that is not vouched for.
+    from bridge.schemas.compiled import compiled
 
-
-def _errors(validator: Validator, instance: Any) -> Iterator[jsonschema.ValidationError]:
-    yield from validator.iter_errors(instance)
-
-
-def _draft(schema: dict[str, Any]) -> type[Validator]:
-    named = schema.get("$schema")
-    if named is None:
-        return jsonschema.Draft202012Validator
-    if not isinstance(named, str) or named not in DRAFTS:
-        raise SchemaRefused(
-            f"$schema {str(named)[:120]!r} is not a JSON Schema draft this bridge knows "
-            "(4, 6, 7, 2019-09, 2020-12)"
-        )
-    return DRAFTS[named]
-
-
-def _count(value: Any) -> int:
-    count, stack = 0, [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            count += 1
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return count
+    return compiled(text, max_subschemas)
 
 
 __all__ = ["SafeSchema", "SchemaRefused", "TookTooLong", "Violation"]
