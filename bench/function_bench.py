@@ -41,11 +41,12 @@ from bridge.control.function_limits import FunctionLimits
 from bridge.control.functions_file import FunctionsFile
 from bridge.functions.engine import Engine
 from bridge.functions.host import ApprovalAnswer, ApprovalInput, DryRunHost, InvocationInfo
+from bridge.functions.pool_settings import PoolSettings, WorkerLimits, pool_settings
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.suspensions import Suspensions
 from bridge.functions.v8_engine import V8Engine
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
-from bridge.functions.worker_process import WorkerLimits, WorkerProcess
+from bridge.functions.worker_pool import WorkerEngine
+from bridge.functions.worker_process import WorkerProcess
 from bridge.store.audit_sink import MemoryAudit
 
 BUDGET_CALL_MS = 5.0

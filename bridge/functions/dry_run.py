@@ -21,8 +21,8 @@ from bridge.control.never_categories import effective_categories
 from bridge.functions.dispatch_check import check_offline
 from bridge.functions.host import DispatchInput, DryRunHost, InvocationInfo
 from bridge.functions.operations import OperationRecord
+from bridge.functions.pool_settings import PoolSettings, pool_settings
 from bridge.functions.runtime import FunctionOutcome, FunctionRuntime
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine, pool_settings
 from bridge.policy.never_list import NeverList
 from bridge.store.audit_sink import MemoryAudit
 
@@ -62,6 +62,9 @@ async def dry_run(
     host = DryRunHost(approve=approve, tools=known_tools, check_dispatch=check_dispatch)
     # The same worker processes and limits as the bridge; one worker is enough for one call.
     settings = pool_settings(limits)
+    # Imported here: every command line builds this module's parser, few run a Function.
+    from bridge.functions.worker_pool import WorkerEngine
+
     engine = await WorkerEngine.start(PoolSettings(workers=1, spare=0, limits=settings.limits))
     try:
         runtime = FunctionRuntime(

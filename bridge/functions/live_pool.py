@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from bridge.functions.engine import Engine, EngineUnavailable
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.pool_settings import PoolSettings
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,11 @@ class LivePool:
     @property
     def confinement(self) -> dict[str, str] | None:
         """The OS confinement layers of the pool in force; None before the first start."""
-        if self._active is None or not isinstance(self._active.engine, WorkerEngine):
+        if self._active is None:
+            return None
+        from bridge.functions.worker_pool import WorkerEngine  # imported by the start
+
+        if not isinstance(self._active.engine, WorkerEngine):
             return None
         return self._active.engine.confinement
 
@@ -80,6 +84,10 @@ class LivePool:
             active = self._active
             if active is not None and active.settings == settings:
                 return active
+            # The pool's modules (its worker processes, their protocol) are imported by the
+            # first start: a bridge whose Functions never run does not hold them.
+            from bridge.functions.worker_pool import WorkerEngine
+
             engine = await WorkerEngine.start(settings)  # on failure the old pool stays
             self._active = _Pool(engine, settings)
             if active is not None:

@@ -23,12 +23,12 @@ from bridge.errors import MineclawError
 from bridge.functions.engine import Engine
 from bridge.functions.live_host import LiveFunctionHost
 from bridge.functions.live_pool import LivePool
+from bridge.functions.pool_settings import PoolSettings, pool_settings
 from bridge.functions.results import ErrorCode, error_result
 from bridge.functions.review_state import ReviewBook
 from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.suspensions import Suspension, Suspensions
 from bridge.functions.tool import call_function_handler
-from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.policy.approvals import ApprovalBroker
 from bridge.policy.never_list import NeverList
 from bridge.store.audit_sink import AuditSink

@@ -39,14 +39,13 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from bridge.control.function_limits import FunctionLimits
 from bridge.functions.crossloop import run_on
 from bridge.functions.engine import EngineUnavailable, SandboxProtocolError, WorkersBusy
+from bridge.functions.pool_settings import PoolSettings
 from bridge.functions.worker_confinement import ON, describe
-from bridge.functions.worker_process import WorkerLimits, WorkerProcess
+from bridge.functions.worker_process import WorkerProcess
 from bridge.functions.worker_protocol import MAX_VALUE_CHARS
 
 logger = logging.getLogger(__name__)
@@ -69,45 +68,6 @@ def crash_delay(recent_losses: int) -> float:
     if recent_losses <= _FREE_LOSSES:
         return 0.0
     return min(0.25 * 2.0 ** (recent_losses - _FREE_LOSSES - 1), _MAX_CRASH_DELAY_S)
-
-
-@dataclass(frozen=True)
-class PoolSettings:
-    """`workers`: processes kept started while idle; `max_workers`: calls at once (one process
-    each), the pool grows to it on demand; `spare`: processes kept started beyond the calls
-    running; `tenant_share`: calls one player may run at once; `wait_s`: how long a call waits
-    for a worker before it ends `workers_busy`; `limits`: the OS limits each worker sets on
-    itself."""
-
-    workers: int = 2
-    spare: int = 1
-    max_workers: int = 8
-    tenant_share: int = 4
-    wait_s: float = 10.0
-    trim_after_s: float = 10.0
-    limits: WorkerLimits = WorkerLimits()
-
-    @property
-    def cap(self) -> int:
-        return max(self.workers, self.max_workers)
-
-    @property
-    def share(self) -> int:
-        return max(1, min(self.tenant_share, self.cap))
-
-
-def pool_settings(limits: FunctionLimits) -> PoolSettings:
-    """The pool `config.yml`'s `functions` section asks for. The data limit is a floor under
-    the bridge's resident-memory watch, with room for what V8 reserves (see `worker_main`)."""
-    data_mb = max(WorkerLimits().data_mb, 2 * limits.worker_memory_mb)
-    cap = max(limits.workers, limits.max_workers)
-    return PoolSettings(
-        workers=limits.workers,
-        max_workers=cap,
-        tenant_share=max(1, cap * limits.player_share_percent // 100),
-        wait_s=limits.worker_wait_ms / 1000,
-        limits=WorkerLimits(data_mb=data_mb),
-    )
 
 
 class WorkerSandbox:

@@ -18,7 +18,6 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
 
 from bridge.functions.engine import (
     EngineCrashed,
@@ -30,6 +29,7 @@ from bridge.functions.engine import (
     SandboxScriptError,
     SandboxTimeout,
 )
+from bridge.functions.pool_settings import WorkerLimits
 from bridge.functions.worker_protocol import (
     HEADER_BYTES,
     MAX_VALUE_CHARS,
@@ -67,14 +67,6 @@ _ANSWER_ERRORS: dict[str, type[SandboxError]] = {
     "engine_unavailable": EngineUnavailable,
     "result_too_large": SandboxResultTooLarge,
 }
-
-
-@dataclass(frozen=True)
-class WorkerLimits:
-    """OS limits a worker sets on itself at start (see `worker_main`)."""
-
-    data_mb: int = 1_024
-    cpu_s: int = 600
 
 
 def worker_argv(limits: WorkerLimits, *, start_nice: int = 0) -> list[str]:

@@ -5,7 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.pool_settings import PoolSettings
+from bridge.functions.worker_pool import WorkerEngine
 
 
 @pytest.fixture(scope="session")

@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from bridge.cli.serve import not_dumpable_line
+from bridge.functions.pool_settings import PoolSettings, WorkerLimits
 from bridge.functions.worker_main import PROBE_ENV
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
-from bridge.functions.worker_process import WorkerLimits, worker_argv
+from bridge.functions.worker_pool import WorkerEngine
+from bridge.functions.worker_process import worker_argv
 from bridge.functions.worker_protocol import HEADER_BYTES, Ready, body_length, decode_from_worker
 from bridge.store.audit import AuditLog
 

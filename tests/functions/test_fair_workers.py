@@ -18,8 +18,9 @@ import pytest
 
 from bridge.control.function_limits import FunctionLimits
 from bridge.functions.engine import WorkersBusy
+from bridge.functions.pool_settings import PoolSettings, pool_settings
 from bridge.functions.runtime import FunctionRuntime
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine, crash_delay, pool_settings
+from bridge.functions.worker_pool import WorkerEngine, crash_delay
 
 from .support import ONLINE, WAIT_S, ScriptedHost, body, function, output, runtime
 

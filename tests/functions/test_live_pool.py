@@ -14,7 +14,8 @@ from bridge.app.wiring.runtime import Runtime
 from bridge.control import init_config_dir
 from bridge.functions.engine import EngineUnavailable
 from bridge.functions.live_pool import LivePool
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.pool_settings import PoolSettings
+from bridge.functions.worker_pool import WorkerEngine
 
 from .live_link import WAIT_S
 from .test_live_tool import CONTEXT, FUNCTIONS_YML

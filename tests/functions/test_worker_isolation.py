@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from bridge.control.function_limits import FunctionLimits
+from bridge.functions.pool_settings import PoolSettings
 from bridge.functions.runtime import FunctionRuntime
-from bridge.functions.worker_pool import PoolSettings, WorkerEngine
+from bridge.functions.worker_pool import WorkerEngine
 from bridge.functions.worker_protocol import FrameError, answer_cap, body_length
 from bridge.store.audit_sink import MemoryAudit
 

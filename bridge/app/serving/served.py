@@ -41,8 +41,8 @@ from bridge.control import ControlPlane
 from bridge.control.providers import ResolvedModel
 from bridge.errors import ConfigError, MineclawError, TurnError
 from bridge.functions.live_tool import CALL_FUNCTION, function_menu, has_enabled_functions
+from bridge.functions.pool_settings import PoolSettings, pool_settings
 from bridge.functions.review_state import ReviewBook
-from bridge.functions.worker_pool import PoolSettings, pool_settings
 from bridge.link.messages import Text
 from bridge.mcp.clients import McpClients
 from bridge.memory.recall import QuestionVectors
