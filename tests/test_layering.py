@@ -41,6 +41,8 @@ LAYERS: dict[str, int] = {
     "schemas": 1,
     # OS confinement layers a child sets on itself (Function workers, stdio MCP servers).
     "confinement": 1,
+    # The verifying TLS context the bridge's HTTP clients share (providers, embeddings).
+    "tls_trust": 1,
     # Reads, parses and validates the configuration folder into immutable typed documents.
     "control": 2,
     # The plugin link and persistence: wire and disk, no policy.

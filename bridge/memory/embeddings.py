@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from bridge.errors import MineclawError
+from bridge.tls_trust import context_for
 
 # The estimate where a provider reports no usage: the turns' own ratio (bridge.turns.tokens,
 # a layer above this one).
@@ -70,7 +71,11 @@ class EmbeddingClient:
         self.settings = settings
         headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
         self._http = httpx.AsyncClient(
-            headers=headers, timeout=settings.timeout_s, transport=transport, trust_env=False
+            headers=headers,
+            timeout=settings.timeout_s,
+            transport=transport,
+            trust_env=False,
+            verify=context_for(settings.base_url, trust_env=False),
         )
         self._sleep = sleep
 

@@ -41,6 +41,7 @@ from bridge.providers.protocols import protocol_for
 from bridge.providers.retry import retry_delay
 from bridge.providers.settings import ModelSettings, ProviderSettings
 from bridge.redaction import Redactor
+from bridge.tls_trust import context_for
 from bridge.unicode_text import valid_text
 
 # At most this much of an error body is read, and only to find the provider's error code.
@@ -193,6 +194,7 @@ class ProviderClient:
         timeouts = settings.timeouts
         self._http = httpx.AsyncClient(
             transport=transport,
+            verify=context_for(settings.base_url),
             timeout=httpx.Timeout(
                 connect=timeouts.connect_s,
                 read=timeouts.read_s,

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from bridge.tls_trust import context_for
+
 MAX_BODY_BYTES = 1 << 20
 MAX_MODELS = 1000
 MAX_ID_CHARS = 256
@@ -84,7 +86,12 @@ async def list_models(
     try:
         # No proxy from the environment: the server is usually on this machine.
         async with (
-            httpx.AsyncClient(timeout=timeout_s, follow_redirects=False, trust_env=False) as client,
+            httpx.AsyncClient(
+                timeout=timeout_s,
+                follow_redirects=False,
+                trust_env=False,
+                verify=context_for(url, trust_env=False),
+            ) as client,
             client.stream("GET", url, headers=headers) as response,
         ):
             if response.status_code != 200:

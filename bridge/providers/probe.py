@@ -21,6 +21,7 @@ from bridge.providers.errors import ProviderTransportError
 from bridge.providers.headers import HeaderBuilder
 from bridge.providers.model_listing import ListingError, parse_listing
 from bridge.providers.settings import ProviderSettings
+from bridge.tls_trust import context_for
 
 PROBE_TIMEOUT_S = 3.0
 PROBE_MAX_BYTES = 1 << 20
@@ -53,7 +54,11 @@ async def _read(
     # here bounds each step, the caller's deadline the whole probe.
     async with (
         httpx.AsyncClient(
-            timeout=PROBE_TIMEOUT_S, follow_redirects=False, trust_env=False, transport=transport
+            timeout=PROBE_TIMEOUT_S,
+            follow_redirects=False,
+            trust_env=False,
+            transport=transport,
+            verify=context_for(url, trust_env=False),
         ) as client,
         client.stream("GET", url, headers=headers) as response,
     ):
