@@ -1,6 +1,7 @@
 """A bridge pays only for what is enabled: with everything optional off, serving imports none of
 the MCP SDK, the console's web stack, the web tools' extraction stack or V8 (each is tens of MB
-of resident memory and up to a second of start-up; bench/rss_bench.py measures it).
+of resident memory and up to a second of start-up; bench/rss_bench.py measures it), nor
+prometheus_client, jsonschema or the Function worker pool (a few MB together).
 
 Each check runs in a fresh interpreter: this test process has imported all of them already.
 """
@@ -31,6 +32,11 @@ OPTIONAL = {
     "bridge.web.fetch": "the web tools' fetcher (web:)",
     "bridge.web.extraction_pool": "the web tools' extraction workers (web:)",
     "py_mini_racer": "V8, which runs in the Function workers and the syntax-check child only",
+    "prometheus_client": "the metrics, recorded only when they are on (metrics:)",
+    "jsonschema": "the schema checks, deferred for the schemas the bridge ships (their first use)",
+    "referencing": "jsonschema's references (a schema's first check)",
+    "bridge.functions.worker_pool": "the Function worker pool (the first Function call)",
+    "bridge.functions.worker_process": "the Function workers (the first Function call)",
     "click": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",
     "pygments": "httpx's command-line client, which the bridge never runs (bridge/__init__.py)",
 }
@@ -119,3 +125,25 @@ def test_an_mcp_server_in_the_configuration_loads_the_sdk(tmp_path: Path) -> Non
         asyncio.run(started())
     """
     assert "mcp" in loaded_after(script)
+
+
+def test_metrics_on_and_an_owners_own_schema_load_what_they_need(tmp_path: Path) -> None:
+    # The positive control of the defaults test: metrics enabled record from the start, and a
+    # tools.yml schema the bridge does not ship is checked against its meta-schema at load.
+    script = f"""
+        from pathlib import Path
+        from bridge.app.wiring.runtime import Runtime
+        from bridge.control import init_config_dir
+
+        folder = Path({str(tmp_path / "config")!r})
+        init_config_dir(folder)
+        (folder / "config.yml").write_text("schema: 1\\nmetrics:\\n  enabled: true\\n")
+        tools = (folder / "tools.yml").read_text()
+        (folder / "tools.yml").write_text(
+            tools.replace(
+                "\\n      type: object\\n", "\\n      type: object\\n      description: mine\\n", 1
+            )
+        )
+        Runtime.open(folder)
+    """
+    assert {"prometheus_client", "jsonschema"} <= set(loaded_after(script))
