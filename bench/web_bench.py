@@ -20,7 +20,10 @@ PostgreSQL server of its own) are timed idle, then while six hostile pages are f
 turn's tool calls are (``web_fetch`` through the tool invoker: the result redacted, quoted
 between markers, audited by the runtime's audit writer). The witness is running before the six
 start, so their start counts; their pages come from a server in a process of its own (a real
-site is not in the bridge: on the bridge's loop its 1 MB answers were the bench's own load).
+site is not in the bridge: on the bridge's loop its 1 MB answers were the bench's own load),
+run at the machine's lowest priority (Linux's idle class, niceness 19): it stands for a remote
+machine, which does not take the bridge's CPUs; the bridge's side of the six (reading the
+bodies, handing them to the workers, the results' redaction and audit) keeps its priority.
 Goals: verdict p99 <= 1.5x idle, no renewal later than its deadline (3 s), this process's
 memory grows by less than 100 MB (the extraction workers are other processes, limited to 1 GiB
 each; their peak is printed too). The event loop's steps are timed too, in the loop thread's
@@ -28,18 +31,20 @@ CPU time (what other processes on the machine do does not count in it): the long
 the loop's CPU per second, idle and hostile, and each verdict's wait counted in the CPU time of
 the loop's steps that ran while it waited. On a machine shared with other work, ``chrt -r 1
 python -m bench.web_bench --hostile --rounds 4`` runs the bench's processes in the round-robin
-class ahead of that work, as a quiet machine would (the extraction workers still put themselves
-in the idle class). ``--quick`` skips the hostile part;
+class ahead of that work, as a quiet machine would (the extraction workers and the page server
+still put themselves in the idle class). ``--quick`` skips the hostile part;
 ``--hostile`` runs only it; ``--rounds N`` measures the witness N times (idle, then hostile,
 each round) and prints the median of the rounds' p99 ratios too (one round's p99 is a handful
-of samples).
+of samples), and the p99 of every round's verdicts together.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import gc
+import os
 import statistics
 import subprocess
 import sys
@@ -150,7 +155,18 @@ def hostile_site_pages() -> dict[str, bytes]:
 
 
 async def _serve_pages() -> None:
-    """The child's side of ``PageProcess``: serve, print the port, stop when stdin closes."""
+    """The child's side of ``PageProcess``: serve, print the port, stop when stdin closes.
+
+    The site stands for a remote machine: on the bench's machine it would share the bridge's
+    CPUs at the bridge's own priority (six 1 MB answers at once), which no site on the Internet
+    does; at that priority the witness's p99 during the six was 1.13x idle over four rounds on
+    a quiet machine (one round 3.45x), at this one 1.06x. So it runs at the lowest priority
+    (Linux's idle scheduling class, niceness 19; it stays in the bench's session, and so in its
+    scheduling group): it sends when the bridge does not want the CPU. The bridge's side,
+    reading the six bodies, keeps its own priority."""
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    with contextlib.suppress(AttributeError, OSError):  # the class is Linux's
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     server = PageServer(hostile_site_pages())
     await server.start()
     print(server.port, flush=True)
@@ -435,9 +451,10 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
             try:
                 handler = AppHandler(runtime)
                 invoker = _web_fetch_as_a_turn_calls_it(fetcher, runtime)
+                pooled: tuple[list[float], list[float]] = ([], [])
                 with LoopSteps().installed() as steps:
                     results = [
-                        await _measure(invoker, Witness(handler, leases), steps)
+                        await _measure(invoker, Witness(handler, leases), steps, pooled)
                         for _ in range(_rounds())
                     ]
                 if len(results) > 1:
@@ -448,6 +465,12 @@ async def under_hostile_pages(fetcher: WebFetcher) -> bool:
                             f"{statistics.median(ratios):.2f}x, min {ratios[0]:.2f}x, max "
                             f"{ratios[-1]:.2f}x (goal <= {GOAL_VERDICT_RATIO}x)"
                         )
+                    idle, hostile = (_p(samples, 0.99) for samples in pooled)
+                    print(
+                        f"verdict p99 of every round's samples together (wall clock): idle "
+                        f"{idle * 1000:.2f} ms ({len(pooled[0])}), hostile {hostile * 1000:.2f} ms "
+                        f"({len(pooled[1])}), ratio {hostile / max(idle, 1e-6):.2f}x"
+                    )
                 return all(ok for ok, _ in results)
             finally:
                 await leases.close()
@@ -477,10 +500,14 @@ def _rounds() -> int:
 
 
 async def _measure(
-    invoker: ToolInvoker, witness: Witness, steps: LoopSteps
+    invoker: ToolInvoker,
+    witness: Witness,
+    steps: LoopSteps,
+    pooled: tuple[list[float], list[float]],
 ) -> tuple[bool, tuple[float, float]]:
     """One round: whether it met the goals, and its verdict p99 ratios (wall clock, and the
-    loop's CPU time)."""
+    loop's CPU time); its verdicts are added to ``pooled`` (idle, hostile): a round's p99 is
+    its second-worst verdict or so, every round's together a steadier figure."""
     idle = Witness(witness.handler, witness.leases)
     rss_before = _rss_mb()
     steps.start()
@@ -488,6 +515,7 @@ async def _measure(
     idle_step, _, idle_cpu = steps.stop()
     idle_waits = steps.cpu_between(idle.spans)
     steps.start()
+    began = asyncio.get_running_loop().time()
     # The witness first: its clock runs when the six start, so their start counts too.
     watched = asyncio.gather(
         witness.verdicts_for(HOSTILE_DEADLINE_S + 1), witness.renewals_for(HOSTILE_DEADLINE_S + 1)
@@ -504,6 +532,8 @@ async def _measure(
         f"{HOSTILE_AT_ONCE - len(codes)} with plain text, {len(codes)} without: "
         f"{', '.join(codes) or '-'})"
     )
+    pooled[0].extend(idle.verdicts)
+    pooled[1].extend(witness.verdicts)
     i50, i99 = _p(idle.verdicts, 0.5), _p(idle.verdicts, 0.99)
     h50, h99 = _p(witness.verdicts, 0.5), _p(witness.verdicts, 0.99)
     ratio = h99 / max(i99, 1e-6)
@@ -513,6 +543,11 @@ async def _measure(
     print(
         f"  p99 ratio {ratio:.2f}x (goal <= {GOAL_VERDICT_RATIO}x): "
         + ("ok" if verdict_ok else "over the goal")
+    )
+    worst = sorted(zip(witness.verdicts, witness.spans, strict=True), reverse=True)[:4]
+    print(
+        "  the slowest verdicts during the six: "
+        + ", ".join(f"{w * 1000:.1f} ms at +{due - began:.2f} s" for w, (due, _) in worst)
     )
     c99, d99 = _p(idle_waits, 0.99), _p(hostile_waits, 0.99)
     cpu_ratio = d99 / max(c99, 1e-6)
