@@ -322,7 +322,12 @@ class ExtractionPool:
             stderr=subprocess.DEVNULL,
             env=env,
             cwd="/",
-            start_new_session=True,  # a Ctrl-C at the terminal is the bridge's to handle
+            # A process group of its own, so a Ctrl-C at the terminal is the bridge's to handle,
+            # but the bridge's session: with Linux's autogroup (on by default) each session is a
+            # scheduling group of its own, weighed against the bridge's as a whole at niceness
+            # 0, and the worker's idle class counted only inside it (in a session of its own a
+            # worker delayed the loop by a scheduler tick, ~4 ms, all through a hostile page).
+            process_group=0,
         )
         for pipe in (process.stdin, process.stdout):
             _widen(pipe)

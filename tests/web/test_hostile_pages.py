@@ -255,12 +255,13 @@ async def _readable(fd: int) -> None:
 
 
 @pytest.mark.parametrize("plain_only", [False, True], ids=["worker", "plain-lane"])
-async def test_extraction_workers_run_in_the_idle_scheduling_class_at_the_lowest_niceness(
+async def test_extraction_workers_run_in_the_idle_class_at_the_lowest_niceness_in_the_bridges_group(
     plain_only: bool,
 ) -> None:
     """A stranger's page is parsed only when the bridge's loop does not want the CPU: the
     workers (the plain lane's too) put themselves in Linux's idle scheduling class, and at
-    niceness 19 where that class is missing. Read from /proc, as the kernel schedules them."""
+    niceness 19 where that class is missing, in the bridge's own scheduling group. Read from
+    /proc, as the kernel schedules them."""
     own = ExtractionPool(workers=1, plain_only=plain_only)
     try:
         async with LoopbackSite() as site:
@@ -268,16 +269,36 @@ async def test_extraction_workers_run_in_the_idle_scheduling_class_at_the_lowest
             async with asyncio.timeout(HANG_GUARD_S):
                 await fetcher(wiki(site.port), own).fetch("http://wiki.example/furnace")
             [worker] = own.worker_pids()
-            niceness, policy = _scheduling(worker)
+            worker_stat, bridge_stat = _stat(worker), _stat(os.getpid())
+            groups = _autogroup(worker), _autogroup(os.getpid())
     finally:
         own.close()
-    assert policy == os.SCHED_IDLE
-    assert niceness == 19
+    assert worker_stat[SCHED_POLICY] == str(os.SCHED_IDLE)
+    assert worker_stat[NICENESS] == "19"
+    # The bridge's session, so the bridge's scheduling group (autogroup): in one of its own
+    # the worker weighed as much as the whole bridge, its class and niceness counted only
+    # inside it. A process group of its own: a Ctrl-C at the terminal is the bridge's.
+    assert worker_stat[SESSION] == bridge_stat[SESSION]
+    assert groups[0] == groups[1]
+    assert worker_stat[PROCESS_GROUP] != bridge_stat[PROCESS_GROUP]
 
 
-def _scheduling(pid: int) -> tuple[int, int]:
-    """(niceness, scheduling policy) of ``pid`` from /proc/PID/stat (proc(5): fields 19 and
-    41, counted after the command name, which may hold spaces and parentheses)."""
+PROCESS_GROUP, SESSION, NICENESS, SCHED_POLICY = 5, 6, 19, 41
+"""Fields of /proc/PID/stat (proc(5), counted from 1)."""
+
+
+def _stat(pid: int) -> dict[int, str]:
+    """/proc/PID/stat by field number; the command name (field 2) may hold spaces and
+    parentheses, so fields are counted after its closing one."""
     with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return int(fields[19 - 3]), int(fields[41 - 3])
+        after = stat.read().rsplit(")", 1)[1].split()
+    return {number: value for number, value in enumerate(after, start=3)}
+
+
+def _autogroup(pid: int) -> str | None:
+    """The scheduling group Linux's autogroup put ``pid`` in (None where it is not built)."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as group:
+            return group.read().split()[0]
+    except FileNotFoundError:
+        return None
