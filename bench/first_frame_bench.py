@@ -15,6 +15,12 @@ figures are of the questions after 100 warm-up ones (the plugin's action-bar pat
 interpreted in a cold JVM: after 30 the plugin's part was about twice what it is after 150).
 Goal: first frame p50 at most 1.5x the verdict round trip's p50.
 
+The provider writes its response headers, then its first delta 5 ms later (``--head-start-ms``),
+as a model server does (headers when it takes the request, the first token once the prompt is
+read): written back to back, the client's handling of the response's headers (httpx's response,
+the status and content-type checks, about 0.2 ms) fell inside the first frame's time, which no
+asker waits for behind a real model. ``--head-start-ms 0`` measures it the old way.
+
 ``--steps`` also stamps, in the bridge, when the provider client yields the first text delta
 and when the action-bar frame has been handed to the link, and prints the median of each step.
 
@@ -48,6 +54,7 @@ from bridge.providers.events import TextDelta
 GOAL = 1.5
 CHUNKS = 6
 DELAY_S = 0.02
+HEAD_START_S = 0.005
 WARMUP = 100
 PLAYER = "Steve"
 
@@ -95,10 +102,11 @@ class _Stamps:
 
 
 @contextlib.asynccontextmanager
-async def _provider(first_deltas: asyncio.Queue[float]) -> AsyncIterator[str]:
+async def _provider(first_deltas: asyncio.Queue[float], head_start_s: float) -> AsyncIterator[str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.local_provider", str(CHUNKS), str(DELAY_S), "word ",
-        "stamps", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        "stamps", str(head_start_s), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     stdout = process.stdout
@@ -168,7 +176,7 @@ def _ms(values: list[float]) -> str:
     return f"p50 {statistics.median(values) * 1000:7.2f} ms   p90 {p90 * 1000:7.2f} ms"
 
 
-async def run(questions: int, steps: bool) -> int:
+async def run(questions: int, steps: bool, head_start_s: float = HEAD_START_S) -> int:
     if not JAR.is_file():
         print(f"the testkit jar {JAR} is missing: run `make java` first", file=sys.stderr)
         return 1
@@ -177,7 +185,7 @@ async def run(questions: int, steps: bool) -> int:
         stamps.install()
     first_deltas: asyncio.Queue[float] = asyncio.Queue()
     try:
-        async with _provider(first_deltas) as provider_url:
+        async with _provider(first_deltas, head_start_s) as provider_url:
             with tempfile.TemporaryDirectory(prefix="first-frame-bench-") as tmp:
                 config = Path(tmp) / "config"
                 init_config_dir(config)
@@ -243,8 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--questions", type=int, default=60, help="measured questions")
     parser.add_argument("--steps", action="store_true", help="time the bridge's steps too")
+    parser.add_argument(
+        "--head-start-ms",
+        type=float,
+        default=HEAD_START_S * 1000,
+        help="pause between the provider's headers and its first delta (0: none)",
+    )
     args = parser.parse_args(argv)
-    return asyncio.run(run(max(1, min(args.questions, 1000)), args.steps))
+    head_start_s = max(0.0, min(args.head_start_ms, 1000.0)) / 1000
+    return asyncio.run(run(max(1, min(args.questions, 1000)), args.steps, head_start_s))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Every POST gets a streamed answer of ``chunks`` text deltas ``delay_s`` apart (0
 then ``finish_reason: stop`` and ``[DONE]``; ``on_first_delta`` is told, once a stream is
 written, when its first delta was (``time.perf_counter``). With ``hold_open`` the body is never
 ended after ``[DONE]`` (as some servers and proxies do) and ``done_at`` records when each
-``[DONE]`` was written. Binds 127.0.0.1 only; a stream ends early when the client goes away or
+``[DONE]`` was written. ``head_start_s`` is the pause between the response's headers and its
+first delta (0: none). Binds 127.0.0.1 only; a stream ends early when the client goes away or
 the server stops.
 """
 
@@ -36,8 +37,10 @@ class LocalProvider:
         text: str = "word ",
         hold_open: bool = False,
         on_first_delta: Callable[[float], None] | None = None,
+        head_start_s: float = 0.0,
     ) -> None:
         self.chunks = chunks
+        self.head_start_s = head_start_s
         self.on_first_delta = on_first_delta
         self.delay_s = delay_s
         self.text = text
@@ -92,6 +95,11 @@ class LocalProvider:
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                     b"transfer-encoding: chunked\r\n\r\n"
                 )
+                if self.head_start_s:
+                    # A model server answers with its headers at once and its first token after
+                    # the prompt is read: the client has taken the response in by then.
+                    await writer.drain()
+                    await asyncio.sleep(self.head_start_s)
                 first_delta_at = None
                 for index in range(self.chunks):
                     if index == 0:
@@ -147,14 +155,18 @@ BENCH_CONFIG = "schema: 1\nrate_limits:\n  player_cooldown_ms: 0\n  global_coold
 
 
 async def _serve_until_stdin_closes(
-    chunks: int, delay_s: float, text: str, stamps: bool = False
+    chunks: int, delay_s: float, text: str, stamps: bool = False, head_start_s: float = 0.0
 ) -> None:
     def stamp(at: float) -> None:  # perf_counter is the machine's monotonic clock on Linux
         print(f"first-delta {at!r}", flush=True)
 
     on_first = stamp if stamps else None
     async with LocalProvider(
-        chunks=chunks, delay_s=delay_s, text=text, on_first_delta=on_first
+        chunks=chunks,
+        delay_s=delay_s,
+        text=text,
+        on_first_delta=on_first,
+        head_start_s=head_start_s,
     ) as provider:
         print(provider.port, flush=True)
         # The parent ends this process by closing its stdin: no stray server outlives a bench.
@@ -194,6 +206,10 @@ async def stop_provider(process: asyncio.subprocess.Process) -> None:
 if __name__ == "__main__":
     asyncio.run(
         _serve_until_stdin_closes(
-            int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:5] == ["stamps"]
+            int(sys.argv[1]),
+            float(sys.argv[2]),
+            sys.argv[3],
+            sys.argv[4:5] == ["stamps"],
+            float(sys.argv[5]) if len(sys.argv) > 5 else 0.0,
         )
     )
