@@ -116,7 +116,12 @@ class WorkerProcess:
             stderr=asyncio.subprocess.PIPE,
             env={},  # no secrets: the bridge's environment holds provider keys
             close_fds=True,
-            start_new_session=True,  # a ^C meant for the bridge is not delivered to workers
+            # A process group of its own, so a ^C meant for the bridge is not delivered to
+            # workers; but the bridge's session: with Linux's autogroup (on by default) each
+            # session is a scheduling group of its own, weighed against the whole bridge, so a
+            # worker's niceness 19 counted only inside it and a busy Function took a core's
+            # fair share from the bridge's loop. Confined, a worker opens no terminal.
+            process_group=0,
         )
         worker = cls(process)
         worker._track(worker._drain_stderr())
