@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from ipaddress import ip_address
 
@@ -29,6 +28,7 @@ import httpcore
 import httpx
 
 from bridge.executors import Pool, run_in
+from bridge.tls_trust import verifying_context
 from bridge.web.errors import ShieldRefused
 from bridge.web.ranges import IPAddress
 from bridge.web.shield import Resolver, ShieldPolicy
@@ -55,27 +55,18 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 _ANYIO = httpcore.AnyIOBackend()
 _context: ssl.SSLContext | None = None
-_context_lock = threading.Lock()
-
-
-def verifying_context() -> ssl.SSLContext:
-    """httpx's default verifying TLS context, made once per process and shared by every
-    connection ``web_fetch`` and ``web_search`` open. Making one loads the whole CA bundle
-    (about 25 ms of CPU with the GIL held); each fetch used to make its own on the event loop,
-    so six pages starting at once held every player's turn for some 150 ms."""
-    global _context
-    with _context_lock:
-        if _context is None:
-            _context = httpx.create_ssl_context()
-        return _context
 
 
 async def shared_context() -> ssl.SSLContext:
-    """``verifying_context()``; the first time it is made in a thread, never on the loop."""
-    found = _context
-    if found is not None:
-        return found
-    return await run_in(Pool.WEB_LOOKUPS, verifying_context)
+    """The process's verifying TLS context (``bridge.tls_trust``, shared with the provider
+    clients), for every connection ``web_fetch`` and ``web_search`` open. Making one loads the
+    whole CA bundle (about 25 ms of CPU with the GIL held): the first time it is made in a
+    thread, never on the loop, or six pages starting at once held every player's turn for some
+    150 ms."""
+    global _context
+    if _context is None:
+        _context = await run_in(Pool.WEB_LOOKUPS, verifying_context)
+    return _context
 
 
 async def direct_dialer(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bridge import tls_trust
 from bridge.redaction import Redactor
 from bridge.store.audit_sink import MemoryAudit
 from bridge.tools.invoke import Cooldowns, ToolInvoker
@@ -47,6 +48,7 @@ async def test_the_tls_context_is_made_once_and_off_the_loop(
 
     monkeypatch.setattr(ssl, "create_default_context", counted)
     monkeypatch.setattr(connector, "_context", None, raising=False)
+    monkeypatch.setattr(tls_trust, "_contexts", {})  # the process's, shared with providers
     async with LoopbackSite() as site:
         site.page("/Anvil", PAGE)
         site.page("/search?q=anvil&format=json", json.dumps({"results": []}), "application/json")
