@@ -2,7 +2,8 @@
 at will: a link dropped mid-answer, as a flaky network between a server and its bridge drops
 it. Bytes pass through untouched (the WebSocket handshake and frames are the plugin's and the
 bridge's); ``drop`` closes every connection open now, both ways, and new ones are forwarded
-again at once.
+again at once. ``hold_answers`` keeps what the bridge sends from reaching the plugin (an answer
+written to a link that is about to drop) until the next ``drop``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class LinkProxy:
         self._open: set[asyncio.StreamWriter] = set()
         self.connected = asyncio.Event()
         """Set when a connection is forwarded (cleared by ``drop``)."""
+        self._answers = asyncio.Event()
+        self._answers.set()
 
     @property
     def open_links(self) -> int:
@@ -49,15 +52,21 @@ class LinkProxy:
         self._open.update((writer, up_writer))
         self.connected.set()
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer, self._answers))
         finally:
             for end in (writer, up_writer):
                 self._open.discard(end)
                 end.close()
 
+    def hold_answers(self) -> None:
+        """From now on, what the bridge sends waits here (the plugin reads nothing more) until
+        ``drop`` cuts the connections."""
+        self._answers.clear()
+
     def drop(self) -> None:
         """Cut every forwarded connection now (the peers see the TCP connection reset)."""
         self.drops += 1
+        self._answers.set()
         self.connected.clear()
         for writer in list(self._open):
             transport = writer.transport
@@ -71,9 +80,13 @@ class LinkProxy:
             await self._server.wait_closed()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _pipe(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, gate: asyncio.Event | None = None
+) -> None:
     with contextlib.suppress(ConnectionError, OSError):
         while data := await reader.read(65536):
+            if gate is not None:
+                await gate.wait()
             writer.write(data)
             await writer.drain()
     writer.close()

@@ -71,6 +71,15 @@ SCHEMA = Schema(
             "turns by player, for a player's lanes and usage across sessions",
             "CREATE INDEX IF NOT EXISTS turns_by_player ON turns (player, seq)",
         ),
+        # The plugin's id of the kept question a turn answered (protocol 1.5, asks), unique:
+        # a question sent again to the next bridge after its turn was committed here is found
+        # answered, and no two bridges can archive it twice (NULLs never collide).
+        Migration.portable(
+            3,
+            "the kept question each turn answered",
+            "ALTER TABLE turns ADD COLUMN ask_id TEXT",
+            "CREATE UNIQUE INDEX IF NOT EXISTS turns_by_ask ON turns (ask_id)",
+        ),
     ),
     sqlite_user_version=True,
 )
@@ -90,6 +99,8 @@ class ArchivedTurn(BaseModel):
     model_ref: str = Field(min_length=1, max_length=256)
     control_version: str = Field(min_length=1, max_length=128)
     items: tuple[JsonValue, ...]
+    ask: str | None = Field(default=None, min_length=1, max_length=128)
+    """The plugin's id of the question the turn answered (protocol 1.5, ``asks``), if any."""
 
     def holds_personal_result(self) -> bool:
         """Whether the turn took a personal tool result (one about, or for, its asker alone).
@@ -101,6 +112,11 @@ class ArchivedTurn(BaseModel):
             isinstance(item, dict) and item.get("kind") == "tool_result" and item.get("personal")
             for item in self.items
         )
+
+
+class AskArchivedError(StoreError):
+    """The turn answers a question already archived with another turn (a bridge ran the
+    question the plugin sent again after an earlier bridge's commit)."""
 
 
 def default_archive_path(config_dir: Path) -> Path:
@@ -202,14 +218,20 @@ class TurnArchive:
             turn.model_ref,
             turn.control_version,
             len(item_rows),
+            turn.ask,
         )
         try:
             with self._db.transaction(deadline_s=self.commit_deadline_s) as tx:
                 if fence is not None:
                     fence(tx)
+                if turn.ask is not None and tx.query(
+                    "SELECT 1 FROM turns WHERE ask_id = ?", (turn.ask,)
+                ):
+                    raise AskArchivedError(f"question {turn.ask} is already archived")
                 tx.execute(
                     "INSERT INTO turns (turn_id, session_id, player, started_at, ended_at,"
-                    " model_ref, control_version, item_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " model_ref, control_version, item_count, ask_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     header,
                 )
                 tx.executemany(
@@ -217,9 +239,17 @@ class TurnArchive:
                     item_rows,
                 )
         except DatabaseError as exc:
+            if exc.duplicate and turn.ask is not None and self.turn_of_ask(turn.ask) is not None:
+                # Two bridges committing the same question at once: the index decided.
+                raise AskArchivedError(f"question {turn.ask} is already archived") from exc
             if exc.duplicate:
                 raise StoreError(f"turn {turn.turn_id} is already archived") from exc
             raise StoreError(f"cannot archive turn {turn.turn_id}: {exc}") from exc
+
+    def turn_of_ask(self, ask_id: str) -> ArchivedTurn | None:
+        """The archived turn that answered the plugin's question ``ask_id``, if one did."""
+        found = self._read("WHERE ask_id = ?", (ask_id,))
+        return found[0] if found else None
 
     def turns_of(self, session_id: str) -> list[ArchivedTurn]:
         """Every archived turn of a session, oldest first."""
@@ -279,7 +309,7 @@ class TurnArchive:
             with self._db.transaction() as tx:
                 headers = tx.query(
                     "SELECT turn_id, session_id, player, started_at, ended_at, model_ref,"
-                    f" control_version, item_count FROM turns {where} ORDER BY seq",
+                    f" control_version, item_count, ask_id FROM turns {where} ORDER BY seq",
                     params,
                 )
                 items: dict[str, list[str]] = {}
@@ -293,7 +323,7 @@ class TurnArchive:
             raise StoreError(f"cannot read the turn archive: {exc}") from exc
         turns = []
         for header in headers:
-            turn_id, session_id, player, started, ended, model_ref, version, count = header
+            turn_id, session_id, player, started, ended, model_ref, version, count, ask = header
             raw_items = items.get(turn_id, [])
             if len(raw_items) != count:
                 raise StoreError(
@@ -311,6 +341,7 @@ class TurnArchive:
                         model_ref=model_ref,
                         control_version=version,
                         items=tuple(_load_item(raw) for raw in raw_items),
+                        ask=ask,
                     )
                 )
             except (ValueError, ValidationError) as exc:

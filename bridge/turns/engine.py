@@ -215,6 +215,7 @@ class TurnEngine:
             ledger=TurnLedger(context, snapshot, self._metrics),
             began=self._monotonic(),
             question=question,
+            ask=request.ask,
         )
         try:
             self._audit.record(
@@ -520,6 +521,7 @@ class TurnEngine:
             model_ref=snapshot.routes[progress.route].model_ref,
             control_version=snapshot.control_version,
             items=tuple(item.model_dump(mode="json") for item in items),
+            ask=progress.ask,
         )
 
         def append_redacted() -> None:

@@ -68,3 +68,5 @@ class TurnProgress:
     """The question as the turn asks it (redacted), for automatic recall."""
     recalled: tuple[Item, ...] = ()
     """The memories recalled for this turn: in its requests, never in its session."""
+    ask: str | None = None
+    """The plugin's id of the question (protocol 1.5, ``asks``), archived with the turn."""

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from app.scripted_provider import ScriptedProvider
 
+from bench.link_proxy import LinkProxy
 from tests.postgres_server import PostgresServer
 
 from .processes import BridgeProcess, TestkitProcess, free_port, require_testkit_jar
@@ -35,8 +36,10 @@ WAIT = 60.0
 
 @contextlib.asynccontextmanager
 async def holder_and_standby(
-    tmp_path: Path, postgres_server: PostgresServer
+    tmp_path: Path, postgres_server: PostgresServer, *, front: list[LinkProxy] | None = None
 ) -> AsyncIterator[tuple[BridgeProcess, BridgeProcess, Server, ScriptedProvider, str]]:
+    """Two bridges on one database, the first holding every server, and a lobby listing both.
+    ``front``: the plugin reaches the holder through a `LinkProxy`, appended to it."""
     require_testkit_jar()
     provider = ScriptedProvider()
     await provider.start()
@@ -53,8 +56,14 @@ async def holder_and_standby(
         second = await BridgeProcess.start(tmp_path / "b", port=free_port())
         running.append(second)
         await second.stdout.wait_for(r"^server leases \(PostgreSQL\) held: none yet$", timeout=WAIT)
+        first_url = first.url
+        if front is not None:
+            proxy = LinkProxy(first.url)
+            await proxy.start()
+            front.append(proxy)
+            first_url = proxy.url
         testkit = await TestkitProcess.start(
-            first.url,
+            first_url,
             first.token_file,
             *("--url", second.url, "--token", TOKENS["lobby"], "--server-id", "lobby"),
             *("--link-timeout-ms", "2000"),
@@ -69,6 +78,8 @@ async def holder_and_standby(
             await testkit.shutdown()
         for bridge in running:
             await bridge.kill()
+        for proxy in front or ():
+            await proxy.close()
         await provider.stop()
         postgres_server.drop_database(database)
 

@@ -11,12 +11,14 @@ the bridge it links to next; a paused holder that resumes cannot answer it a sec
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 from typing import Any
 
 from app.scripted_provider import HeldReply, ScriptedProvider
 
+from bench.link_proxy import LinkProxy
 from tests.postgres_server import PostgresServer
 
 from .test_hung_holder_e2e import WAIT, holder_and_standby
@@ -115,3 +117,55 @@ async def test_a_question_in_flight_when_its_bridge_hangs_is_answered_once_thoug
         assert _lines(lobby, since, NOT_DELIVERED) == []
         asked = [text for _, texts in _archived(postgres_server, db) for text in texts]
         assert sum("lobby paused" in t for t in asked) == 1, asked
+
+
+async def _archived_with(postgres_server: PostgresServer, db: str, question: str) -> int:
+    """How many archived turns asked ``question``, once at least one has (the holder's commit
+    is the event waited for; the archive is read until it shows it)."""
+    for _ in range(int(WAIT / 0.05)):
+        asked = [t for _, texts in _archived(postgres_server, db) for t in texts if question in t]
+        if asked:
+            return len(asked)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no turn asking {question!r} was archived")
+
+
+async def test_a_question_committed_before_its_answer_reached_the_plugin_is_not_run_again(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    # The holder commits the turn (archive row and all), but its answer never reaches the
+    # plugin: the link drops with the holder's death. The plugin sends the kept question again
+    # to the standby, which finds it in the archive by its id and sends that answer: before,
+    # it ran the question again (archived twice; the soak's "archived twice" row).
+    front: list[LinkProxy] = []
+    async with holder_and_standby(tmp_path, postgres_server, front=front) as (
+        first,
+        second,
+        lobby,
+        provider,
+        db,
+    ):
+        await lobby.add("Steve", OP)
+        since = lobby.mark()
+        held = provider.held("Committed ", "answer.")
+        question = "lobby committed"
+        assert (await lobby.chat("Steve", f"@ai {question}"))["outcome"] == "public"
+        await held.streaming.wait()
+        front[0].hold_answers()
+        held.release.set()
+        assert await _archived_with(postgres_server, db, question) == 1
+        first.process.send_signal(signal.SIGKILL)
+        front[0].drop()
+        requests = len(provider.requests)
+
+        await lobby.message("*", "Committed answer.", since)
+        await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
+        provider.answer("A second question.")
+        mark = lobby.mark()
+        assert (await lobby.chat("Steve", "@ai lobby next"))["outcome"] == "public"
+        await lobby.message("*", "A second question.", mark)
+        assert len(provider.requests) == requests + 1  # the next question's alone
+        assert len(_lines(lobby, since, "Committed answer.")) == 1
+        assert _lines(lobby, since, NOT_DELIVERED) == []
+        asked = [text for _, texts in _archived(postgres_server, db) for text in texts]
+        assert sum(question in t for t in asked) == 1, asked

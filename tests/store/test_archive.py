@@ -166,3 +166,27 @@ def test_an_item_with_a_lone_surrogate_is_stored_replaced(backend: Backend) -> N
         archive.append(turn("t1", items=({"text": "a\ud800b", "\udfff": ["\ud800"]},)))
         [stored] = archive.all_turns()
     assert stored.items == ({"text": "a\ufffdb", "\ufffd": ["\ufffd"]},)
+
+
+def test_a_turn_is_found_by_the_question_it_answered(backend: Backend) -> None:
+    # The plugin's id of a kept question (protocol 1.5, asks) is archived with its turn, in
+    # the same commit: a bridge sent the question again finds it answered already.
+    asked = turn("t1").model_copy(update={"ask": "q-1"})
+    with backend.archive() as archive:
+        archive.append(asked)
+        archive.append(turn("t2"))
+    with backend.archive() as reopened:
+        assert reopened.turn_of_ask("q-1") == asked
+        assert reopened.turn_of_ask("q-2") is None
+        assert [t.ask for t in reopened.all_turns()] == ["q-1", None]
+
+
+def test_a_question_is_archived_once_whichever_bridge_ran_it(backend: Backend) -> None:
+    first = turn("t1").model_copy(update={"ask": "q-1"})
+    with backend.archive() as archive:
+        archive.append(first)
+        with pytest.raises(StoreError, match="question q-1 is already archived"):
+            archive.append(turn("t2").model_copy(update={"ask": "q-1"}))
+        archive.append(turn("t3"))  # turns without a question id never collide
+        archive.append(turn("t4"))
+        assert [t.turn_id for t in archive.all_turns()] == ["t1", "t3", "t4"]

@@ -109,12 +109,13 @@ def test_a_file_written_by_the_old_schema_opens_and_is_upgraded(tmp_path: Path) 
         log.record("turn.end", {})
         log.flush()
         assert [e.kind for e in log.events()] == ["turn.start", "turn.end"]
-    assert applied(backend, "archive") == [1, 2]
+    assert applied(backend, "archive") == [1, 2, 3]
     assert applied(backend, "audit") == [1, 2]  # the facet indexes of the console
     with sqlite3.connect(archive_target.data_dir / "archive.sqlite3") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         indexes = {row[1] for row in conn.execute("PRAGMA index_list('turns')")}
     assert "turns_by_player" in indexes
+    assert "turns_by_ask" in indexes
 
 
 def test_a_new_database_gets_every_migration_once(backend: Backend) -> None:
@@ -129,7 +130,7 @@ def test_a_new_database_gets_every_migration_once(backend: Backend) -> None:
 
 
 def test_an_older_version_is_upgraded_in_place_with_its_data(backend: Backend) -> None:
-    # The archive as version 1 left it, holding a turn; opening it now runs migration 2.
+    # The archive as version 1 left it, holding a turn; opening it now runs the later ones.
     first_only = Schema("archive", archive_module.SCHEMA.migrations[:1])
     database = backend.target.open_state()
     assert migrate(database, first_only) == 0
@@ -142,7 +143,8 @@ def test_an_older_version_is_upgraded_in_place_with_its_data(backend: Backend) -
     assert applied(backend, "archive") == [1]
     with backend.archive() as archive:
         assert [t.turn_id for t in archive.turns_of_player("Alex")] == ["v1"]
-    assert applied(backend, "archive") == [1, 2]
+        assert archive.turns_of_player("Alex")[0].ask is None  # answered no kept question
+    assert applied(backend, "archive") == list(range(1, archive_module.SCHEMA.latest + 1))
 
 
 @pytest.mark.parametrize("which", ["archive", "audit"])

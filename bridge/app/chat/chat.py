@@ -30,6 +30,7 @@ import logging
 from collections import deque
 from typing import Any
 
+from bridge.app.lanes.archived_asks import answered_from_archive
 from bridge.app.lanes.output import LinkTurnOutput
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
@@ -99,6 +100,14 @@ class ChatPath:
                 # ended one's lines are sent again). Accepted: it was, and it is being answered.
                 if known.state == "ended":
                     lanes.answer_again(known, self._output)
+                return ChatVerdict(decision="accept", ai_prefix=False, notice=None)
+            if await answered_from_archive(
+                self._runtime,
+                request.ask,
+                request.resent,
+                PlayerRef(request.player.uuid, request.player.name),
+                self._output,
+            ):
                 return ChatVerdict(decision="accept", ai_prefix=False, notice=None)
         public = self._runtime.lanes.public
         before = public.task

@@ -26,6 +26,7 @@ from typing import Any
 from bridge.app.commands.ai_line import read_ai_line
 from bridge.app.commands.conversations import CONVERSATION_COMMANDS, ConversationPath
 from bridge.app.commands.history import HistoryPath
+from bridge.app.lanes.archived_asks import answered_from_archive
 from bridge.app.lanes.private_output import PrivateLinkOutput
 from bridge.app.serving.served import NotConfiguredError
 from bridge.app.wiring.runtime import Runtime
@@ -84,6 +85,14 @@ class PrivatePath:
                 # Sent again after a relink and taken here before: never a second turn.
                 if known.state == "ended":
                     runtime.lanes.answer_again(known, PrivateLinkOutput(runtime))
+                return []
+            if await answered_from_archive(
+                runtime,
+                request.ask,
+                request.resent,
+                TurnPlayer(sender.uuid, sender.name),
+                PrivateLinkOutput(runtime),
+            ):
                 return []
         line = read_ai_line(question)
         if line.kind == "ambiguous":  # only `new` with a long unquoted title, for now

@@ -31,14 +31,23 @@ from bridge.link.handler import Link
 from bridge.link.messages import AskDone, OutputActionbar, Text
 from bridge.metrics import BridgeMetrics
 from bridge.policy.approvals import CONFIRMATION_TIMEOUT_S
+from bridge.store.archive import ArchivedTurn
 from bridge.store.audit_sink import AuditSink
 from bridge.turns.activity import ServerActivity, TurnCap
+from bridge.turns.archived_answer import archived_lines
 from bridge.turns.compaction import Compactor
 from bridge.turns.confirm_window import ConfirmationWindow
 from bridge.turns.engine import TurnEngine, TurnListener, TurnOutcome, TurnRequest
 from bridge.turns.lanes import Lane, Lanes, lane_session_ids, private_lane_id
 from bridge.turns.persona import with_persona
-from bridge.turns.ports import PUBLIC_LANE, ArchiveWriter, PlayerRef, TurnOutput, TurnSnapshot
+from bridge.turns.ports import (
+    PUBLIC_LANE,
+    ArchiveWriter,
+    PlayerRef,
+    TurnLimits,
+    TurnOutput,
+    TurnSnapshot,
+)
 from bridge.turns.queue import Admission, TurnQueue, Waiting
 from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
@@ -340,6 +349,33 @@ class TurnLanes:
         finally:
             TURN_ASK.reset(token)
         self._spawn(self._ask_done(again))
+
+    async def answer_archived(
+        self,
+        ask_id: str,
+        turn: ArchivedTurn,
+        player: PlayerRef,
+        output: LinkTurnOutput,
+        limits: TurnLimits,
+    ) -> None:
+        """A question sent again whose turn another bridge (or this one, before a restart)
+        committed before its answer reached the plugin: the archived answer, once, then
+        ``ask.done``. Never a second turn, so never a second archive row. Taken into the book
+        first: a later resend here gets these same lines."""
+        ask = self.asks.take(ask_id)
+        token = TURN_ASK.set(ask)
+        try:
+            lines = archived_lines(turn, limits)
+            if turn.holds_personal_result():  # a public turn answered to its asker alone
+                await output.reply_to_asker(player, lines)
+            else:
+                await output.reply(player, lines)
+        except LinkError as exc:
+            log.info("archived answer of question %s not sent: %s", ask_id, exc)
+        finally:
+            TURN_ASK.reset(token)
+        self.asks.ended(ask)
+        self._spawn(self._ask_done(ask))
 
     async def end_not_taken(self, ask_id: str, link: Link | None) -> None:
         """A question with an id that started no turn (a refusal, a subcommand, a failure):
