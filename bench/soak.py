@@ -145,6 +145,8 @@ class Storm:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     ended_count: int = 0
     paused: list[int] = field(default_factory=list)
+    started: list[BridgeProcess] = field(default_factory=list)
+    """Every bridge process the soak started, replaced or not: the teardown kills them all."""
 
     def backends(self, name: str) -> list[int]:
         with self.postgres.admin() as conn:
@@ -169,7 +171,11 @@ class Storm:
             self.ports[name] = free_port()
             if name in self.proxies:
                 self.proxies[name].target_port = self.ports[name]
+        old = self.bridges.get(name)
+        if old is not None and old.process.returncode is None:
+            await old.kill()  # never two of one name: the replaced one would outlive the soak
         bridge = await BridgeProcess.start(self.tmp / name, port=self.ports[name])
+        self.started.append(bridge)
         self.bridges[name] = bridge
 
 
@@ -431,7 +437,7 @@ async def run(seconds: float, seed: int, servers: int, players: int, out: Path) 
             for testkit in storm.testkits.values():
                 with contextlib.suppress(Exception):
                     await testkit.shutdown()
-            for bridge in storm.bridges.values():
+            for bridge in storm.started:
                 with contextlib.suppress(ProcessLookupError):
                     bridge.process.send_signal(signal.SIGCONT)
                 await bridge.kill()

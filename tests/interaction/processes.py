@@ -160,6 +160,11 @@ class BridgeProcess:
         except (TimeoutError, EOFError) as exc:
             await bridge.kill()
             pytest.fail(f"the bridge did not start ({exc!r}); it printed:\n{bridge.output()}")
+        except BaseException:
+            # Cancelled while starting (a soak's restart cut short): the process is nobody's
+            # to kill but this call's.
+            await asyncio.shield(bridge.kill())
+            raise
         bridge.url = listening.group(1)
         bridge.token_file = Path(token.group(1))
         return bridge

@@ -1,0 +1,38 @@
+"""A bridge process whose start is cancelled (a soak's restart cut short when its faults stop)
+is killed by the start itself: nobody else holds it, and it outlived the soak before."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from .processes import BridgeProcess
+
+# Stands in for `serve`: says where it runs, then never prints "listening on".
+NEVER_READY = (
+    sys.executable,
+    "-c",
+    "import os, pathlib, sys, time;"
+    " pathlib.Path(sys.argv[-1], 'pid').write_text(str(os.getpid())); time.sleep(600)",
+)
+
+
+async def test_a_cancelled_start_kills_the_process_it_started(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    starting = asyncio.create_task(BridgeProcess.start(config, command=NEVER_READY))
+    pid_file = config / "pid"
+    while not pid_file.is_file() or not pid_file.read_text():
+        assert not starting.done()
+        await asyncio.sleep(0.01)
+    pid = int(pid_file.read_text())
+    starting.cancel()
+    await asyncio.gather(starting, return_exceptions=True)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    os.kill(pid, 9)
+    raise AssertionError(f"the process {pid} outlived its cancelled start")
