@@ -110,7 +110,7 @@ public final class MineclawCore {
                 settings.link().requestTimeout());
         this.commands.keep(this.asks);
         BridgeRequests output = new BridgeRequests(platform, this.renderer, settings.link().requestTimeout());
-        output.onAnswered(this.asks::forget);
+        output.onAnswered(this.asks::answered);
         output.register(this.link);
         this.link.onEvent(MessageTypes.ASK_DONE, data -> this.asks.forget(data.get("ask").getAsString()));
         new SnapshotRequests(platform, settings.link().requestTimeout()).register(this.link);

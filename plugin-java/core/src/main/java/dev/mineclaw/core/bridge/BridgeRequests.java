@@ -38,7 +38,7 @@ public final class BridgeRequests {
     private final Duration timeout;
     private final Duration feedbackWindow;
 
-    private volatile java.util.function.Consumer<String> answered = ask -> { };
+    private volatile java.util.function.Predicate<String> answered = ask -> true;
 
     /** @param timeout how long platform work may take before the request fails (under the bridge's 10 s) */
     public BridgeRequests(Platform platform, TextRenderer renderer, Duration timeout) {
@@ -62,13 +62,14 @@ public final class BridgeRequests {
     }
 
     /** Told the id of each question an {@code output.chat} line answers or ends (since 1.5). */
-    public void onAnswered(java.util.function.Consumer<String> listener) {
+    public void onAnswered(java.util.function.Predicate<String> listener) {
         this.answered = listener;
     }
 
     CompletableFuture<JsonObject> outputChat(JsonObject data) {
-        if (data.has("ask")) {
-            this.answered.accept(data.get("ask").getAsString());
+        if (data.has("ask") && !this.answered.test(data.get("ask").getAsString())) {
+            // Its asker was told it was not sent: never both told and answered.
+            return CompletableFuture.completedFuture(delivered(0));
         }
         Component text = this.renderer.render(Text.fromJson(data.getAsJsonObject("text")));
         if ("broadcast".equals(data.get("target").getAsString())) {

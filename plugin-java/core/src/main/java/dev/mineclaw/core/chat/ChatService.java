@@ -96,7 +96,7 @@ public final class ChatService {
                             this.logger.fine("chat: no verdict for " + player.name() + ": " + error.getMessage());
                         }
                         if (ask != null) {
-                            asks.forget(ask); // the asker is told it was not sent
+                            asks.toldNotSent(ask); // the asker is told it was not sent
                         }
                         return noVerdict(prefixed);
                     }

@@ -12,8 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +42,8 @@ public final class KeptAsks {
     public static final String FEATURE = "asks";
     /** The most questions kept at once (the oldest are told and dropped past it). */
     static final int MAX_KEPT = 1024;
+    /** Questions whose askers were told they were not sent or not delivered (at most MAX_KEPT). */
+    private final Set<String> told = new LinkedHashSet<>();
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What a question travelled as. */
@@ -141,6 +145,33 @@ public final class KeptAsks {
     /** The question ended, or never reached the bridge (the plugin told its asker itself). */
     public synchronized void forget(String id) {
         this.kept.remove(id);
+    }
+
+    /**
+     * The asker was told here that the question was not sent (no verdict in time, a failed
+     * request): forgotten, and a line a bridge still sends for it is not shown, so the asker is
+     * never both told and answered (under load the bridge may have started its turn before the
+     * plugin's {@code chat.expired} reached it).
+     */
+    public synchronized void toldNotSent(String id) {
+        this.kept.remove(id);
+        markTold(id);
+    }
+
+    /**
+     * An {@code output.chat} line names the question: it ended. Whether the line may be shown
+     * (false: its asker was told the question was not sent or not delivered).
+     */
+    public synchronized boolean answered(String id) {
+        this.kept.remove(id);
+        return !this.told.contains(id);
+    }
+
+    private void markTold(String id) {
+        this.told.add(id);
+        while (this.told.size() > MAX_KEPT) {
+            this.told.remove(this.told.iterator().next());
+        }
     }
 
     /** The player left: nobody to answer or tell. */
@@ -256,6 +287,9 @@ public final class KeptAsks {
     }
 
     private void tell(Kept entry) {
+        synchronized (this) {
+            markTold(entry.id);
+        }
         Component line = this.messages.line(Messages.NOT_DELIVERED);
         this.platform.runForPlayer(entry.player, () -> this.platform.sendMessage(entry.player, line), () -> { });
     }

@@ -83,7 +83,7 @@ public final class CommandForwarder {
                         if (ask != null && error == null) {
                             asks.accepted(ask); // the bridge ends it with ask.done when it took no turn
                         } else if (ask != null) {
-                            asks.forget(ask); // the asker is told here
+                            asks.toldNotSent(ask); // the asker is told here
                         }
                     })
                     .handle((answer, error) -> error == null ? lines(answer) : failureLines(error))

@@ -206,4 +206,33 @@ class KeptAsksTest {
         assertNull(this.link.sent().get(0).data().get("ask"), "an older bridge refuses unknown fields");
         assertFalse(this.asks.size() > 0);
     }
+
+    @Test
+    void aWakeWhoseVerdictCameTooLateIsNeverAnsweredAfterItsAskerWasTold() throws Exception {
+        // Under load the bridge starts the turn before the plugin's chat.expired reaches it
+        // (seen in the soak: told "not sent", then answered). The plugin decided: its lines
+        // for that question are not shown.
+        this.asks.linkUp();
+        this.asks.linkState(true);
+        this.link.answer(request -> CompletableFuture.failedFuture(new RuntimeException("no verdict in time")));
+        int before = this.link.sent().size();
+        ChatOutcome outcome = this.chat.decide(this.steve, GRANTED, "@ai late one").get(10, TimeUnit.SECONDS);
+        assertEquals(ChatOutcome.Reason.NO_VERDICT, outcome.reason());
+        String id = this.link.sent().get(before).data().get("ask").getAsString();
+        assertEquals(0, this.asks.size());
+        assertFalse(this.asks.answered(id), "the late answer is not shown");
+        assertTrue(this.asks.answered("another"), "a question nobody was told about is");
+    }
+
+    @Test
+    void aQuestionToldNotDeliveredIsNeverAnsweredAfterwards() throws Exception {
+        String id = acceptedWake("@ai slow one");
+        this.link.answer(request -> verdict("accept"));
+        relink(true);
+        relink(true);
+        this.now.addAndGet(MAX_AGE.toNanos() + 1);
+        this.asks.sweep();
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertFalse(this.asks.answered(id), "told it was not delivered: its answer is not shown");
+    }
 }
