@@ -18,7 +18,7 @@ from bridge.errors import LinkError
 from bridge.link.admission import RefusalLog
 from bridge.link.codes import ErrorCode
 from bridge.link.errors import LinkRequestError
-from bridge.link.handler import CURRENT_REQUEST_ID, LinkHandler
+from bridge.link.handler import CURRENT_LINK, CURRENT_REQUEST_ID, Link, LinkHandler
 from bridge.link.messages import (
     ChatExpired,
     ChatRequest,
@@ -62,6 +62,8 @@ class PluginConnection:
         self.refusals = refusals
         self.authenticated = False
         self.core = core
+        self.link: Link | None = None
+        """The server's link (set once the handshake named the server)."""
         self.handler: LinkHandler | None = None
         """The server's handler, set once the handshake named the server."""
         self.answer_timeout = answer_timeout
@@ -159,6 +161,7 @@ class PluginConnection:
             # Bounded, so a stuck handler cannot hold one of the plugin's in-flight slots forever.
             async with asyncio.timeout(self.answer_timeout):
                 CURRENT_REQUEST_ID.set(request.id)
+                CURRENT_LINK.set(self.link)
                 if isinstance(request.data, ChatRequest):
                     answer: WireModel = await handler.on_chat(request.data)
                 elif isinstance(request.data, CommandRequest):

@@ -26,6 +26,10 @@ from bridge.link.messages import (
 # can be matched to what the handler did with the message.
 CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("link_request_id", default=None)
 
+# The link of the server whose plugin made that request, set beside it: a handler the runtime
+# let go of meanwhile (its database lost) still ends the request's question on it.
+CURRENT_LINK: ContextVar[Link | None] = ContextVar("link_of_request", default=None)
+
 
 class Link(Protocol):
     """The plugin as the application sees it: requests and events towards it."""

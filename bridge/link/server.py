@@ -478,7 +478,8 @@ class LinkServer:
                 await handler.on_disconnected()
             hello = connection.core.hello
             assert isinstance(hello, Hello)
-            await handler.on_connected(self.link_for(server_id), hello)
+            connection.link = self.link_for(server_id)
+            await handler.on_connected(connection.link, hello)
         connection.spawn(connection.run_plugin_events(handler))
         core = connection.core
         try:

@@ -11,6 +11,7 @@ import pytest
 
 from bridge.app.network.cut_turns import CutTurns
 from bridge.errors import StoreError
+from bridge.link.handler import CURRENT_LINK
 from bridge.link.messages import ChatRequest, CommandRequest, CommandSender
 
 from .conftest import EVERY_NODE, STEVE, App, app_link, hello, rendered
@@ -173,5 +174,29 @@ async def test_a_question_refused_as_its_server_is_let_go_is_still_ended_on_its_
 
     monkeypatch.setattr(app.runtime.lanes.lanes, "private", lost)
     reply = await app.handler.on_command(_ai("where?"))
+    assert "could not be handled" in rendered(reply.lines[0])
+    assert [d.ask for d in link.of("ask.done")] == [ASK]
+
+
+async def test_a_question_that_arrives_after_its_server_was_let_go_is_still_ended_on_its_link(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in the CI soak: the runtime had let go of the server (its database lost, its link
+    # None) while the plugin's connection still delivered an /ai; the bridge answered "could
+    # not be handled" on that connection but sent its ask.done to no link, so the plugin kept
+    # the question, sent it again to the next bridge and it was answered too. The connection
+    # names the request's link (`CURRENT_LINK`), as it names the request.
+    link = app.link
+    app.runtime.link = None
+    monkeypatch.setattr(
+        app.runtime.lanes.lanes,
+        "private",
+        lambda *args, **kwargs: (_ for _ in ()).throw(StoreError("cannot connect to PostgreSQL")),
+    )
+    token = CURRENT_LINK.set(link)
+    try:
+        reply = await app.handler.on_command(_ai("where?"))
+    finally:
+        CURRENT_LINK.reset(token)
     assert "could not be handled" in rendered(reply.lines[0])
     assert [d.ask for d in link.of("ask.done")] == [ASK]

@@ -23,7 +23,7 @@ from bridge.app.players.persona_choices import PersonaChoices
 from bridge.app.requests.background import BackgroundTasks
 from bridge.app.wiring.runtime import Runtime
 from bridge.errors import LinkError, MineclawError
-from bridge.link.handler import Link
+from bridge.link.handler import CURRENT_LINK, Link
 from bridge.link.messages import (
     ChatRequest,
     ChatVerdict,
@@ -197,7 +197,8 @@ class AppHandler:
     async def on_chat(self, request: ChatRequest) -> ChatVerdict:
         self.notices.seen(request.player, request.granted)
         self.runtime.listen_decisions.seen(request.player.name)
-        link = self.runtime.link  # the one this request came on
+        # The link this request came on (the runtime may have let go of it already).
+        link = CURRENT_LINK.get() or self.runtime.link
         verdict = await self.chat.on_chat(request)
         if request.ask is not None:  # a question that started no turn is ended first
             await self.runtime.lanes.end_not_taken(request.ask, link)
@@ -207,7 +208,8 @@ class AppHandler:
         sender = request.sender
         if sender.player is not None:
             self.notices.seen(sender.player, sender.granted)
-        link = self.runtime.link  # the one this request came on
+        # The link this request came on (the runtime may have let go of it already).
+        link = CURRENT_LINK.get() or self.runtime.link
         reply = await self.commands.on_command(request)
         if request.ask is not None:  # a question that started no turn is ended first
             await self.runtime.lanes.end_not_taken(request.ask, link)
