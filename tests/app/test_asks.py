@@ -11,6 +11,8 @@ import pytest
 
 from bridge.app.network.cut_turns import CutTurns
 from bridge.errors import StoreError
+from bridge.link.codes import ErrorCode
+from bridge.link.errors import LinkRequestError
 from bridge.link.handler import CURRENT_LINK
 from bridge.link.messages import ChatRequest, CommandRequest, CommandSender
 
@@ -83,6 +85,33 @@ async def test_a_wake_that_ended_while_the_link_was_down_gets_its_lines_again(ap
     assert done.ask == ASK
     names = [name for name, _ in app.link.sent]
     assert names.index("ask.done") > names.index("output.chat")  # the end after the lines
+    assert len(app.provider.requests) == 1
+
+
+async def test_a_question_whose_answer_the_dropped_link_lost_is_not_ended_on_the_next(
+    app: App,
+) -> None:
+    """The answer went out on a link that dropped under it, and the plugin linked again at
+    once: the question's end must not go on the new link before its lines, or the plugin
+    forgets a question whose answer it never showed (the soak's silent losses)."""
+    held = app.provider.held("the ", "answer")
+    await app.handler.on_chat(_chat("@ai one"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+
+    async def dropped_under_it(data: Any) -> Any:
+        await _relink(app)  # the plugin is back before the bridge learns the line was lost
+        raise LinkRequestError(ErrorCode.DISCONNECTED, "the link closed")
+
+    app.link.responders["output.chat"] = dropped_under_it
+    held.release.set()
+    await app.turn_done()
+    lanes = app.runtime.lanes
+    await asyncio.wait_for(asyncio.gather(*lanes._tasks), 20)  # the question's end, if any
+    assert app.link.of("ask.done") == []
+    await app.handler.on_chat(_chat("@ai one", resent=True))  # kept, so sent again
+    reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
+    assert reply.ask == ASK and reply.text.model == {"message": "the answer"}
+    await app.link.wait_for(lambda n, d: n == "ask.done" and d.ask == ASK)
     assert len(app.provider.requests) == 1
 
 

@@ -44,8 +44,9 @@ class Ask:
     state: Literal["taken", "ended"] = "taken"
     frames: list[OutputChat] = field(default_factory=list)
     """The lines the turn sent to the plugin, each carrying the id."""
-    sending: list[asyncio.Task[None]] = field(default_factory=list)
-    """The tasks sending them (``ask.done`` goes after them)."""
+    sending: list[asyncio.Task[bool]] = field(default_factory=list)
+    """The tasks sending them, each saying whether the plugin took its lines (``ask.done``
+    goes after them, and only when it did)."""
     ended_at: float | None = None
     cut: bool = False
     """Its turn was stopped because this bridge gave the server up: the plugin sends the
@@ -108,7 +109,7 @@ def tag(frames: tuple[OutputChat, ...]) -> tuple[OutputChat, ...]:
     return tagged
 
 
-def sending(task: asyncio.Task[None]) -> None:
+def sending(task: asyncio.Task[bool]) -> None:
     """The running turn's question waits for ``task`` before its ``ask.done``."""
     ask = TURN_ASK.get()
     if ask is not None:

@@ -45,7 +45,7 @@ class LinkTurnOutput:
 
     def __init__(self, host: OutputHost) -> None:
         self._host = host
-        self._sending: set[asyncio.Task[None]] = set()
+        self._sending: set[asyncio.Task[bool]] = set()
 
     def _link(self) -> Link:
         link = self._host.link
@@ -103,13 +103,16 @@ class LinkTurnOutput:
         ``LinkDownError`` at once when the link is down."""
         link = self._link()  # a link already down fails the call itself
 
-        # One task sends the lines one after another, so they reach chat in order.
-        async def send() -> None:
+        # One task sends the lines one after another, so they reach chat in order; it says
+        # whether the plugin took every one (a question's end waits on that).
+        async def send() -> bool:
             try:
                 for chat in chats:
                     await link.request("output.chat", chat)
             except LinkError as exc:
                 log.warning("turn output not delivered: %s", exc)
+                return False
+            return True
 
         task = asyncio.create_task(send())
         asks.sending(task)  # a question's ask.done goes after its lines

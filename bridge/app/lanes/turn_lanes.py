@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from bridge.app.lanes.asks import TURN_ASK, Ask, AskBook
 from bridge.app.lanes.output import LinkTurnOutput
@@ -53,6 +53,8 @@ from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 
 log = logging.getLogger(__name__)
+
+Done = TypeVar("Done")
 
 PLACE_REFRESH_S = 2.0
 """How often waiting players' places are shown again: an action-bar line fades after a few
@@ -110,7 +112,7 @@ class TurnLanes:
         self._action_bar_interval_s = action_bar_interval_s
         self._private_output = PrivateLinkOutput(host)
         self._after_turn: list[TurnListener] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._refresher: asyncio.Task[None] | None = None
         self.asks = AskBook()
         """The plugin's questions taken here (`bridge.app.lanes.asks`)."""
@@ -386,9 +388,17 @@ class TurnLanes:
             await self._ask_done(Ask(ask_id, state="ended"), link)
 
     async def _ask_done(self, ask: Ask, link: Link | None = None) -> None:
-        """Tell the plugin the question ended, once the lines its turn sent are on their way."""
+        """Tell the plugin the question ended, once the plugin took the lines its turn sent.
+
+        A line it did not take (the link dropped under it) ends nothing: the link the end
+        would go on may already be the next one, and an ``ask.done`` there would make the
+        plugin forget a question whose answer it never showed. Kept, the question is sent
+        again after the relink and its lines go again from the book (``answer_again``)."""
         if ask.sending:
-            await asyncio.gather(*ask.sending, return_exceptions=True)
+            sent = await asyncio.gather(*ask.sending, return_exceptions=True)
+            if not all(result is True for result in sent):
+                log.info("question %s not ended: its lines did not all reach the plugin", ask.id)
+                return
         link = link or self._host.link
         if link is None or not link.connected:
             return  # a resend after the relink is answered from the book
@@ -413,11 +423,14 @@ class TurnLanes:
             self.asks.ended(ask)
             self._spawn(self._ask_done(ask))
 
-    async def _tell(self, player: PlayerRef, line: Text) -> None:
+    async def _tell(self, player: PlayerRef, line: Text) -> bool:
+        """Whether the plugin took the line."""
         try:
             await LinkTurnOutput(self._host).tell(player.uuid, line)
         except MineclawError as exc:
             log.info("notice to %s not delivered: %s", player.name, exc)
+            return False
+        return True
 
     # ---- places in the line
 
@@ -458,7 +471,7 @@ class TurnLanes:
         finally:
             self._refresher = None
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _spawn(self, work: Coroutine[Any, Any, Done]) -> asyncio.Task[Done]:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
