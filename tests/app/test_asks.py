@@ -115,6 +115,26 @@ async def test_a_question_whose_answer_the_dropped_link_lost_is_not_ended_on_the
     assert len(app.provider.requests) == 1
 
 
+async def test_a_resend_that_crossed_the_delivered_answer_does_not_show_it_twice(
+    app: App,
+) -> None:
+    """The plugin linked again while the turn ran and sent the question again; the answer
+    reached it on the new link before the resend reached the bridge: the resend ends the
+    question without its lines (the plugin showed them once already)."""
+    held = app.provider.held("the ", "answer")
+    await app.handler.on_chat(_chat("@ai one"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    await _relink(app)
+    held.release.set()
+    await app.turn_done()
+    await app.link.wait_for(lambda n, d: n == "ask.done" and d.ask == ASK)  # answered, ended
+    await app.handler.on_chat(_chat("@ai one", resent=True))  # it crossed them
+    await app.link.wait_for(lambda n, d: len(app.link.of("ask.done")) == 2)
+    answers = [d for d in app.link.of("output.chat") if d.ask == ASK]
+    assert [d.text.model for d in answers] == [{"message": "the answer"}]
+    assert len(app.provider.requests) == 1
+
+
 async def test_a_private_question_sent_again_is_not_asked_twice(app: App) -> None:
     held = app.provider.held("private ", "answer")
     await app.handler.on_command(_ai("where are my diamonds?"))

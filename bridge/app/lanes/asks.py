@@ -44,9 +44,11 @@ class Ask:
     state: Literal["taken", "ended"] = "taken"
     frames: list[OutputChat] = field(default_factory=list)
     """The lines the turn sent to the plugin, each carrying the id."""
-    sending: list[asyncio.Task[bool]] = field(default_factory=list)
-    """The tasks sending them, each saying whether the plugin took its lines (``ask.done``
-    goes after them, and only when it did)."""
+    sending: list[asyncio.Task[None]] = field(default_factory=list)
+    """The tasks sending them (``ask.done`` goes after them)."""
+    lost: bool = False
+    """A line of it did not reach the plugin (the link dropped first): not ended here, so the
+    plugin keeps it and sends it again, and its lines go again from the book."""
     ended_at: float | None = None
     cut: bool = False
     """Its turn was stopped because this bridge gave the server up: the plugin sends the
@@ -107,10 +109,3 @@ def tag(frames: tuple[OutputChat, ...]) -> tuple[OutputChat, ...]:
     tagged = tuple(frame.model_copy(update={"ask": ask.id}) for frame in frames)
     ask.frames.extend(tagged)
     return tagged
-
-
-def sending(task: asyncio.Task[bool]) -> None:
-    """The running turn's question waits for ``task`` before its ``ask.done``."""
-    ask = TURN_ASK.get()
-    if ask is not None:
-        ask.sending.append(task)

@@ -45,7 +45,7 @@ class LinkTurnOutput:
 
     def __init__(self, host: OutputHost) -> None:
         self._host = host
-        self._sending: set[asyncio.Task[bool]] = set()
+        self._sending: set[asyncio.Task[None]] = set()
 
     def _link(self) -> Link:
         link = self._host.link
@@ -100,22 +100,29 @@ class LinkTurnOutput:
 
     def send_soon(self, *chats: OutputChat) -> None:
         """Send ``chats`` in order without waiting for the plugin's answers; raises
-        ``LinkDownError`` at once when the link is down."""
-        link = self._link()  # a link already down fails the call itself
+        ``LinkDownError`` at once when the link is down. A line the plugin did not take marks
+        the running turn's question ``lost`` (its end then waits for a resend)."""
+        ask = asks.TURN_ASK.get()
+        try:
+            link = self._link()  # a link already down fails the call itself
+        except LinkError:
+            if ask is not None:
+                ask.lost = True
+            raise
 
-        # One task sends the lines one after another, so they reach chat in order; it says
-        # whether the plugin took every one (a question's end waits on that).
-        async def send() -> bool:
+        # One task sends the lines one after another, so they reach chat in order.
+        async def send() -> None:
             try:
                 for chat in chats:
                     await link.request("output.chat", chat)
             except LinkError as exc:
                 log.warning("turn output not delivered: %s", exc)
-                return False
-            return True
+                if ask is not None:
+                    ask.lost = True
 
         task = asyncio.create_task(send())
-        asks.sending(task)  # a question's ask.done goes after its lines
+        if ask is not None:
+            ask.sending.append(task)  # its ask.done goes after its lines
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 

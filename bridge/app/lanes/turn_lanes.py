@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from bridge.app.lanes.asks import TURN_ASK, Ask, AskBook
 from bridge.app.lanes.output import LinkTurnOutput
@@ -53,8 +53,6 @@ from bridge.turns.restore import SessionStore
 from bridge.turns.session import PublicSession
 
 log = logging.getLogger(__name__)
-
-Done = TypeVar("Done")
 
 PLACE_REFRESH_S = 2.0
 """How often waiting players' places are shown again: an action-bar line fades after a few
@@ -112,7 +110,7 @@ class TurnLanes:
         self._action_bar_interval_s = action_bar_interval_s
         self._private_output = PrivateLinkOutput(host)
         self._after_turn: list[TurnListener] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._refresher: asyncio.Task[None] | None = None
         self.asks = AskBook()
         """The plugin's questions taken here (`bridge.app.lanes.asks`)."""
@@ -339,18 +337,26 @@ class TurnLanes:
         return True
 
     def answer_again(self, ask: Ask, output: LinkTurnOutput) -> None:
-        """A question that ended here, sent again by the plugin (it never saw its end: the link
-        dropped first): its lines again, then ``ask.done``. Never a second turn."""
+        """A question that ended here, sent again by the plugin: its lines again if the plugin
+        did not take them (the link dropped first), then ``ask.done``. Never a second turn."""
+        self._spawn(self._answer_again(ask, output))
+
+    async def _answer_again(self, ask: Ask, output: LinkTurnOutput) -> None:
+        if ask.sending:  # the answer may be on its way now, crossing the plugin's resend
+            await asyncio.gather(*ask.sending, return_exceptions=True)
         again = Ask(ask.id, state="ended")
-        token = TURN_ASK.set(again)
-        try:
-            if ask.frames:
-                output.send_soon(*ask.frames)
-        except LinkError as exc:
-            log.info("lines of question %s not sent again: %s", ask.id, exc)
-        finally:
-            TURN_ASK.reset(token)
-        self._spawn(self._ask_done(again))
+        if ask.lost:
+            # Only then: the plugin took every line otherwise, and a resend that crossed them on
+            # the way must not show the answer twice.
+            token = TURN_ASK.set(again)
+            try:
+                if ask.frames:
+                    output.send_soon(*ask.frames)
+            except LinkError as exc:
+                log.info("lines of question %s not sent again: %s", ask.id, exc)
+            finally:
+                TURN_ASK.reset(token)
+        await self._ask_done(again)
 
     async def answer_archived(
         self,
@@ -395,10 +401,10 @@ class TurnLanes:
         plugin forget a question whose answer it never showed. Kept, the question is sent
         again after the relink and its lines go again from the book (``answer_again``)."""
         if ask.sending:
-            sent = await asyncio.gather(*ask.sending, return_exceptions=True)
-            if not all(result is True for result in sent):
-                log.info("question %s not ended: its lines did not all reach the plugin", ask.id)
-                return
+            await asyncio.gather(*ask.sending, return_exceptions=True)
+        if ask.lost:
+            log.info("question %s not ended: its lines did not all reach the plugin", ask.id)
+            return
         link = link or self._host.link
         if link is None or not link.connected:
             return  # a resend after the relink is answered from the book
@@ -423,14 +429,11 @@ class TurnLanes:
             self.asks.ended(ask)
             self._spawn(self._ask_done(ask))
 
-    async def _tell(self, player: PlayerRef, line: Text) -> bool:
-        """Whether the plugin took the line."""
+    async def _tell(self, player: PlayerRef, line: Text) -> None:
         try:
             await LinkTurnOutput(self._host).tell(player.uuid, line)
         except MineclawError as exc:
             log.info("notice to %s not delivered: %s", player.name, exc)
-            return False
-        return True
 
     # ---- places in the line
 
@@ -471,7 +474,7 @@ class TurnLanes:
         finally:
             self._refresher = None
 
-    def _spawn(self, work: Coroutine[Any, Any, Done]) -> asyncio.Task[Done]:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
