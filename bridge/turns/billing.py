@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bridge.providers.events import Completed
 from bridge.turns.tokens import CHARS_PER_TOKEN
 
 ANSWERED = "turn"
@@ -34,6 +35,9 @@ class RequestMeter:
 
     served_failures: list[int] = field(default_factory=list)
     """Characters each failed attempt had streamed, for those that streamed anything."""
+    answer: Completed | None = None
+    """The attempt that answered, with the usage its provider reported: a turn stopped after
+    it (while its last frame went out, say) is billed that, not an estimate or nothing."""
     _streamed: int = 0
     _began_streaming: bool = False
     _running: bool = False
@@ -55,7 +59,8 @@ class RequestMeter:
             self.served_failures.append(self._streamed)
         self._running = False
 
-    def attempt_answered(self) -> None:
+    def attempt_answered(self, answer: Completed) -> None:
+        self.answer = answer
         self._running = False
 
     @property

@@ -377,7 +377,8 @@ class TurnEngine:
                     raw_estimate=estimate, reported_input_tokens=completed.usage.input_tokens
                 )
             model_ref = snapshot.routes[progress.route].model_ref
-            await ledger.answered(completed, prompt, hold, meter, model_ref)
+            # Shielded: a stop arriving while the bill is written must not lose it.
+            await asyncio.shield(ledger.answered(completed, prompt, hold, meter, model_ref))
             redact = snapshot.redactor.redact_text
             progress.items.extend(redacted_answer(item, redact) for item in completed.items)
             answered = progress.items[len(progress.items) - len(completed.items) :]

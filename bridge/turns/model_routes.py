@@ -113,7 +113,7 @@ class ModelRoutes:
                     seconds=self.monotonic() - sent,
                 )
             if not isinstance(result, AttemptsSpent):
-                meter.attempt_answered()
+                meter.attempt_answered(result)
                 await bar.flush()  # the last delta the throttle held back
                 return result
             last = result.failures[-1]

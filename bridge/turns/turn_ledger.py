@@ -101,8 +101,19 @@ class TurnLedger:
         self, hold: BudgetHold, meter: RequestMeter, prompt: int, model_ref: str
     ) -> None:
         """A request that ended without an answer: its served failed attempts, and the attempt
-        a stop cut short (its prompt was sent, whatever it streamed), are billed."""
+        a stop cut short (its prompt was sent, whatever it streamed), are billed. One stopped
+        after its answer came (its provider's report in hand) is billed as reported."""
         await self._served_failures(meter, prompt, model_ref)
+        answer = meter.answer
+        if answer is not None:
+            usage = answer.usage
+            if usage is not None and usage.total_tokens > 0 and not usage.estimated:
+                await self._bill(
+                    usage.input_tokens, usage.output_tokens, STOPPED, model_ref, hold, usage
+                )
+            else:
+                await self._bill(prompt, raw_tokens(answer.items), STOPPED, model_ref, hold)
+            return
         running = meter.running
         if running is not None:
             input_tokens, output = estimated_cost(prompt, running)

@@ -22,6 +22,7 @@ from bridge.store.target import StorageTarget
 from bridge.store.usage import SERVER, Periods, UsageLedger
 from bridge.turns.compaction import Compactor
 from bridge.turns.engine import TurnRequest
+from bridge.turns.ports import PlayerRef
 
 from .conftest import Harness, make_snapshot
 from .fakes import STEVE, Pause, ScriptedModel, answer
@@ -76,6 +77,36 @@ async def test_a_stopped_turn_is_billed_to_the_asker_and_the_server(
     tokens, estimated = billed["turn.stopped"]
     assert tokens == estimated > 190 // 4  # the prompt and what streamed, estimated
     assert ledger.usage(SERVER, DAY).day.tokens == tokens
+
+
+async def test_a_turn_stopped_after_its_answer_came_is_billed_what_the_provider_reported(
+    harness: Harness, ledger: UsageLedger
+) -> None:
+    """The provider's answer and its usage report are in; the turn is stopped while its last
+    action-bar frame goes out (in a network: its bridge lost the server): the provider served
+    it all, so it is billed as reported, not as an estimate nor as nothing."""
+    reported = Completed(
+        items=(AssistantText(text="The answer is 42."),),
+        usage=Usage(input_tokens=300, output_tokens=20),
+    )
+    model = ScriptedModel([[TextDelta("The answer is 42."), reported]])
+    snapshot = dataclasses.replace(make_snapshot(model), budget=bound(ledger))
+    flushing, frames = Pause(), []
+    shown = harness.output.action_bar
+
+    async def last_frame_held(player: PlayerRef, text: str) -> None:
+        frames.append(text)
+        if len(frames) == 2:  # the frame the throttle held back, sent once the answer came
+            flushing.reached.set()
+            await flushing.release.wait()
+        await shown(player, text)
+
+    harness.output.action_bar = last_frame_held  # type: ignore[method-assign]
+    task = harness.engine.start(TurnRequest(STEVE, "what is it?"), snapshot)
+    await asyncio.wait_for(flushing.reached.wait(), timeout=10)
+    assert harness.engine.stop()
+    assert (await asyncio.wait_for(task, timeout=10)).status == "stopped"
+    assert purposes(ledger) == {"turn.stopped": (320, 0)}
 
 
 async def test_attempts_that_broke_after_streaming_are_billed_and_the_answer_too(
