@@ -50,6 +50,10 @@ class Result:
     offenders: list[str] = field(default_factory=list)
     note: str = ""
 
+    known: bool = False
+    """A failure the project knows and has not fixed yet (said in the report, kept apart so
+    the CI soak guards everything else)."""
+
     @property
     def held(self) -> bool:
         return not self.offenders
@@ -118,9 +122,10 @@ def check(record: dict[str, Any]) -> list[Result]:
     tags = [q["tag"] for q in questions]
     unended = [q for q in questions if answers.get(q["tag"], 0) == 0 and not told.get(q["tag"])]
     # Questions lost around the end of a bridge's hold on the server (killed, or its database
-    # lost, so it gave the server up with 4005), on a row of their own: the plugin keeps each
-    # question until a bridge ends it and sends it again once (protocol 1.5, asks), so any
-    # here is a hole in that, told apart from a loss with every bridge serving.
+    # lost, so it gave the server up with 4005), on a row of their own. The plugin keeps each
+    # question until a bridge ends it and sends it again once (protocol 1.5, asks), so any here
+    # is a hole in that; one is still open (docs/operations.md, "Storm soak"), so the row is
+    # reported as known and the CI soak does not fail on it.
     ending = [
         (f["at"], f.get("undone", f["at"])) for f in record["faults"] if f["kind"] in KNOWN_LOSSES
     ]
@@ -138,9 +143,10 @@ def check(record: dict[str, Any]) -> list[Result]:
             [q["tag"] for q in unended if q["tag"] not in lost_with_hold],
         ),
         Result(
-            "  none lost silently with a bridge's hold",
+            "  (known) none lost silently with a bridge's hold",
             len(ending),
             lost_with_hold,
+            known=True,
         ),
         Result(
             "never both answered and told it failed",
@@ -222,6 +228,8 @@ def print_report(results: list[Result], out: Any = None) -> None:
     out = out or sys.stdout
     for result in results:
         verdict = "held" if result.held else f"FAILED ({len(result.offenders)})"
+        if result.known and not result.held:
+            verdict += ", known"
         print(f"{result.name:<52}{result.count:>8}  {verdict}", file=out)
         if result.note:
             print(f"    {result.note}", file=out)

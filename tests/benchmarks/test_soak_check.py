@@ -67,9 +67,9 @@ def test_a_question_never_ended_fails() -> None:
     del record["received"]["s"][3]
     record["questions"][1].update(asked_at=20.0, ended_at=140.0)
     assert _failed(record) == {"every question answered or its asker told": ["q-s-p1-1"]}
-    # The same loss across a killed bridge fails too, reported on its own row.
+    # The same loss across a killed bridge is the known one, reported on its own row.
     record["faults"] = [{"kind": "bridge_killed", "bridge": "a", "at": 21.0, "undone": 25.0}]
-    assert _failed(record) == {"  none lost silently with a bridge's hold": ["q-s-p1-1"]}
+    assert _failed(record) == {"  (known) none lost silently with a bridge's hold": ["q-s-p1-1"]}
     # A paused bridge is no excuse.
     record["faults"] = [{"kind": "bridge_paused", "bridge": "a", "at": 21.0, "undone": 25.0}]
     assert _failed(record) == {"every question answered or its asker told": ["q-s-p1-1"]}
