@@ -145,8 +145,9 @@ class Storm:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     ended_count: int = 0
     paused: list[int] = field(default_factory=list)
-    started: list[BridgeProcess] = field(default_factory=list)
-    """Every bridge process the soak started, replaced or not: the teardown kills them all."""
+    started: list[tuple[str, BridgeProcess]] = field(default_factory=list)
+    """Every bridge process the soak started, replaced or not, by name: the teardown kills
+    them all and keeps each one's log."""
 
     def backends(self, name: str) -> list[int]:
         with self.postgres.admin() as conn:
@@ -175,7 +176,7 @@ class Storm:
         if old is not None and old.process.returncode is None:
             await old.kill()  # never two of one name: the replaced one would outlive the soak
         bridge = await BridgeProcess.start(self.tmp / name, port=self.ports[name])
-        self.started.append(bridge)
+        self.started.append((name, bridge))
         self.bridges[name] = bridge
 
 
@@ -437,7 +438,7 @@ async def run(seconds: float, seed: int, servers: int, players: int, out: Path) 
             for testkit in storm.testkits.values():
                 with contextlib.suppress(Exception):
                     await testkit.shutdown()
-            for bridge in storm.started:
+            for _, bridge in storm.started:
                 with contextlib.suppress(ProcessLookupError):
                     bridge.process.send_signal(signal.SIGCONT)
                 await bridge.kill()
@@ -449,7 +450,17 @@ async def run(seconds: float, seed: int, servers: int, players: int, out: Path) 
             postgres.remove()
     out.mkdir(parents=True, exist_ok=True)
     (out / "record.json").write_text(json.dumps(record, indent=1))
+    _keep_logs(storm, out / "bridges")
     return record
+
+
+def _keep_logs(storm: Storm, folder: Path) -> None:
+    """Each bridge process's output, in the order they started (``03-b.log``: the third
+    started, bridge b): a failed invariant's story often ends in a bridge's own log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, (name, bridge) in enumerate(storm.started, start=1):
+        lines = [*bridge.stderr.lines, "--- stdout ---", *bridge.stdout.lines]
+        (folder / f"{number:02d}-{name}.log").write_text("\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

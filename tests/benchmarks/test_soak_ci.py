@@ -25,6 +25,8 @@ from tests.interaction.processes import require_testkit_jar
 pytestmark = pytest.mark.jvm
 
 SECONDS, SEED, SERVERS, PLAYERS = 90.0, 50, 2, 2
+LOUD = re.compile(r" (WARNING|ERROR|CRITICAL) ")
+LOG_LINES = 40
 
 
 def _story(record: dict[str, Any], tag: str) -> list[str]:
@@ -57,4 +59,11 @@ async def test_the_short_storm_soak_holds_every_invariant(tmp_path: Path) -> Non
                 print(f"{result.name}: {tag}", file=report)
                 for line in _story(record, tag):
                     print(f"  {line}", file=report)
+    # The bridges' own story (a CI machine keeps no temporary folder): their warnings and
+    # errors, the last of each process.
+    for log in sorted((tmp_path / "soak" / "bridges").glob("*.log")):
+        lines = [line for line in log.read_text().splitlines() if LOUD.search(line)]
+        print(f"{log.name}: {len(lines)} warnings and errors, the last {LOG_LINES}:", file=report)
+        for line in lines[-LOG_LINES:]:
+            print(f"  {line}", file=report)
     pytest.fail(f"the storm soak (seed {SEED}) failed:\n{report.getvalue()}")
