@@ -23,6 +23,7 @@ from bridge.functions.runtime import FunctionRuntime
 from bridge.functions.worker_pool import WorkerEngine
 from bridge.functions.worker_protocol import FrameError, answer_cap, body_length
 from bridge.store.audit_sink import MemoryAudit
+from tests.support.proc_stat import NICENESS, PROCESS_GROUP, SESSION, autogroup, stat_fields
 
 from .support import ONLINE, WAIT_S, Heartbeat, body, function, output, runtime
 
@@ -250,13 +251,13 @@ async def test_workers_run_under_their_os_limits(lone_worker: WorkerEngine) -> N
             assert target[8:-1] in unnamed, target
         else:
             assert target.startswith(("pipe:", "anon_inode:")), target
-    worker, bridge = _stat_fields(pid), _stat_fields(os.getpid())
+    worker, bridge = stat_fields(pid), stat_fields(os.getpid())
     assert worker[NICENESS] == "19"
     # Niceness counts only within a scheduling group: the worker is in the bridge's session,
     # so Linux's autogroup weighs it inside the bridge's group, not as a peer of the whole
     # bridge; a process group of its own keeps a terminal's ^C the bridge's.
     assert worker[SESSION] == bridge[SESSION]
-    assert _autogroup(pid) == _autogroup(os.getpid())
+    assert autogroup(pid) == autogroup(os.getpid())
     assert worker[PROCESS_GROUP] == str(pid) != bridge[PROCESS_GROUP]
     with open(f"/proc/{pid}/limits") as limits:
         table = {line[:26].strip(): line[26:].split() for line in limits.read().splitlines()[1:]}
@@ -323,24 +324,3 @@ def test_an_answer_larger_than_its_value_can_make_is_refused_from_its_header() -
     assert body_length(struct.pack(">I", cap), cap) == cap
     with pytest.raises(FrameError, match="announced, over"):
         body_length(struct.pack(">I", cap + 1), cap)
-
-
-PROCESS_GROUP, SESSION, NICENESS = 5, 6, 19
-"""Fields of /proc/PID/stat (proc(5), counted from 1)."""
-
-
-def _stat_fields(pid: int) -> dict[int, str]:
-    """/proc/PID/stat by field number, counted after the command name's closing parenthesis
-    (the name may hold spaces)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        after = stat.read().rsplit(")", 1)[1].split()
-    return dict(enumerate(after, start=3))
-
-
-def _autogroup(pid: int) -> str | None:
-    """The scheduling group Linux's autogroup put ``pid`` in (None where it is not built)."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as group:
-            return group.read().split()[0]
-    except FileNotFoundError:
-        return None

@@ -20,6 +20,14 @@ from bridge.web.errors import FetchFailed, SearchFailed, ShieldRefused
 from bridge.web.extraction_pool import ExtractionPool
 from bridge.web.fetch import FetchSettings, WebFetcher
 from bridge.web.search import SearchSettings, WebSearch
+from tests.support.proc_stat import (
+    NICENESS,
+    PROCESS_GROUP,
+    SCHED_POLICY,
+    SESSION,
+    autogroup,
+    stat_fields,
+)
 from tests.tools.test_web_tools import DEFAULT_TOOLS
 from tests.web.network import ScriptedNetwork, wiki
 from tests.web.site import LoopbackSite, Route
@@ -269,8 +277,8 @@ async def test_extraction_workers_run_in_the_idle_class_at_the_lowest_niceness_i
             async with asyncio.timeout(HANG_GUARD_S):
                 await fetcher(wiki(site.port), own).fetch("http://wiki.example/furnace")
             [worker] = own.worker_pids()
-            worker_stat, bridge_stat = _stat(worker), _stat(os.getpid())
-            groups = _autogroup(worker), _autogroup(os.getpid())
+            worker_stat, bridge_stat = stat_fields(worker), stat_fields(os.getpid())
+            groups = autogroup(worker), autogroup(os.getpid())
     finally:
         own.close()
     assert worker_stat[SCHED_POLICY] == str(os.SCHED_IDLE)
@@ -281,24 +289,3 @@ async def test_extraction_workers_run_in_the_idle_class_at_the_lowest_niceness_i
     assert worker_stat[SESSION] == bridge_stat[SESSION]
     assert groups[0] == groups[1]
     assert worker_stat[PROCESS_GROUP] != bridge_stat[PROCESS_GROUP]
-
-
-PROCESS_GROUP, SESSION, NICENESS, SCHED_POLICY = 5, 6, 19, 41
-"""Fields of /proc/PID/stat (proc(5), counted from 1)."""
-
-
-def _stat(pid: int) -> dict[int, str]:
-    """/proc/PID/stat by field number; the command name (field 2) may hold spaces and
-    parentheses, so fields are counted after its closing one."""
-    with open(f"/proc/{pid}/stat") as stat:
-        after = stat.read().rsplit(")", 1)[1].split()
-    return {number: value for number, value in enumerate(after, start=3)}
-
-
-def _autogroup(pid: int) -> str | None:
-    """The scheduling group Linux's autogroup put ``pid`` in (None where it is not built)."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as group:
-            return group.read().split()[0]
-    except FileNotFoundError:
-        return None
