@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .processes import BridgeProcess
 
-# Stands in for `serve`: says where it runs, then never prints "listening on".
+# Stands in for `serve`: writes its pid into the folder's FIFO, then never prints "listening on".
 NEVER_READY = (
     sys.executable,
     "-c",
@@ -22,12 +22,15 @@ NEVER_READY = (
 async def test_a_cancelled_start_kills_the_process_it_started(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.mkdir()
-    starting = asyncio.create_task(BridgeProcess.start(config, command=NEVER_READY))
     pid_file = config / "pid"
-    while not pid_file.is_file() or not pid_file.read_text():
-        assert not starting.done()
-        await asyncio.sleep(0.01)
-    pid = int(pid_file.read_text())
+    os.mkfifo(pid_file)  # read below until the stand-in has written its pid: no polling
+    starting = asyncio.create_task(BridgeProcess.start(config, command=NEVER_READY))
+    try:
+        pid = int(await asyncio.wait_for(asyncio.to_thread(pid_file.read_text), 60))
+    except TimeoutError:
+        os.close(os.open(pid_file, os.O_WRONLY | os.O_NONBLOCK))  # frees the reading thread
+        raise
+    assert not starting.done()
     starting.cancel()
     await asyncio.gather(starting, return_exceptions=True)
     try:

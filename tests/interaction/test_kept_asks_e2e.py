@@ -12,10 +12,13 @@ the bridge it links to next; a paused holder that resumes cannot answer it a sec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from app.scripted_provider import HeldReply, ScriptedProvider
 
 from bench.link_proxy import LinkProxy
@@ -119,15 +122,31 @@ async def test_a_question_in_flight_when_its_bridge_hangs_is_answered_once_thoug
         assert sum("lobby paused" in t for t in asked) == 1, asked
 
 
-async def _archived_with(postgres_server: PostgresServer, db: str, question: str) -> int:
-    """How many archived turns asked ``question``, once at least one has (the holder's commit
-    is the event waited for; the archive is read until it shows it)."""
-    for _ in range(int(WAIT / 0.05)):
-        asked = [t for _, texts in _archived(postgres_server, db) for t in texts if question in t]
-        if asked:
-            return len(asked)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no turn asking {question!r} was archived")
+@contextlib.contextmanager
+def _commits(postgres_server: PostgresServer, db: str) -> Iterator[psycopg.Connection[Any]]:
+    """A connection told of every turn the archive commits (a trigger's NOTIFY, delivered at
+    the commit itself): the holder's commit is an event to wait for, not a table to poll."""
+    dsn = postgres_server.dsn(db)
+    with psycopg.connect(dsn, password=postgres_server.password, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION notify_turn() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN PERFORM pg_notify('turn_archived', NEW.turn_id); RETURN NEW; END $$"
+        )
+        conn.execute(
+            "CREATE TRIGGER turn_archived AFTER INSERT ON turns"
+            " FOR EACH ROW EXECUTE FUNCTION notify_turn()"
+        )
+        conn.execute("LISTEN turn_archived")
+        yield conn
+
+
+async def _archived_with(
+    postgres_server: PostgresServer, db: str, commits: psycopg.Connection[Any], question: str
+) -> int:
+    """How many archived turns asked ``question``, once the first turn was committed."""
+    told = await asyncio.to_thread(next, commits.notifies(timeout=WAIT, stop_after=1), None)
+    assert told is not None, f"no turn asking {question!r} was archived"
+    return sum(question in t for _, texts in _archived(postgres_server, db) for t in texts)
 
 
 async def test_a_question_committed_before_its_answer_reached_the_plugin_is_not_run_again(
@@ -138,14 +157,18 @@ async def test_a_question_committed_before_its_answer_reached_the_plugin_is_not_
     # to the standby, which finds it in the archive by its id and sends that answer: before,
     # it ran the question again (archived twice; the soak's "archived twice" row).
     front: list[LinkProxy] = []
-    async with holder_and_standby(tmp_path, postgres_server, front=front) as (
-        first,
-        second,
-        lobby,
-        provider,
-        db,
+    async with (
+        holder_and_standby(tmp_path, postgres_server, front=front) as (
+            first,
+            second,
+            lobby,
+            provider,
+            db,
+        ),
+        contextlib.AsyncExitStack() as stack,
     ):
         await lobby.add("Steve", OP)
+        commits = stack.enter_context(_commits(postgres_server, db))
         since = lobby.mark()
         held = provider.held("Committed ", "answer.")
         question = "lobby committed"
@@ -153,7 +176,7 @@ async def test_a_question_committed_before_its_answer_reached_the_plugin_is_not_
         await held.streaming.wait()
         front[0].hold_answers()
         held.release.set()
-        assert await _archived_with(postgres_server, db, question) == 1
+        assert await _archived_with(postgres_server, db, commits, question) == 1
         first.process.send_signal(signal.SIGKILL)
         front[0].drop()
         requests = len(provider.requests)
