@@ -193,22 +193,7 @@ async def test_a_page_of_keys_is_redacted_in_the_worker_not_on_the_loop() -> Non
     )
     html = f"<html><head><title>Anvil {KEYS[0]}</title></head><body><article>{paragraphs}"
     redactor = _Watched()
-    pool = ExtractionPool(workers=1)
-    try:
-        async with LoopbackSite() as site:
-            site.page("/keys", html + "</article></body></html>")
-            network = wiki(site.port)
-            fetcher = WebFetcher(
-                FetchSettings(max_chars=200_000),
-                resolver=network.resolve,
-                dialer=network.dial,
-                extraction=pool,
-            )
-            outcome = await _web_fetch(redactor, fetcher).invoke(
-                "web_fetch", {"url": "http://wiki.example/keys"}, CONTEXT
-            )
-    finally:
-        pool.close()
+    outcome = await _fetched(redactor, "/keys", html + "</article></body></html>", 200_000)
     assert outcome.ok and isinstance(outcome.result, dict)
     text = outcome.result["text"]
     assert "Title: Anvil [redacted: api key]" in text
@@ -217,28 +202,34 @@ async def test_a_page_of_keys_is_redacted_in_the_worker_not_on_the_loop() -> Non
     assert not any("anvil" in scanned for scanned in redactor.scanned)
 
 
+async def _fetched(
+    redactor: Redactor, path: str, body: str, max_chars: int, content_type: str = "text/html"
+) -> Any:
+    """``web_fetch`` of one loopback page through an extraction pool of its own."""
+    pool = ExtractionPool(workers=1)
+    try:
+        async with LoopbackSite() as site:
+            site.page(path, body, content_type)
+            network = wiki(site.port)
+            fetcher = WebFetcher(
+                FetchSettings(max_chars=max_chars),
+                resolver=network.resolve,
+                dialer=network.dial,
+                extraction=pool,
+            )
+            return await _web_fetch(redactor, fetcher).invoke(
+                "web_fetch", {"url": f"http://wiki.example{path}"}, CONTEXT
+            )
+    finally:
+        pool.close()
+
+
 async def test_a_key_the_cut_to_max_chars_would_split_is_redacted_whole_first() -> None:
     """Redact, then cut: cut first, the head of a key left at the limit no longer looks like
     one (``sk-`` and seven characters) and went out as it was."""
     limit = 256
     text = "x" * (limit - 10) + " sk-0123456789abcdefghijklmnopq and more"
-    redactor = Redactor()
-    pool = ExtractionPool(workers=1)
-    try:
-        async with LoopbackSite() as site:
-            site.page("/notes.txt", text, "text/plain")
-            network = wiki(site.port)
-            fetcher = WebFetcher(
-                FetchSettings(max_chars=limit),
-                resolver=network.resolve,
-                dialer=network.dial,
-                extraction=pool,
-            )
-            outcome = await _web_fetch(redactor, fetcher).invoke(
-                "web_fetch", {"url": "http://wiki.example/notes.txt"}, CONTEXT
-            )
-    finally:
-        pool.close()
+    outcome = await _fetched(Redactor(), "/notes.txt", text, limit, "text/plain")
     assert outcome.ok and isinstance(outcome.result, dict)
     quoted = outcome.result["text"]
     assert "sk-0" not in quoted
