@@ -77,10 +77,7 @@ async def test_a_question_in_flight_when_its_bridge_is_killed_is_answered_by_the
         await lobby.message("*", "Answered by the standby.", since)
         await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
         # The standby ended the question: a later relink sends nothing again.
-        provider.answer("A second question.")
-        mark = lobby.mark()
-        assert (await lobby.chat("Steve", "@ai lobby next"))["outcome"] == "public"
-        await lobby.message("*", "A second question.", mark)
+        await _next_question_answered(lobby, provider)
         assert len(_lines(lobby, since, "Answered by the standby.")) == 1
         assert _lines(lobby, since, NOT_DELIVERED) == []
         assert _lines(lobby, since, "seen.") == []
@@ -120,6 +117,14 @@ async def test_a_question_in_flight_when_its_bridge_hangs_is_answered_once_thoug
         assert _lines(lobby, since, NOT_DELIVERED) == []
         asked = [text for _, texts in _archived(postgres_server, db) for text in texts]
         assert sum("lobby paused" in t for t in asked) == 1, asked
+
+
+async def _next_question_answered(lobby: Server, provider: ScriptedProvider) -> None:
+    """Steve asks again and the bridge serving the lobby now answers."""
+    provider.answer("A second question.")
+    mark = lobby.mark()
+    assert (await lobby.chat("Steve", "@ai lobby next"))["outcome"] == "public"
+    await lobby.message("*", "A second question.", mark)
 
 
 @contextlib.contextmanager
@@ -183,10 +188,7 @@ async def test_a_question_committed_before_its_answer_reached_the_plugin_is_not_
 
         await lobby.message("*", "Committed answer.", since)
         await second.stderr.wait_for(r"server lobby: lease taken", timeout=WAIT)
-        provider.answer("A second question.")
-        mark = lobby.mark()
-        assert (await lobby.chat("Steve", "@ai lobby next"))["outcome"] == "public"
-        await lobby.message("*", "A second question.", mark)
+        await _next_question_answered(lobby, provider)
         assert len(provider.requests) == requests + 1  # the next question's alone
         assert len(_lines(lobby, since, "Committed answer.")) == 1
         assert _lines(lobby, since, NOT_DELIVERED) == []
