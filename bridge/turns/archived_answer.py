@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bridge.store.archive import ArchivedTurn
 from bridge.turns.ports import TurnLimits
-from bridge.turns.reply_layout import ReplyLayout, layout_reply
+from bridge.turns.reply_layout import layout_reply
 
 
 def archived_reply(turn: ArchivedTurn) -> str:
@@ -33,12 +33,4 @@ def archived_reply(turn: ArchivedTurn) -> str:
 
 def archived_lines(turn: ArchivedTurn, limits: TurnLimits) -> tuple[str, ...]:
     """The chat lines of the archived answer, laid out as the engine lays out a reply."""
-    return layout_reply(
-        archived_reply(turn),
-        ReplyLayout(
-            max_chars=limits.reply_max_chars,
-            line_max_chars=limits.reply_line_max_chars,
-            max_lines=limits.reply_max_lines,
-            wrap=limits.reply_wrap,
-        ),
-    )
+    return layout_reply(archived_reply(turn), limits.reply_layout)

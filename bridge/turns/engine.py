@@ -57,7 +57,7 @@ from bridge.turns.ports import (
     TurnSnapshot,
 )
 from bridge.turns.recalled import recalled_items
-from bridge.turns.reply_layout import ReplyLayout, layout_reply
+from bridge.turns.reply_layout import layout_reply
 from bridge.turns.request import build_request
 from bridge.turns.session import (
     CompletedTurn,
@@ -553,15 +553,7 @@ class TurnEngine:
         # rule recognises any more.
         redacted = snapshot.redactor.redact_text(progress.reply)
         reply = cap_reply(redacted, limits.reply_max_chars)
-        lines = layout_reply(
-            redacted,
-            ReplyLayout(
-                max_chars=limits.reply_max_chars,
-                line_max_chars=limits.reply_line_max_chars,
-                max_lines=limits.reply_max_lines,
-                wrap=limits.reply_wrap,
-            ),
-        )
+        lines = layout_reply(redacted, limits.reply_layout)
         outcome = "completed" if published else "completed_after_clear"
         self._end(
             context,

@@ -18,6 +18,7 @@ from bridge.providers.items import ProviderRequest, ToolCall, ToolResult, ToolSp
 from bridge.providers.settings import RetryPolicy
 from bridge.store.archive import ArchivedTurn
 from bridge.store.usage import UsageDetail
+from bridge.turns.reply_layout import ReplyLayout
 
 if TYPE_CHECKING:
     from bridge.redaction import Redactor
@@ -191,6 +192,16 @@ class TurnLimits:
     """The loop breaker: tool rounds in a row in which every call failed."""
     max_repeated_calls: int = 3
     """The loop breaker: the same call with the same arguments, this many times in one turn."""
+
+    @property
+    def reply_layout(self) -> ReplyLayout:
+        """How a reply is laid out for chat under these limits."""
+        return ReplyLayout(
+            max_chars=self.reply_max_chars,
+            line_max_chars=self.reply_line_max_chars,
+            max_lines=self.reply_max_lines,
+            wrap=self.reply_wrap,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
