@@ -89,13 +89,7 @@ class TurnLedger:
         """Count what one answered request used, and every attempt before it that failed
         after it began to stream. ``prompt`` is the calibrated estimate of its input."""
         await self._served_failures(meter, prompt, model_ref)
-        usage = completed.usage
-        if usage is not None and usage.total_tokens > 0 and not usage.estimated:
-            await self._bill(
-                usage.input_tokens, usage.output_tokens, ANSWERED, model_ref, hold, usage
-            )
-            return
-        await self._bill(prompt, raw_tokens(completed.items), ANSWERED, model_ref, hold)
+        await self._bill_answer(completed, prompt, ANSWERED, model_ref, hold)
 
     async def unfinished(
         self, hold: BudgetHold, meter: RequestMeter, prompt: int, model_ref: str
@@ -104,15 +98,8 @@ class TurnLedger:
         a stop cut short (its prompt was sent, whatever it streamed), are billed. One stopped
         after its answer came (its provider's report in hand) is billed as reported."""
         await self._served_failures(meter, prompt, model_ref)
-        answer = meter.answer
-        if answer is not None:
-            usage = answer.usage
-            if usage is not None and usage.total_tokens > 0 and not usage.estimated:
-                await self._bill(
-                    usage.input_tokens, usage.output_tokens, STOPPED, model_ref, hold, usage
-                )
-            else:
-                await self._bill(prompt, raw_tokens(answer.items), STOPPED, model_ref, hold)
+        if meter.answer is not None:
+            await self._bill_answer(meter.answer, prompt, STOPPED, model_ref, hold)
             return
         running = meter.running
         if running is not None:
@@ -120,6 +107,18 @@ class TurnLedger:
             await self._bill(input_tokens, output, STOPPED, model_ref, hold)
         else:
             await self._bill(0, 0, FAILED, model_ref, hold)
+
+    async def _bill_answer(
+        self, answer: Completed, prompt: int, purpose: str, model_ref: str, hold: BudgetHold
+    ) -> None:
+        """A served answer: as its provider reported, or estimated where it reported nothing."""
+        usage = answer.usage
+        if usage is not None and usage.total_tokens > 0 and not usage.estimated:
+            await self._bill(
+                usage.input_tokens, usage.output_tokens, purpose, model_ref, hold, usage
+            )
+            return
+        await self._bill(prompt, raw_tokens(answer.items), purpose, model_ref, hold)
 
     async def _served_failures(self, meter: RequestMeter, prompt: int, model_ref: str) -> None:
         for streamed in meter.served_failures:
