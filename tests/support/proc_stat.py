@@ -17,9 +17,11 @@ def stat_fields(pid: int) -> dict[int, str]:
 
 
 def autogroup(pid: int) -> str | None:
-    """The scheduling group Linux's autogroup put ``pid`` in (None where it is not built)."""
+    """The scheduling group Linux's autogroup put ``pid`` in: None where it is not built, or
+    where the file is there but empty (some sandboxed kernels, CI's among them, show it so)."""
     try:
         with open(f"/proc/{pid}/autogroup") as group:
-            return group.read().split()[0]
+            fields = group.read().split()
     except FileNotFoundError:
         return None
+    return fields[0] if fields else None
