@@ -249,3 +249,34 @@ async def test_a_question_that_arrives_after_its_server_was_let_go_is_still_ende
         CURRENT_LINK.reset(token)
     assert "could not be handled" in rendered(reply.lines[0])
     assert [d.ask for d in link.of("ask.done")] == [ASK]
+
+
+async def test_a_question_whose_end_the_lost_lease_kept_from_the_plugin_tells_its_asker_nothing(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in the 10-minute soak (seed 2): PostgreSQL restarted under an /ai, the bridge lost
+    # the server's lease while answering it, its ask.done was refused ("no longer holds this
+    # server's lease") but the reply "could not be handled" still went out as the request's
+    # answer; the plugin kept the question, sent it again to the next bridge and it was
+    # answered too. Without its end, the reply must tell nothing: the next bridge tells.
+    link = app.link
+    monkeypatch.setattr(
+        app.runtime.lanes.lanes,
+        "private",
+        lambda *args, **kwargs: (_ for _ in ()).throw(StoreError("cannot connect to PostgreSQL")),
+    )
+
+    async def lease_lost(name: str, data: Any) -> None:
+        raise LinkRequestError(
+            ErrorCode.DISCONNECTED, "this bridge no longer holds this server's lease"
+        )
+
+    monkeypatch.setattr(link, "send_event", lease_lost)
+    reply = await app.handler.on_command(_ai("where?"))
+    assert reply.lines == []
+    # A refusal, too, is the next bridge's to tell; one whose end reached the plugin is told.
+    reply = await app.handler.on_command(_ai("list", ask="a-subcommand"))
+    assert reply.lines == []
+    monkeypatch.undo()
+    reply = await app.handler.on_command(_ai("list", ask="a-subcommand", resent=True))
+    assert reply.lines and [d.ask for d in link.of("ask.done")] == ["a-subcommand"]

@@ -211,8 +211,15 @@ class AppHandler:
         # The link this request came on (the runtime may have let go of it already).
         link = CURRENT_LINK.get() or self.runtime.link
         reply = await self.commands.on_command(request)
-        if request.ask is not None:  # a question that started no turn is ended first
-            await self.runtime.lanes.end_not_taken(request.ask, link)
+        # A question that started no turn is ended first. The plugin keeps an /ai question
+        # whatever the reply says until it is ended, so one whose end did not reach it is
+        # answered with no line: it goes to the bridge the plugin links to next, which alone
+        # tells its asker (a chat verdict needs no such care: one that does not accept ends
+        # its question in the plugin itself).
+        lanes = self.runtime.lanes
+        if request.ask is not None and not await lanes.end_not_taken(request.ask, link):
+            log.info("question %s not ended here: its reply's lines withheld", request.ask)
+            return CommandReply(lines=[])
         return reply
 
     async def on_player_join(self, player: PlayerRef) -> None:

@@ -385,16 +385,26 @@ class TurnLanes:
         self.asks.ended(ask)
         self._spawn(self._ask_done(ask))
 
-    async def end_not_taken(self, ask_id: str, link: Link | None) -> None:
+    async def end_not_taken(self, ask_id: str, link: Link | None) -> bool:
         """A question with an id that started no turn (a refusal, a subcommand, a failure):
         ``ask.done`` now, before the request's answer, on the link the request came on (the
         runtime may have let go of it meanwhile: its database lost), so the plugin never keeps
-        it (were the two parted, it would send again a question its asker was told about)."""
-        if self.asks.get(ask_id) is None:
-            await self._ask_done(Ask(ask_id, state="ended"), link)
+        it (were the two parted, it would send again a question its asker was told about).
 
-    async def _ask_done(self, ask: Ask, link: Link | None = None) -> None:
-        """Tell the plugin the question ended, once the plugin took the lines its turn sent.
+        False when the question is not this bridge's and its end did not reach the plugin
+        (the server's lease was lost under the request, the link closed): the plugin keeps
+        it and sends it again to the bridge it links to next, so the request's answer must
+        then tell its asker nothing, or they would be told twice."""
+        if self.asks.get(ask_id) is not None:
+            return True  # taken here: its turn ends it
+        return await self._end(Ask(ask_id, state="ended"), link)
+
+    async def _ask_done(self, ask: Ask) -> None:
+        await self._end(ask)
+
+    async def _end(self, ask: Ask, link: Link | None = None) -> bool:
+        """Tell the plugin the question ended, once the plugin took the lines its turn sent;
+        whether the end reached it.
 
         A line it did not take (the link dropped under it) ends nothing: the link the end
         would go on may already be the next one, and an ``ask.done`` there would make the
@@ -404,14 +414,16 @@ class TurnLanes:
             await asyncio.gather(*ask.sending, return_exceptions=True)
         if ask.lost:
             log.info("question %s not ended: its lines did not all reach the plugin", ask.id)
-            return
+            return False
         link = link or self._host.link
         if link is None or not link.connected:
-            return  # a resend after the relink is answered from the book
+            return False  # a resend after the relink is answered from the book
         try:
             await link.send_event("ask.done", AskDone(ask=ask.id))
         except LinkError as exc:
             log.info("ask.done not sent: %s", exc)
+            return False
+        return True
 
     def _tell_not_started(self, player: PlayerRef, exc: MineclawError, ask: Ask | None) -> None:
         log.warning("queued turn of %s not started: %s", player.name, exc)
