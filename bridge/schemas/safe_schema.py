@@ -116,13 +116,17 @@ class SafeSchema:
     async def checked(self, instance: Any, *, size: int, limit: int = 100) -> list[Violation]:
         """``violations`` from the event loop, never holding it long. ``size``: the
         arguments' length as JSON text (the work is about subschemas times that)."""
+        loop = asyncio.get_running_loop()
+        if self._compile_later is not None:
+            # A vouched schema's first use imports jsonschema and compiles it (about 0.1 s):
+            # on the validation threads, never holding the loop.
+            await loop.run_in_executor(_threads, self._built)
         until = time.monotonic() + BOUND_S
         if self.subschemas * max(size, 1) <= INLINE_WORK:
             try:
                 return self._run(instance, limit, min(until, time.monotonic() + INLINE_S))
             except TookTooLong:
                 pass  # longer than its size said: the rest of the bound, off the loop
-        loop = asyncio.get_running_loop()
         return await loop.run_in_executor(_threads, self._run, instance, limit, until)
 
     def _run(self, instance: Any, limit: int, until: float) -> list[Violation]:

@@ -5,6 +5,7 @@ exactly as a checked one."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -42,3 +43,21 @@ def test_a_schema_not_shipped_is_checked_at_once() -> None:
 
     with pytest.raises(SchemaRefused):
         SafeSchema.of({"type": "object", "properties": {"a": {"type": 5}}}, vouched={"{}"})
+
+
+async def test_a_vouched_schema_is_compiled_off_the_loop_on_its_first_check() -> None:
+    # Its first use imports jsonschema and compiles it (about 0.1 s, seen on a Function's
+    # first call): every player's chat would wait behind it on the loop.
+    kit = next(schema for schema in shipped_schemas() if "count" in schema.get("required", []))
+    text = measured_text(kit, MAX_CHARS, MAX_DEPTH)
+    built_on: list[threading.Thread] = []
+
+    def compile_later() -> SafeSchema:
+        built_on.append(threading.current_thread())
+        return compiled(text, MAX_SUBSCHEMAS)
+
+    vouched = SafeSchema(kit, None, 0, compile_later=compile_later)
+    assert await vouched.checked({"count": 4}, size=11) == []
+    assert built_on and built_on[0] is not threading.main_thread()
+    assert await vouched.checked({"count": "4"}, size=13)  # built once, checks as before
+    assert len(built_on) == 1
