@@ -44,6 +44,9 @@ class Waiting:
     request_id: str | None = None
     place: int = 0
     """The place the player was last told."""
+    kept: bool = False
+    """The plugin keeps the question (it carries an id, protocol 1.5): were the line taken
+    from this bridge, the plugin sends it again to the next one."""
 
 
 PlaceListener = Callable[[Waiting], None]
@@ -72,6 +75,7 @@ class TurnQueue:
         start: Callable[[], object],
         *,
         request_id: str | None = None,
+        kept: bool = False,
     ) -> Admission:
         """Start now when the lane is free, nobody waits in it and a slot is left; else join
         its line when there is room. ``start``'s exceptions reach the caller when it runs now."""
@@ -86,7 +90,7 @@ class TurnQueue:
                 return Admission("already_waiting", place)
         if len(ahead) >= self._length():
             return Admission("busy")
-        entry = Waiting(lane_id, player, start, request_id, place=len(ahead) + 1)
+        entry = Waiting(lane_id, player, start, request_id, place=len(ahead) + 1, kept=kept)
         self._waiting.append(entry)
         self._tell(entry)
         return Admission("queued", entry.place)
@@ -127,6 +131,12 @@ class TurnQueue:
         """Empty every line (shutdown): nothing may start any more."""
         gone, self._waiting = len(self._waiting), []
         return gone
+
+    def take_all(self) -> list[Waiting]:
+        """Empty every line and return what waited there, oldest first (the bridge gives the
+        server up: nothing may start any more, and each asker is owed an answer)."""
+        taken, self._waiting = self._waiting, []
+        return taken
 
     def drop_lane(self, lane_id: str) -> int:
         return self._drop(lambda entry: entry.lane_id == lane_id)

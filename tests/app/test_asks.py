@@ -16,7 +16,7 @@ from bridge.link.errors import LinkRequestError
 from bridge.link.handler import CURRENT_LINK
 from bridge.link.messages import ChatRequest, CommandRequest, CommandSender
 
-from .conftest import EVERY_NODE, STEVE, App, app_link, hello, rendered
+from .conftest import ALEX, EVERY_NODE, STEVE, App, app_link, hello, rendered
 
 ASK = "k7Qm2xYp0aZ-b_c9LrT4sw"
 
@@ -280,3 +280,32 @@ async def test_a_question_whose_end_the_lost_lease_kept_from_the_plugin_tells_it
     monkeypatch.undo()
     reply = await app.handler.on_command(_ai("list", ask="a-subcommand", resent=True))
     assert reply.lines and [d.ask for d in link.of("ask.done")] == ["a-subcommand"]
+
+
+async def test_questions_waiting_in_line_as_the_server_is_given_up_are_owed_or_sent_again(
+    app: App,
+) -> None:
+    # Seen in the 10-minute soak (seed 3): a wake asked just after a relink, before the
+    # bridge's link.state reached the plugin, carried no id; it waited in line behind another
+    # player's turn when the bridge lost its database. The running turn was stopped and its
+    # asker owed a line, but the freed lane started the waiting question on the server let go:
+    # nobody saw its answer nor told its asker. The line is emptied first now: a question
+    # without an id is owed a line like a stopped turn's, one with an id the plugin resends.
+    cuts = CutTurns()
+    held = app.provider.held("never ", "shown")
+    await app.handler.on_chat(_chat("@ai running"))
+    await asyncio.wait_for(held.streaming.wait(), 20)
+    tom = ALEX.model_copy(update={"uuid": "7d2e9c1a-2222-4c6a-9e2f-1a2b3c4d5e6f", "name": "Tom"})
+    kept = ChatRequest(player=ALEX, granted=EVERY_NODE, text="@ai kept", ask="alex-question")  # type: ignore[arg-type]
+    assert (await app.handler.on_chat(kept)).decision == "accept"
+    assert (await app.chat("@ai no id", player=tom)).decision == "accept"
+    assert len(app.runtime.lanes.queue.waiting()) == 2
+    assert cuts.cut("default", app.runtime, "the bridge lost its database") == 1
+    assert app.runtime.lanes.queue.waiting() == []
+    held.release.set()
+    await app.turn_done()
+    await asyncio.wait_for(asyncio.gather(*app.runtime.lanes._tasks), 20)
+    assert app.runtime.lanes.asks.get("alex-question") is None  # a resend here runs it
+    assert cuts.owed("default") == 1  # Tom's; Steve's and Alex's are the plugin's to resend
+    assert len(app.provider.requests) == 1  # nothing started from the line
+    assert app.link.of("ask.done") == []

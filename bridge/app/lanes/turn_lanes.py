@@ -263,7 +263,13 @@ class TurnLanes:
                 self._host.turn, self._host.turn_player = task, request.player
 
         try:
-            admission = self.queue.admit(lane.lane_id, request.player, start, request_id=request_id)
+            admission = self.queue.admit(
+                lane.lane_id,
+                request.player,
+                start,
+                request_id=request_id,
+                kept=request.ask is not None,
+            )
         except BaseException:
             if request.ask is not None:
                 self.asks.drop(request.ask)

@@ -47,11 +47,33 @@ class CutTurns:
         self._writing = asyncio.Lock()
 
     def cut(self, server_id: str, runtime: Runtime, reason: str, *, resend: bool = True) -> int:
-        """Stop every running turn of the server (``reason``: why, in the asker's words) and
-        owe a line to each asker; how many were stopped. ``resend``: a question the plugin
-        kept is left for it to send again instead (not for a revoked server's). A turn
-        already committing is not stopped: the archive's fence decides it."""
+        """Stop every running turn of the server (``reason``: why, in the asker's words), and
+        empty its wait line, and owe a line to each asker; how many turns were stopped.
+        ``resend``: a question the plugin kept is left for it to send again instead (not for
+        a revoked server's). A turn already committing is not stopped: the archive's fence
+        decides it.
+
+        The wait line goes first: a stopped turn frees its lane, and the line would start the
+        next question on a server this bridge no longer serves, whose answer nobody would see
+        and whose asker (a question without an id) nobody would tell (seen in the soak)."""
         stopped = 0
+        waiting = runtime.lanes.queue.take_all()
+        runtime.lanes.forget_waiting_asks()
+        owed: list[Owed] = []
+        for entry in waiting:
+            if resend and entry.kept:
+                continue  # the plugin sends it again to the bridge it links to next
+            line: dict[str, object] = {"player_name": entry.player.name, "reason": reason}
+            owed.append((server_id, entry.player.uuid, line))
+        if owed:
+            self._keep(owed)
+            log.warning(
+                "server %s: %d questions waiting in line dropped (%s); their askers are told"
+                " when the server links to a bridge again",
+                server_id,
+                len(owed),
+                reason,
+            )
         for lane in runtime.lanes.lanes:
             asker, turn_id = lane.engine.asker, lane.engine.turn_id
             if asker is None or not lane.engine.stop():
@@ -68,7 +90,7 @@ class CutTurns:
                     reason,
                 )
                 continue
-            line: dict[str, object] = {
+            line = {
                 "player_name": asker.name,
                 "reason": reason,
                 "turn_id": turn_id or "",
@@ -82,7 +104,7 @@ class CutTurns:
                 asker.name,
                 reason,
             )
-        if stopped:
+        if stopped or owed:
             self._tasks.start(self.write_kept())
         return stopped
 

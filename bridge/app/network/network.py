@@ -259,8 +259,8 @@ class Network:
         recorded: dict[str, Any] = {"server": server_id, **fields}
         context = self._contexts.get(server_id)
         if context is not None:
-            recorded["waiting_dropped"] = context.runtime.lanes.queue.clear()
-            context.runtime.lanes.forget_waiting_asks()
+            # The cut empties the wait line too, each asker owed a line like a stopped turn's.
+            recorded["waiting_dropped"] = len(context.runtime.lanes.queue.waiting())
             recorded["turns_stopped"] = self.cut_turns.cut(
                 server_id, context.runtime, REVOKED_ASKER_REASON, resend=False
             )
