@@ -81,15 +81,33 @@ public final class ChatService {
         if (!up) {
             return CompletableFuture.completedFuture(noVerdict(prefixed));
         }
+        KeptAsks asks = this.kept;
+        if (asks == null || !prefixed) {
+            return send(player, granted, text, prefixed, null, this.verdictTimeout);
+        }
+        // A wake on a link whose bridge has not said yet whether it takes ids waits for that
+        // (it follows the handshake at once), a bounded part of the verdict timeout: sent
+        // without an id, the bridge's loss would lose it without a word to its asker.
+        long started = System.nanoTime();
+        long waitMs = Math.min(KeptAsks.STATE_WAIT.toMillis(), this.verdictTimeout.toMillis() / 2);
+        return asks.stateKnown().copy().completeOnTimeout(null, waitMs, TimeUnit.MILLISECONDS)
+                .thenCompose(known -> {
+                    Duration waited = Duration.ofNanos(System.nanoTime() - started);
+                    Duration left = this.verdictTimeout.minus(waited);
+                    return send(player, granted, text, true, asks, left.isNegative() ? Duration.ofMillis(1) : left);
+                });
+    }
+
+    private CompletableFuture<ChatOutcome> send(PlayerRef player, Collection<String> granted, String text,
+            boolean prefixed, KeptAsks asks, Duration timeout) {
         // The link's own timer ends the wait at the verdict timeout (and then tells the bridge the
         // chat expired), so a verdict is either used or reported late, never both. The margin
         // here only bounds the wait should a link never complete its future.
         JsonObject data = chatData(player, granted, text);
-        KeptAsks asks = this.kept;
         // A wake the bridge takes is kept until it ends, and sent again after a relink.
-        String ask = asks != null && prefixed ? asks.open(player.uuid(), KeptAsks.Kind.CHAT, data) : null;
-        return this.link.request("chat", data, this.verdictTimeout)
-                .completeOnTimeout(null, this.verdictTimeout.toMillis() + SAFETY_MARGIN_MS, TimeUnit.MILLISECONDS)
+        String ask = asks != null ? asks.open(player.uuid(), KeptAsks.Kind.CHAT, data) : null;
+        return this.link.request("chat", data, timeout)
+                .completeOnTimeout(null, timeout.toMillis() + SAFETY_MARGIN_MS, TimeUnit.MILLISECONDS)
                 .handle((answer, error) -> {
                     if (error != null || answer == null) {
                         if (error != null) {

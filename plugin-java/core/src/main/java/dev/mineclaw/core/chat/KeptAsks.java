@@ -88,6 +88,10 @@ public final class KeptAsks {
     private final Map<String, Kept> kept = new LinkedHashMap<>();
     private boolean bridgeTakesIds;
     private boolean relinked;
+    /** The longest a question waits for a new link's {@code link.state} before it goes without an id. */
+    public static final Duration STATE_WAIT = Duration.ofMillis(100);
+    /** Done once the link now up said whether its bridge takes ids (or dropped). */
+    private CompletableFuture<Void> stateKnown = CompletableFuture.completedFuture(null);
 
     /**
      * @param maxAge a question older than this when the link is back is not sent again; its asker
@@ -187,6 +191,27 @@ public final class KeptAsks {
     /** A new link is up: the next {@code link.state} decides what happens to the kept questions. */
     public synchronized void linkUp() {
         this.relinked = true;
+        if (this.stateKnown.isDone()) {
+            this.stateKnown = new CompletableFuture<>();
+        }
+    }
+
+    /**
+     * Done once the bridge of the link now up said whether it takes ids ({@code link.state},
+     * right after the handshake), or the link dropped. A question asked in between would go
+     * without an id, and so unkept: its sender waits for this, a bounded time ({@link #STATE_WAIT}).
+     * Shared: a caller bounding its wait does so on a copy.
+     */
+    public synchronized CompletableFuture<Void> stateKnown() {
+        return this.stateKnown;
+    }
+
+    private void stateSettled() {
+        CompletableFuture<Void> known;
+        synchronized (this) {
+            known = this.stateKnown;
+        }
+        known.complete(null); // outside the lock: a waiting question goes on from here
     }
 
     /** The link dropped: a question still kept once the bounded age passed is told. */
@@ -195,6 +220,7 @@ public final class KeptAsks {
             this.bridgeTakesIds = false;
             this.kept.values().forEach(entry -> entry.orphaned |= entry.accepted);
         }
+        stateSettled();
         sweepIn(this.maxAge.toNanos());
     }
 
@@ -213,7 +239,7 @@ public final class KeptAsks {
         synchronized (this) {
             this.bridgeTakesIds = takesIds;
             if (!this.relinked) {
-                return;
+                return; // a later link.state of the same link: its first settled the wait
             }
             this.relinked = false;
             long now = this.nanos.getAsLong();
@@ -234,6 +260,7 @@ public final class KeptAsks {
                 // dropped link to the same bridge); told at the bounded age if nothing came.
             }
         }
+        stateSettled(); // a question waiting for this link's word goes on, with an id if it takes them
         told.forEach(this::tell);
         again.forEach(this::resend);
         sweepIn(this.maxAge.toNanos());

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletionException;
 import net.kyori.adventure.text.Component;
 
@@ -71,27 +72,37 @@ public final class CommandForwarder {
                 return reply(sender, List.of(
                         this.messages.line(Messages.COMMAND_NO_PERMISSION, Map.of("node", node.get()))));
             }
-            JsonObject data = commandData(sender, granted, args);
             KeptAsks asks = this.kept;
-            // An /ai question the bridge takes is kept until it ends, and sent again after a relink.
-            String ask = asks != null && !sender.isConsole() && args.size() == 2
-                    && AI_SUBCOMMAND.equalsIgnoreCase(args.get(0))
-                    ? asks.open(sender.player().uuid(), KeptAsks.Kind.COMMAND, data)
-                    : null;
-            return this.link.request("command", data, this.timeout)
-                    .whenComplete((answer, error) -> {
-                        if (ask != null && error == null) {
-                            asks.accepted(ask); // the bridge ends it with ask.done when it took no turn
-                        } else if (ask != null) {
-                            asks.toldNotSent(ask); // the asker is told here
-                        }
-                    })
-                    .handle((answer, error) -> error == null ? lines(answer) : failureLines(error))
-                    .thenCompose(lines -> reply(sender, lines));
+            boolean question = asks != null && !sender.isConsole() && args.size() == 2
+                    && AI_SUBCOMMAND.equalsIgnoreCase(args.get(0));
+            // A question on a link whose bridge has not said yet whether it takes ids waits for
+            // that, a bounded time (KeptAsks.stateKnown): without an id it would not be kept.
+            CompletableFuture<Void> known = question
+                    ? asks.stateKnown().copy().completeOnTimeout(null, KeptAsks.STATE_WAIT.toMillis(),
+                            TimeUnit.MILLISECONDS)
+                    : CompletableFuture.completedFuture(null);
+            return known.thenCompose(ready -> forward(sender, granted, args, question ? asks : null));
         }).exceptionally(error -> {
             // The player left while their permissions were read: there is no one to tell.
             return null;
         });
+    }
+
+    private CompletableFuture<Void> forward(CommandSender sender, List<String> granted, List<String> args,
+            KeptAsks asks) {
+        JsonObject data = commandData(sender, granted, args);
+        // An /ai question the bridge takes is kept until it ends, and sent again after a relink.
+        String ask = asks != null ? asks.open(sender.player().uuid(), KeptAsks.Kind.COMMAND, data) : null;
+        return this.link.request("command", data, this.timeout)
+                .whenComplete((answer, error) -> {
+                    if (ask != null && error == null) {
+                        asks.accepted(ask); // the bridge ends it with ask.done when it took no turn
+                    } else if (ask != null) {
+                        asks.toldNotSent(ask); // the asker is told here
+                    }
+                })
+                .handle((answer, error) -> error == null ? lines(answer) : failureLines(error))
+                .thenCompose(lines -> reply(sender, lines));
     }
 
     /**

@@ -208,6 +208,35 @@ class KeptAsksTest {
     }
 
     @Test
+    void aWakeAskedBeforeTheNewLinksStateWaitsForItAndGoesWithAnId() throws Exception {
+        // Seen in the storm soak: a wake asked between a relink and the bridge's link.state went
+        // without an id, so unkept; its bridge lost the server and nobody told its asker.
+        this.asks.linkUp();
+        this.asks.linkState(true);
+        this.link.setUp(false);
+        this.asks.linkDown();
+        this.link.setUp(true);
+        this.asks.linkUp(); // linked; its link.state not here yet
+        this.link.answer(request -> verdict("accept"));
+        CompletableFuture<ChatOutcome> outcome = this.chat.decide(this.steve, GRANTED, "@ai hi");
+        assertFalse(outcome.isDone());
+        assertTrue(this.link.sent().isEmpty(), "nothing sent before the bridge said whether it takes ids");
+        this.asks.linkState(true);
+        outcome.get(10, TimeUnit.SECONDS);
+        assertNotNull(this.link.sent().get(0).data().get("ask"));
+        assertEquals(1, this.asks.size());
+    }
+
+    @Test
+    void aLinkStateThatNeverComesHoldsAWakeOnlyABoundedTime() throws Exception {
+        this.asks.linkUp(); // an older bridge may say nothing of ids: the wake goes without one
+        this.link.answer(request -> verdict("accept"));
+        this.chat.decide(this.steve, GRANTED, "@ai hi").get(10, TimeUnit.SECONDS);
+        assertNull(this.link.sent().get(0).data().get("ask"));
+        assertFalse(this.asks.stateKnown().isDone(), "a caller's bound does not settle it for others");
+    }
+
+    @Test
     void aWakeWhoseVerdictCameTooLateIsNeverAnsweredAfterItsAskerWasTold() throws Exception {
         // Under load the bridge starts the turn before the plugin's chat.expired reaches it
         // (seen in the soak: told "not sent", then answered). The plugin decided: its lines

@@ -2,11 +2,13 @@ package dev.mineclaw.core.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.mineclaw.core.chat.KeptAsks;
 import dev.mineclaw.core.link.LinkException;
 import dev.mineclaw.core.platform.Permissions;
 import dev.mineclaw.core.platform.PlayerRef;
@@ -65,6 +67,23 @@ class CommandForwarderTest {
         assertEquals(List.of("status"), strings(data.getAsJsonArray("args")));
         assertEquals(List.of(new FakePlatform.Shown("Steve", "all good"), new FakePlatform.Shown("Steve", "line two")),
                 this.platform.shown());
+    }
+
+    @Test
+    void anAiQuestionAskedBeforeTheNewLinksStateWaitsForItAndGoesWithAnId() throws Exception {
+        // As a wake does (KeptAsksTest): without an id, the question would not be kept.
+        KeptAsks asks = new KeptAsks(this.link, this.platform, Messages.defaults(this.renderer), this.renderer,
+                Duration.ofSeconds(60), Duration.ofSeconds(5), System::nanoTime);
+        this.forwarder.keep(asks);
+        PlayerRef steve = this.platform.join("Steve", Permissions.CHAT, Permissions.PRIVATE);
+        asks.linkUp(); // linked; its link.state not here yet
+        this.link.answer(request -> lines());
+        CompletableFuture<Void> done = this.forwarder.handle(CommandSender.player(steve), List.of("ai", "where?"));
+        assertTrue(this.link.sent().isEmpty(), "nothing sent before the bridge said whether it takes ids");
+        asks.linkState(true);
+        done.get(10, TimeUnit.SECONDS);
+        assertNotNull(this.link.sent().get(0).data().get("ask"));
+        assertEquals(1, asks.size());
     }
 
     @Test
