@@ -392,6 +392,7 @@ async def run(seconds: float, seed: int, servers: int, players: int, out: Path) 
                     *urls,
                     *("--token", _token(server), "--server-id", server),
                     *("--link-timeout-ms", "2000"),
+                    *("--ask-trail", "on"),  # a lost question's report names the step
                 )
                 storm.testkits[server] = testkit
                 await _until(testkit, lambda e: e.get("event") == "link.up", 0, QUESTION_BOUND_S)

@@ -70,6 +70,34 @@ def _tag_in(tag: str, text: str) -> bool:
     return re.search(re.escape(tag) + r"(?![a-z0-9-])", text) is not None
 
 
+def ask_trail(record: dict[str, Any], question: dict[str, Any]) -> list[str]:
+    """What the plugin did with ``question`` (the testkit's ``ask`` events, ``--ask-trail``):
+    its id opened with the question's text, then each step (accepted, resent, ended...)."""
+    events = record["received"].get(question["server"], [])
+    opened = [
+        e["ask"]
+        for e in events
+        if e.get("event") == "ask"
+        and str(e.get("what", "")).startswith("open ")
+        and _tag_in(question["tag"], str(e.get("what", "")))
+    ]
+    if not opened:
+        return []
+    return [
+        str(e.get("what", "")) for e in events if e.get("event") == "ask" and e.get("ask") in opened
+    ]
+
+
+def _with_trail(record: dict[str, Any], question: dict[str, Any]) -> str:
+    """The question's tag, and what the plugin did with it when the record says."""
+    tag = str(question["tag"])
+    steps = ask_trail(record, question)
+    if not steps:
+        return tag
+    after = [step for step in steps if not step.startswith("open ")]
+    return f"{tag} (the plugin: {', '.join(after) or 'opened only'})"
+
+
 def check(record: dict[str, Any]) -> list[Result]:
     questions: list[dict[str, Any]] = record["questions"]
     received: dict[str, list[dict[str, Any]]] = record["received"]
@@ -140,12 +168,12 @@ def check(record: dict[str, Any]) -> list[Result]:
         Result(
             "every question answered or its asker told",
             len(tags),
-            [q["tag"] for q in unended if q["tag"] not in lost_with_hold],
+            [_with_trail(record, q) for q in unended if q["tag"] not in lost_with_hold],
         ),
         Result(
             "  (known) none lost silently with a bridge's hold",
             len(ending),
-            lost_with_hold,
+            [_with_trail(record, q) for q in unended if q["tag"] in lost_with_hold],
             known=True,
         ),
         Result(

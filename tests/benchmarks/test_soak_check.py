@@ -62,6 +62,22 @@ def test_a_clean_record_holds_every_invariant() -> None:
     assert {r.name: r.count for r in results}["every question answered or its asker told"] == 2
 
 
+def test_a_lost_question_is_reported_with_what_the_plugin_did_with_it() -> None:
+    # The testkit's --ask-trail events: the report names the step that lost it.
+    record = _clean()
+    del record["received"]["s"][3]
+    record["received"]["s"] += [
+        {"event": "ask", "ask": "k1", "what": 'open "q-s-p1-1"'},
+        {"event": "ask", "ask": "k2", "what": 'open "q-s-p1-10"'},
+        {"event": "ask", "ask": "k1", "what": "accepted"},
+        {"event": "ask", "ask": "k2", "what": "told not delivered"},
+        {"event": "ask", "ask": "k1", "what": "ended"},
+    ]
+    assert _failed(record) == {
+        "every question answered or its asker told": ["q-s-p1-1 (the plugin: accepted, ended)"]
+    }
+
+
 def test_a_question_never_ended_fails() -> None:
     record = _clean()
     del record["received"]["s"][3]

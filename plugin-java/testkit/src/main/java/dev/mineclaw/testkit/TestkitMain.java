@@ -62,6 +62,14 @@ public final class TestkitMain {
                 .withVerdictTimeout(options.verdictTimeout()).withServerId(options.serverId())
                 .withMessages(options.locale(), Map.of());
         MineclawCore core = new MineclawCore(platform, settings, linkEvents(out));
+        if (options.askTrail()) {  // what becomes of each kept question: a soak's lost one names its step
+            core.asks().trail((ask, what) -> {
+                JsonObject event = EventOut.event("ask");
+                event.addProperty("ask", ask);
+                event.addProperty("what", what);
+                out.emit(event);
+            });
+        }
         if (options.managedData() != null) {  // as the plugin's bridge.managed
             URI first = options.urls().get(0);
             ManagedSettings managed = ManagedSettings.of(options.managedPython(), ManagedSettings.systemPath(),

@@ -11,12 +11,12 @@ import java.util.UUID;
 /** The command line of the testkit jar (see CONTROL.md). Immutable. */
 record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanceId, String platform,
         Duration verdictTimeout, String serverId, String locale, Duration linkTimeout, Path managedData,
-        String managedPython, Path managedWheel) {
+        String managedPython, Path managedWheel, boolean askTrail) {
     static final String USAGE = "usage: java -jar mineclaw-testkit.jar --url ws://127.0.0.1:PORT/link"
             + " --token-file PATH [--token T] [--instance-id UUID] [--platform testkit|folia]"
             + " [--verdict-timeout-ms 250] [--server-id ID] [--locale en|zh_CN] [--link-timeout-ms MS]"
             + " [--managed-data DIR --managed-wheel WHEEL|" + TestkitOptions.WHEEL_FROM_CLASS_PATH
-            + " [--managed-python PATH]]";
+            + " [--managed-python PATH]] [--ask-trail on|off]";
     /** {@code --managed-wheel classpath}: the wheel a plugin jar on the class path carries, read as the plugin does. */
     static final String WHEEL_FROM_CLASS_PATH = "classpath";
 
@@ -34,6 +34,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
         Path managedData = null;
         String managedPython = "";
         Path managedWheel = null;
+        boolean askTrail = false;
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -57,6 +58,12 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
                 case "--managed-data" -> managedData = Path.of(value);
                 case "--managed-python" -> managedPython = value;
                 case "--managed-wheel" -> managedWheel = Path.of(value);
+                case "--ask-trail" -> {
+                    if (!value.equals("on") && !value.equals("off")) {
+                        throw new IllegalArgumentException("--ask-trail must be on or off, got '" + value + "'");
+                    }
+                    askTrail = value.equals("on");
+                }
                 case "--locale" -> {
                     if (!Messages.LOCALES.contains(value)) {
                         throw new IllegalArgumentException("--locale must be one of " + Messages.LOCALES + ", got '"
@@ -77,7 +84,7 @@ record TestkitOptions(List<URI> urls, Path tokenFile, String token, UUID instanc
             throw new IllegalArgumentException("--managed-data and --managed-wheel go together");
         }
         return new TestkitOptions(List.copyOf(urls), tokenFile, token, instanceId, platform, verdictTimeout, serverId,
-                locale, linkTimeout, managedData, managedPython, managedWheel);
+                locale, linkTimeout, managedData, managedPython, managedWheel, askTrail);
     }
 
     private static URI parseUrl(String value) {

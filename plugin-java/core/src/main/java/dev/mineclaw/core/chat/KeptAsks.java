@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import net.kyori.adventure.text.Component;
 
@@ -92,6 +93,7 @@ public final class KeptAsks {
     public static final Duration STATE_WAIT = Duration.ofMillis(100);
     /** Done once the link now up said whether its bridge takes ids (or dropped). */
     private CompletableFuture<Void> stateKnown = CompletableFuture.completedFuture(null);
+    private volatile BiConsumer<String, String> trail = (id, what) -> { };
 
     /**
      * @param maxAge a question older than this when the link is back is not sent again; its asker
@@ -107,6 +109,15 @@ public final class KeptAsks {
         this.maxAge = maxAge;
         this.requestTimeout = requestTimeout;
         this.nanos = nanos;
+    }
+
+    /**
+     * Told what becomes of each question ({@code id}, then what: {@code open <question>},
+     * {@code accepted}, {@code resent}, {@code ended}, {@code answered}, {@code told}...): a
+     * test server prints it, so a question lost in a soak names the step that lost it.
+     */
+    public void trail(BiConsumer<String, String> trail) {
+        this.trail = trail;
     }
 
     /**
@@ -134,6 +145,8 @@ public final class KeptAsks {
                 }
             }
         }
+        JsonElement question = data.has("text") ? data.get("text") : data.get("args");
+        this.trail.accept(id, "open " + question);
         overflow.forEach(this::tell);
         return id;
     }
@@ -144,11 +157,16 @@ public final class KeptAsks {
         if (entry != null) {
             entry.accepted = true;
         }
+        this.trail.accept(id, entry != null ? "accepted" : "accepted, not kept");
     }
 
     /** The question ended, or never reached the bridge (the plugin told its asker itself). */
-    public synchronized void forget(String id) {
-        this.kept.remove(id);
+    public void forget(String id) {
+        boolean kept;
+        synchronized (this) {
+            kept = this.kept.remove(id) != null;
+        }
+        this.trail.accept(id, kept ? "ended" : "ended, not kept");
     }
 
     /**
@@ -157,18 +175,26 @@ public final class KeptAsks {
      * never both told and answered (under load the bridge may have started its turn before the
      * plugin's {@code chat.expired} reached it).
      */
-    public synchronized void toldNotSent(String id) {
-        this.kept.remove(id);
-        markTold(id);
+    public void toldNotSent(String id) {
+        synchronized (this) {
+            this.kept.remove(id);
+            markTold(id);
+        }
+        this.trail.accept(id, "told not sent");
     }
 
     /**
      * An {@code output.chat} line names the question: it ended. Whether the line may be shown
      * (false: its asker was told the question was not sent or not delivered).
      */
-    public synchronized boolean answered(String id) {
-        this.kept.remove(id);
-        return !this.told.contains(id);
+    public boolean answered(String id) {
+        boolean shown;
+        synchronized (this) {
+            this.kept.remove(id);
+            shown = !this.told.contains(id);
+        }
+        this.trail.accept(id, shown ? "answered" : "answered, not shown (told)");
+        return shown;
     }
 
     private void markTold(String id) {
@@ -269,6 +295,7 @@ public final class KeptAsks {
     private void resend(Kept entry) {
         JsonObject data = entry.data.deepCopy();
         data.addProperty("resent", true);
+        this.trail.accept(entry.id, "resent");
         this.link.request(entry.kind.type, data, this.requestTimeout).whenComplete((answer, error) -> {
             if (error != null || answer == null) {
                 if (remove(entry.id)) {
@@ -317,6 +344,7 @@ public final class KeptAsks {
         synchronized (this) {
             markTold(entry.id);
         }
+        this.trail.accept(entry.id, "told not delivered");
         Component line = this.messages.line(Messages.NOT_DELIVERED);
         this.platform.runForPlayer(entry.player, () -> this.platform.sendMessage(entry.player, line), () -> { });
     }
