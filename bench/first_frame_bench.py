@@ -21,6 +21,14 @@ read): written back to back, the client's handling of the response's headers (ht
 the status and content-type checks, about 0.2 ms) fell inside the first frame's time, which no
 asker waits for behind a real model. ``--head-start-ms 0`` measures it the old way.
 
+The baseline line is said after the same pause (the head start) as the first delta follows: on
+this machine a process that has slept a few milliseconds takes about 0.2 ms longer to wake
+(a loopback write between two idle Python processes arrives 0.27 ms later), and a line said
+back to back with the previous one finds every process awake. Measured back to back, the verdict
+was 0.25-0.37 ms against 0.59-0.69 ms after the pause, while the first frame always pays two
+such wakes (the bridge woken by the provider, the plugin by the bridge). The back-to-back figure
+is printed too, for reference.
+
 ``--steps`` also stamps, in the bridge, when the provider client yields the first text delta
 and when the action-bar frame has been handed to the link, and prints the median of each step.
 
@@ -138,16 +146,30 @@ async def _timed(
     return started, event | {"at": time.perf_counter()}
 
 
-async def _ask(
-    testkit: Testkit, runtime: Runtime, number: int, first_deltas: asyncio.Queue[float]
-) -> tuple[float, float, float, float] | None:
-    """One plain line and one question: (verdict round trip, first frame, question to frame,
-    when the provider wrote the first delta); None for a question that got no reply."""
-    plain = {"op": "chat", "player": PLAYER, "text": f"nice day {number}", "ref": f"p{number}"}
+async def _verdict(testkit: Testkit, ref: str) -> float:
+    """The round trip of one plain line: the control line written to its ``chat.outcome``."""
+    plain = {"op": "chat", "player": PLAYER, "text": f"nice day {ref}", "ref": ref}
     started, outcome = await _timed(
-        testkit, plain, lambda e: e.get("event") == "chat.outcome" and e.get("ref") == f"p{number}"
+        testkit, plain, lambda e: e.get("event") == "chat.outcome" and e.get("ref") == ref
     )
-    verdict = outcome["at"] - started
+    return float(outcome["at"]) - started
+
+
+async def _ask(
+    testkit: Testkit,
+    runtime: Runtime,
+    number: int,
+    first_deltas: asyncio.Queue[float],
+    idle_s: float,
+) -> tuple[float, float, float, float, float] | None:
+    """Two plain lines and one question: (verdict round trip after ``idle_s``, first frame,
+    question to frame, when the provider wrote the first delta, verdict back to back); None for
+    a question that got no reply."""
+    # The first frame always follows an idle pause (the provider's head start), so its baseline
+    # does too; the back-to-back line is printed for reference only.
+    await asyncio.sleep(idle_s)
+    verdict = await _verdict(testkit, f"p{number}")
+    back_to_back = await _verdict(testkit, f"b{number}")
     question = {"op": "chat", "player": PLAYER, "text": f"@ai question {number}", "ref": "q"}
     asked, frame = await _timed(
         testkit,
@@ -167,7 +189,7 @@ async def _ask(
     if "word" not in ended.get("text", ""):
         print(f"question {number} had no reply: {ended.get('text')!r}", file=sys.stderr)
         return None
-    return verdict, frame["at"] - delta_at, frame["at"] - asked, delta_at
+    return verdict, frame["at"] - delta_at, frame["at"] - asked, delta_at, back_to_back
 
 
 def _ms(values: list[float]) -> str:
@@ -192,12 +214,16 @@ async def run(questions: int, steps: bool, head_start_s: float = HEAD_START_S) -
                 (config / "config.yml").write_text(BENCH_CONFIG)
                 (config / "providers.yml").write_text(providers_yml(provider_url))
                 token_file = ensure_token_file(config)
-                results = await _measure(config, token_file, questions, first_deltas, stamps)
+                results = await _measure(
+                    config, token_file, questions, first_deltas, stamps, head_start_s
+                )
     finally:
         stamps.uninstall()
-    verdicts, frames, whole, written = (list(column) for column in zip(*results, strict=True))
+    columns = (list(column) for column in zip(*results, strict=True))
+    verdicts, frames, whole, written, back_to_back = columns
     print(f"first action-bar frame against the chat verdict, {len(results)} questions answered")
     print(f"  verdict round trip (plain line)      {_ms(verdicts)}")
+    print(f"  (the same, back to back: reference)  {_ms(back_to_back)}")
     print(f"  first frame (provider's first delta) {_ms(frames)}")
     print(f"  question to first frame              {_ms(whole)}")
     if steps and len(stamps.delta) == len(stamps.sent) == WARMUP + len(results):
@@ -222,7 +248,8 @@ async def _measure(
     questions: int,
     first_deltas: asyncio.Queue[float],
     stamps: _Stamps,
-) -> list[tuple[float, float, float, float]]:
+    idle_s: float,
+) -> list[tuple[float, float, float, float, float]]:
     runtime = Runtime.open(config)
     handler = AppHandler(runtime)
     server = LinkServer(
@@ -236,7 +263,7 @@ async def _measure(
             await testkit.send({"op": "player.add", "name": PLAYER, "permissions": granted})
             results = []
             for number in range(WARMUP + questions):
-                measured = await _ask(testkit, runtime, number, first_deltas)
+                measured = await _ask(testkit, runtime, number, first_deltas, idle_s)
                 if number >= WARMUP and measured is not None:
                     results.append(measured)
             return results

@@ -60,7 +60,7 @@ async def test_a_reply_holding_secrets_is_redacted_everywhere_it_goes(tmp_path: 
         shown = reply.text.model["message"]
         assert not leaks(shown), shown
         assert shown.startswith(lead + "[redact")
-        bars = [bar.text.model["text"] for bar in app.link.of("output.actionbar")]
+        bars = [bar.text.values["text"] for bar in app.link.of("output.actionbar")]
         assert bars and not any(leaks(bar) for bar in bars), bars
         [turn] = runtime.archive.all_turns()
         archived = json.dumps([item for item in turn.items])

@@ -55,7 +55,7 @@ async def test_lone_surrogates_in_text_reasoning_and_tool_calls_are_replaced(app
     reply = await app.link.wait_for(lambda n, d: n == "output.chat" and d.target == "broadcast")
     assert reply.text.model == {"message": "Hi \ufffdthere\ufffd!"}
     bars = app.link.of("output.actionbar")
-    assert bars and not any(has_surrogate(bar.text.model) for bar in bars)
+    assert bars and not any(has_surrogate(bar.text.values) for bar in bars)
 
     turns = app.runtime.session.state.turns
     assert len(turns) == 1

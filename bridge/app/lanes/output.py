@@ -20,7 +20,7 @@ from bridge.app.lanes import asks
 from bridge.errors import LinkError
 from bridge.link.handler import Link
 from bridge.link.messages import OutputActionbar, OutputChat, Text
-from bridge.turns.model_text import escape_minimessage, one_line
+from bridge.turns.model_text import one_line
 from bridge.turns.ports import PlayerRef
 
 log = logging.getLogger(__name__)
@@ -54,10 +54,10 @@ class LinkTurnOutput:
         return link
 
     async def action_bar(self, player: PlayerRef, text: str) -> None:
-        shown = escape_minimessage(one_line(text))
-        frame = OutputActionbar(
-            player=player.uuid, text=self._host.text("reply.action_bar", text=shown)
-        )
+        # A plain value, not model text: the line is already neutralised and stripped of tags,
+        # and the plugin shows a value as it is, without a MiniMessage parse on every frame.
+        shown = {"text": one_line(text)}
+        frame = OutputActionbar(player=player.uuid, text=self._host.text("reply.action_bar", shown))
         await self._link().send_event("output.actionbar", frame)
 
     async def action_bar_line(

@@ -24,10 +24,10 @@ final class EventOut {
     }
 
     void emit(JsonObject event) {
-        String line = this.gson.toJson(event);
+        // One write per event: a reader woken by half a line would only wait again.
+        String line = this.gson.toJson(event) + '\n';
         synchronized (this) {
             this.out.print(line);
-            this.out.print('\n');
             this.out.flush();
         }
     }
