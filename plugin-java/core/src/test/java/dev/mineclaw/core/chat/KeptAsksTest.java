@@ -113,6 +113,24 @@ class KeptAsksTest {
     }
 
     @Test
+    void aWakeOrphanedLateIsToldAtItsOwnAgeNotAWholeAgeAfterTheDrop() throws Exception {
+        // Seen in the storm soak: a wake sent again 50 s after it was asked, its link dropping
+        // 5 s later, was told a whole bounded age after that drop, when its asker had given up.
+        acceptedWake("@ai late orphan");
+        this.link.answer(request -> verdict("accept"));
+        this.now.addAndGet(Duration.ofSeconds(50).toNanos());
+        relink(true); // sent again to the next bridge, which takes it
+        this.now.addAndGet(Duration.ofSeconds(5).toNanos());
+        this.link.setUp(false);
+        this.asks.linkDown();
+        assertEquals(Duration.ofSeconds(5).toNanos(), this.asks.sweep(), "the next sweep is due at its age");
+        this.now.addAndGet(Duration.ofSeconds(5).toNanos() + 1);
+        assertEquals(-1, this.asks.sweep(), "nothing left to sweep");
+        assertTrue(shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED)));
+        assertEquals(0, this.asks.size());
+    }
+
+    @Test
     void aWakeSentAgainAndAnsweredAfterAnotherDropIsNotTold() throws Exception {
         String id = acceptedWake("@ai slow one");
         this.link.answer(request -> verdict("accept"));
