@@ -94,6 +94,10 @@ public final class KeptAsks {
     /** Done once the link now up said whether its bridge takes ids (or dropped). */
     private CompletableFuture<Void> stateKnown = CompletableFuture.completedFuture(null);
     private volatile BiConsumer<String, String> trail = (id, what) -> { };
+    /** Whether a sweep is planned, and when ({@code nanos}): one plan at a time. */
+    private boolean sweepPlanned;
+    private long plannedFor;
+    private int plansMade;
 
     /**
      * @param maxAge a question older than this when the link is back is not sent again; its asker
@@ -258,10 +262,34 @@ public final class KeptAsks {
      */
     private void sweepAndPlan() {
         long next = sweep();
-        if (next >= 0) {
-            CompletableFuture.delayedExecutor(TimeUnit.NANOSECONDS.toMillis(next) + 50, TimeUnit.MILLISECONDS)
-                    .execute(this::sweepAndPlan);
+        if (next < 0) {
+            return;
         }
+        long due = this.nanos.getAsLong() + next;
+        synchronized (this) {
+            if (this.sweepPlanned && this.plannedFor - due <= 0) {
+                return; // one planned already, as early: link events do not each start a chain
+            }
+            this.sweepPlanned = true;
+            this.plannedFor = due;
+            this.plansMade++;
+        }
+        CompletableFuture.delayedExecutor(TimeUnit.NANOSECONDS.toMillis(next) + 50, TimeUnit.MILLISECONDS)
+                .execute(() -> plannedSweep(due));
+    }
+
+    private void plannedSweep(long due) {
+        synchronized (this) {
+            if (this.sweepPlanned && this.plannedFor == due) {
+                this.sweepPlanned = false;
+            }
+        }
+        sweepAndPlan();
+    }
+
+    /** How many sweeps were planned so far (tests: one at a time, however many link events). */
+    synchronized int plansMade() {
+        return this.plansMade;
     }
 
     /**

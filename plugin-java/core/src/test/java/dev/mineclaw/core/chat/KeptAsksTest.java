@@ -131,6 +131,45 @@ class KeptAsksTest {
     }
 
     @Test
+    void aStormOfLinkEventsPlansOneSweepNotOneChainEach() throws Exception {
+        // Each drop and relink used to start its own chain of sweeps, each planning the next for
+        // as long as an orphaned question was left: a flapping link multiplied them.
+        acceptedWake("@ai kept through a storm");
+        this.link.answer(request -> verdict("accept"));
+        for (int i = 0; i < 20; i++) {
+            relink(true);
+        }
+        assertEquals(1, this.asks.size(), "still kept: sent again once, then orphaned");
+        assertEquals(1, this.asks.plansMade(), "one sweep planned, for the question's own age");
+    }
+
+    @Test
+    void thePlannedSweepTellsAnOrphanAtItsAgeOnTheRealClock() throws Exception {
+        // Nothing calls sweep() here: the one planned sweep, after a storm of link events, does.
+        KeptAsks timed = new KeptAsks(this.link, this.platform, Messages.defaults(this.renderer), this.renderer,
+                Duration.ofMillis(300), Duration.ofSeconds(10), System::nanoTime);
+        this.chat.keep(timed);
+        timed.linkUp();
+        timed.linkState(true);
+        this.link.answer(request -> verdict("accept"));
+        this.chat.decide(this.steve, GRANTED, "@ai on the real clock").get(10, TimeUnit.SECONDS);
+        for (int i = 0; i < 5; i++) {
+            this.link.setUp(false);
+            timed.linkDown();
+            this.link.setUp(true);
+            timed.linkUp();
+            timed.linkState(true);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED))) {
+            assertTrue(System.nanoTime() < deadline, "the planned sweep never told the asker");
+            Thread.sleep(20);
+        }
+        assertEquals(0, timed.size());
+        assertEquals(1, shown().stream().filter(line -> line.contains(NOT_DELIVERED)).count(), "told once");
+    }
+
+    @Test
     void aWakeSentAgainAndAnsweredAfterAnotherDropIsNotTold() throws Exception {
         String id = acceptedWake("@ai slow one");
         this.link.answer(request -> verdict("accept"));
