@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import tempfile
@@ -206,7 +207,8 @@ def main() -> None:
                     print(rows[-1], flush=True)
     finally:
         server.remove()
-    print(f"memory recall, {args.queries} queries, top 5, machine shared (under load)")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"memory recall, {args.queries} queries, top 5, load average {load}")
     for line in rows:
         print(line)
 
