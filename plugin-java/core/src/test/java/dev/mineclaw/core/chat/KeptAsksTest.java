@@ -61,8 +61,12 @@ class KeptAsksTest {
 
     /** A wake sent to a bridge that takes ids and accepted by it; returns its id. */
     private String acceptedWake(String text) throws Exception {
-        this.asks.linkUp();
-        this.asks.linkState(true);
+        return acceptedWake(this.asks, text);
+    }
+
+    private String acceptedWake(KeptAsks asks, String text) throws Exception {
+        asks.linkUp();
+        asks.linkState(true);
         this.link.answer(request -> verdict("accept"));
         int before = this.link.sent().size();
         this.chat.decide(this.steve, GRANTED, text).get(10, TimeUnit.SECONDS);
@@ -72,11 +76,15 @@ class KeptAsksTest {
     }
 
     private void relink(boolean takesIds) {
+        relink(this.asks, takesIds);
+    }
+
+    private void relink(KeptAsks asks, boolean takesIds) {
         this.link.setUp(false);
-        this.asks.linkDown();
+        asks.linkDown();
         this.link.setUp(true);
-        this.asks.linkUp();
-        this.asks.linkState(takesIds);
+        asks.linkUp();
+        asks.linkState(takesIds);
     }
 
     private List<String> shown() throws Exception {
@@ -149,16 +157,10 @@ class KeptAsksTest {
         KeptAsks timed = new KeptAsks(this.link, this.platform, Messages.defaults(this.renderer), this.renderer,
                 Duration.ofMillis(300), Duration.ofSeconds(10), System::nanoTime);
         this.chat.keep(timed);
-        timed.linkUp();
-        timed.linkState(true);
+        acceptedWake(timed, "@ai on the real clock");
         this.link.answer(request -> verdict("accept"));
-        this.chat.decide(this.steve, GRANTED, "@ai on the real clock").get(10, TimeUnit.SECONDS);
         for (int i = 0; i < 5; i++) {
-            this.link.setUp(false);
-            timed.linkDown();
-            this.link.setUp(true);
-            timed.linkUp();
-            timed.linkState(true);
+            relink(timed, true);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!shown().stream().anyMatch(line -> line.contains(NOT_DELIVERED))) {
